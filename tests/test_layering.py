@@ -1,0 +1,63 @@
+"""Dependencies point one way; library code never prints, exits or imports typer."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parent.parent / "vakaudit"
+
+# package -> vakaudit packages it may import (besides itself, errors and findings)
+ALLOWED = {
+    "ledger": set(),
+    "artifacts": {"ledger"},
+    "scan": {"ledger", "artifacts"},
+    "analyze": {"ledger", "artifacts", "scan"},
+    "forensics": {"ledger", "artifacts", "scan"},
+    "replay": {"ledger"},
+    "synth": {"ledger", "replay", "artifacts"},
+    "levers": {"ledger", "synth", "scan", "analyze", "artifacts"},
+    "report": {"ledger", "artifacts", "scan", "analyze", "forensics", "replay", "levers"},
+}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def test_packages_import_only_downstream() -> None:
+    bad = []
+    for pkg, allowed in ALLOWED.items():
+        for path in (PKG / pkg).rglob("*.py"):
+            for name in _imports(path):
+                parts = name.split(".")
+                if parts[0] == "typer" or parts[0] == "click":
+                    bad.append(f"{path.relative_to(PKG)} imports {name}")
+                if parts[0] != "vakaudit" or len(parts) < 2:
+                    continue
+                target = parts[1]
+                if target in {pkg, "errors"} or (target == "findings" and pkg != "ledger"):
+                    continue
+                if target == "cli" or target not in allowed:
+                    bad.append(f"{path.relative_to(PKG)} imports {name}")
+    assert bad == []
+
+
+def test_library_code_never_prints_or_exits() -> None:
+    bad = []
+    for path in PKG.rglob("*.py"):
+        if "cli" in path.relative_to(PKG).parts or path.name == "__main__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+                bad.append(f"{path.relative_to(PKG)}:{node.lineno} print()")
+            if isinstance(node, ast.Attribute) and node.attr == "exit" and getattr(node.value, "id", "") == "sys":
+                bad.append(f"{path.relative_to(PKG)}:{node.lineno} sys.exit")
+    assert bad == []

@@ -1,0 +1,5 @@
+"""``python -m vakaudit``."""
+
+from vakaudit.cli import main
+
+main()

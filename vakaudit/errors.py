@@ -1,0 +1,52 @@
+"""Errors raised to callers of vakaudit.
+
+Data problems inside a home are never raised: they become :class:`vakaudit.findings.Finding`
+rows. Exceptions are for the caller or the tool being wrong::
+
+    VakauditError
+    ├── HomeNotFoundError      the home (or scan dir) given does not exist
+    ├── UsageError             a bad option or argument combination
+    ├── LedgerError            a ledger operation the caller asked for cannot be done
+    │   ├── LockedError        the ledger is locked by another handle (or the handle is read-only)
+    │   ├── ExistsError        create() on a non-empty file
+    │   └── CorruptError       an append/branch names an unknown entry, or a line is not UTF-8
+    └── ScanError              a scan output directory cannot be used
+"""
+
+from __future__ import annotations
+
+
+class VakauditError(Exception):
+    """Base class of every error vakaudit raises on purpose."""
+
+
+class HomeNotFoundError(VakauditError):
+    """The home or scan directory named by the caller does not exist."""
+
+
+class UsageError(VakauditError):
+    """The caller combined options or arguments that cannot work together."""
+
+
+class LedgerError(VakauditError):
+    """A session-ledger operation cannot be carried out."""
+
+
+class LockedError(LedgerError):
+    """The ledger is locked by another writable handle, or this handle is read-only."""
+
+
+class ExistsError(LedgerError):
+    """``SessionLog.create`` was asked to write a header into a non-empty file."""
+
+
+class CorruptError(LedgerError):
+    """A referenced entry is unknown, or a line cannot be decoded at all."""
+
+    def __init__(self, message: str, line: int = 0) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+class ScanError(VakauditError):
+    """A scan output directory or manifest cannot be used."""

@@ -1,0 +1,107 @@
+"""Findings: data problems found in a home, with provenance.
+
+A finding never aborts a scan. Codes are a closed, stable vocabulary: users gate CI on them, so a
+code is never renamed or reused. No I/O here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any
+
+import pyarrow as pa
+
+
+class Severity(StrEnum):
+    """How bad a finding is, ordered ``info < warning < error < critical``."""
+
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK[self]
+
+
+_SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2, Severity.CRITICAL: 3}
+
+
+class FindingCode(StrEnum):
+    """Stable finding codes. Add new ones at the end of their group; never rename."""
+
+    # ledger lines and chain
+    PREV_HASH_MISMATCH = "prev_hash_mismatch"
+    TORN_LAST_LINE = "torn_last_line"
+    UNPARSEABLE_LINE = "unparseable_line"
+    INVALID_UTF8 = "invalid_utf8"
+    DUPLICATE_ID = "duplicate_id"
+    ORPHAN_PARENT = "orphan_parent"
+    PARENT_CYCLE = "parent_cycle"
+    UNCHAINED_LINE = "unchained_line"
+    HEADER_MISSING = "header_missing"
+    HEADER_NOT_FIRST = "header_not_first"
+    DUPLICATE_HEADER = "duplicate_header"
+    UNKNOWN_KIND = "unknown_kind"
+    TIMESTAMP_BACKWARDS = "timestamp_backwards"
+    CRLF_LINE_END = "crlf_line_end"
+    BOM = "bom"
+    LINE_TOO_LONG = "line_too_long"
+    NESTING_TOO_DEEP = "nesting_too_deep"
+    EMPTY_LEDGER = "empty_ledger"
+    WORK_DUPLICATE_KIND = "work_duplicate_kind"
+    LEDGER_GROWING = "ledger_growing"
+    # files and layout
+    UNDECLARED_FILE = "undeclared_file"
+    SYMLINK_OUTSIDE_HOME = "symlink_outside_home"
+    UNREADABLE_FILE = "unreadable_file"
+    SECRET_FILE = "secret_file"
+    NESTED_HOME = "nested_home"
+    TENANT_STORE_HOME = "tenant_store_home"
+    APPEND_ONLY_VIOLATION = "append_only_violation"
+    # sidecar rows
+    SIDECAR_UNPARSEABLE_ROW = "sidecar_unparseable_row"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One data problem, with where it was found."""
+
+    code: FindingCode
+    severity: Severity
+    rel_path: str | None
+    message: str
+    line_no: int | None = None
+    offset_bytes: int | None = None
+    entry_id: str | None = None
+    expected: str | None = None
+    actual: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["code"] = str(self.code)
+        d["severity"] = str(self.severity)
+        return d
+
+
+FINDINGS_SCHEMA = pa.schema(
+    [
+        pa.field("code", pa.string(), nullable=False),
+        pa.field("severity", pa.string(), nullable=False),
+        pa.field("rel_path", pa.string()),
+        pa.field("line_no", pa.int64()),
+        pa.field("offset_bytes", pa.int64()),
+        pa.field("entry_id", pa.string()),
+        pa.field("message", pa.string(), nullable=False),
+        pa.field("expected", pa.string()),
+        pa.field("actual", pa.string()),
+    ]
+)
+
+
+def findings_table(findings: list[Finding]) -> pa.Table:
+    """Findings as an Arrow table with :data:`FINDINGS_SCHEMA`."""
+    rows = [f.to_dict() for f in findings]
+    return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
