@@ -1,0 +1,160 @@
+"""The artifact-kind contract: what one module of ``vakaudit.artifacts`` declares.
+
+Each artifact kind of a vak home (home.md) is one module in this package defining a module-level
+``KIND: ArtifactKind``. The package discovers the modules; a name registered twice fails loudly.
+This module does no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, Protocol
+
+import pyarrow as pa
+
+from vakaudit.findings import Finding
+
+
+class WriteGroup(StrEnum):
+    """Write-map groups, as the reference capacity report groups its cards."""
+
+    LEDGER = "ledger"            # the session ledgers: the one rich original
+    CHECKPOINT = "checkpoint"    # workspace snapshots
+    SANDBOX = "sandbox"          # sandbox execution logs and records
+    EVIDENCE = "evidence"        # append-only evidence/accounting sidecars
+    SERVER = "server"            # incidents, actions, outbox jobs, flow runs, inbox
+    MEMORY = "memory"            # human-editable memory, entities, skills
+    DERIVED = "derived"          # store.db and other rebuildable caches
+    FEEDS = "feeds"              # the Python feed pipeline
+    CONFIG = "config"            # settings, schedules, bindings, trust markers
+    SECRET = "secret"            # sized, never opened
+    OTHER = "other"              # locks, sockets, logs, unclassified
+
+
+class RegistryClass(StrEnum):
+    """vak REGISTRY classification (G1/G2 ``kind`` plus the G3 class names)."""
+
+    LEDGER = "Ledger"
+    CONFIG = "Config"
+    SECRET = "Secret"
+    DERIVED = "Derived"
+    DOCUMENT = "Document"
+    RECORD = "Record"
+    TELEMETRY = "Telemetry"
+    EPHEMERAL = "Ephemeral"
+    UNDECLARED = "Undeclared"   # real files vak writes but its REGISTRY does not declare (home.md D10)
+
+
+@dataclass(frozen=True, slots=True)
+class WriteCard:
+    """The write-map card of the reference report for one artifact kind."""
+
+    writer: str               # e.g. "SessionLog::append — vak-session"
+    trigger: str              # when it is written
+    discipline: str           # how it is written (append / tmp+rename / rewrite ...)
+    barriers_per_write: float  # fsync/fdatasync calls one write costs (0 when none)
+    read: str                 # read pattern, which decides how it scales
+    bound: str                # what bounds its size ("none" when nothing does)
+    group: WriteGroup
+    read_class: str = "flat"  # flat | session | home: what its turn-path read scales with
+
+
+@dataclass(frozen=True, slots=True)
+class ReadContext:
+    """What a reader gets for one file. Readers must only read through ``open()``."""
+
+    home: Path                # the home root (absolute)
+    rel_path: str             # POSIX path relative to the home
+    home_scope: str           # directory holding the file, relative to the home ("" or "agents/vak")
+    session_id: str | None    # when the path names one
+    start_offset: int = 0     # incremental rescans: byte offset already scanned
+    emit: Callable[[Finding], None] = field(default=lambda f: None)
+
+    @property
+    def path(self) -> Path:
+        return self.home / self.rel_path
+
+    def open(self) -> IO[bytes]:
+        """Open the file read-only (never follows a symlink out of the home: the walk checked it)."""
+        return open(self.path, "rb", buffering=0)  # noqa: SIM115 - caller closes
+
+
+class Reader(Protocol):
+    """Turns one file into record batches of the kind's schema."""
+
+    def __call__(self, ctx: ReadContext) -> Iterator[pa.RecordBatch]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactKind:
+    """One kind of file in a vak home.
+
+    ``patterns`` are globs over the path relative to the home, POSIX separators. ``**/`` matches any
+    number of leading directories (zero included), so ``**/cost-log.jsonl`` finds the data-root
+    file, ``agents/vak/cost-log.jsonl`` and the nested-home defect ``agents/vak/agents/vak/…``.
+    ``*`` never crosses a ``/``.
+    """
+
+    name: str                       # snake_case; also the table, Parquet folder and SQL view name
+    title: str
+    patterns: tuple[str, ...]
+    card: WriteCard
+    registry_class: RegistryClass
+    description: str                # what it is, where it lives, who writes it (the module docstring)
+    schema: pa.Schema | None = None  # rows table; None when the kind only contributes to `files`
+    reader: Reader | None = None
+    append_only: bool = False       # seal / verify --since treat it as append-only
+    secret: bool = False            # sized, never opened
+    priority: int = 0               # higher wins when several kinds match one path
+
+    def matches(self, rel_path: str) -> bool:
+        return any(_compile(p).fullmatch(rel_path) for p in self.patterns)
+
+
+_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    rx = _CACHE.get(pattern)
+    if rx is None:
+        parts: list[str] = []
+        i = 0
+        while i < len(pattern):
+            if pattern.startswith("**/", i):
+                parts.append("(?:.*/)?")
+                i += 3
+            elif pattern.startswith("**", i):
+                parts.append(".*")
+                i += 2
+            elif pattern[i] == "*":
+                parts.append("[^/]*")
+                i += 1
+            elif pattern[i] == "?":
+                parts.append("[^/]")
+                i += 1
+            else:
+                parts.append(re.escape(pattern[i]))
+                i += 1
+        rx = re.compile("".join(parts))
+        _CACHE[pattern] = rx
+    return rx
+
+
+def glob_matches(pattern: str, rel_path: str) -> bool:
+    """True when ``rel_path`` matches ``pattern`` under the rules of :class:`ArtifactKind`."""
+    return _compile(pattern).fullmatch(rel_path) is not None
+
+
+__all__ = [
+    "ArtifactKind",
+    "ReadContext",
+    "Reader",
+    "RegistryClass",
+    "WriteCard",
+    "WriteGroup",
+    "glob_matches",
+]
