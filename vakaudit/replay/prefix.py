@@ -1,0 +1,196 @@
+"""Stable-prefix digest, token estimates and character accounting of a provider request.
+
+Restates vak's `assemble::prefix_digest` (replay spec §11), `estimate_tokens` (§10.2) and the
+character accounting of §10.1. Pure functions, no I/O here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "DEFAULT_TOKENS_PER_CHAR",
+    "block_chars",
+    "compact_json",
+    "estimate_tokens",
+    "prefix_chars",
+    "prefix_digest",
+    "prefix_tokens_estimate",
+    "request_message_chars",
+    "tool_parts",
+]
+
+DEFAULT_TOKENS_PER_CHAR = 0.25
+"""Uncalibrated tokens-per-char of a capacity profile with no samples (§10.2)."""
+
+
+def compact_json(value: Any) -> bytes:
+    """serde_json-compatible compact encoding (number lexemes as serde_json writes them)."""
+    try:
+        from vakaudit.ledger.jsonenc import dumps
+    except ImportError:  # ledger encoder not importable: same rules, restated below
+        return _serde_dumps(value).encode("utf-8")
+    return dumps(value)
+
+
+def _serde_float(x: float) -> str:
+    # ryu's shortest round-trip digits laid out the way serde_json prints them.
+    if x != x or x in (math.inf, -math.inf):
+        return "null"
+    sign = "-" if math.copysign(1.0, x) < 0 else ""
+    r = repr(abs(x))
+    mant, _, e = r.partition("e")
+    int_part, _, frac = mant.partition(".")
+    ds = (int_part + frac).lstrip("0") or "0"
+    # value = 0.ds × 10^kk  (kk = position of the decimal point relative to ds)
+    lead_zeros = len(int_part + frac) - len((int_part + frac).lstrip("0"))
+    kk = len(int_part) - lead_zeros + (int(e) if e else 0)
+    ds = ds.rstrip("0") or "0"
+    if ds == "0":
+        return sign + "0.0"
+    n = len(ds)
+    k = kk - n
+    if 0 <= k and kk <= 16:
+        body = ds + "0" * k + ".0"
+    elif 0 < kk <= 16:
+        body = ds[:kk] + "." + ds[kk:]
+    elif -5 < kk <= 0:
+        body = "0." + "0" * (-kk) + ds
+    elif n == 1:
+        body = f"{ds}e{kk - 1}"
+    else:
+        body = f"{ds[0]}.{ds[1:]}e{kk - 1}"
+    return sign + body
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+
+
+def _serde_str(s: str) -> str:
+    out = []
+    for ch in s:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ord(ch) < 0x20:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _serde_dumps(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _serde_float(value)
+    if isinstance(value, str):
+        return _serde_str(value)
+    if isinstance(value, Mapping):
+        return "{" + ",".join(_serde_str(str(k)) + ":" + _serde_dumps(v) for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_serde_dumps(v) for v in value) + "]"
+    raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+
+
+def tool_parts(tool: Mapping[str, Any]) -> tuple[str, str, Any]:
+    """(name, description, schema) of one tool as stored in a binding's `tool_schemas`.
+
+    vak stores `ToolDefinition` serialized: {`name`, `description`, `input_schema`, `defer`?}
+    (spec §2; the neutral type calls the schema `parameters` internally). Variants accepted on
+    read (unconfirmed which builds wrote them): `parameters` or `inputSchema` instead of
+    `input_schema`, and the OpenAI function wrapper {"type":"function","function":{...}}. A
+    missing description is the empty string; a missing schema is JSON null (serde_json's
+    `Value::default()`).
+    """
+    inner = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+    name = inner.get("name")
+    description = inner.get("description")
+    schema = None
+    for key in ("input_schema", "parameters", "inputSchema"):
+        if key in inner:
+            schema = inner[key]
+            break
+    return (
+        name if isinstance(name, str) else "",
+        description if isinstance(description, str) else "",
+        schema,
+    )
+
+
+def prefix_digest(system: str, tools: Sequence[Mapping[str, Any]]) -> str:
+    """SHA-256 over system bytes, then per tool: name, description, compact schema (§11).
+
+    No separators; the `defer` flag is not hashed; tools in request order, unfiltered.
+    """
+    h = hashlib.sha256(system.encode("utf-8"))
+    for tool in tools:
+        name, description, schema = tool_parts(tool)
+        h.update(name.encode("utf-8"))
+        h.update(description.encode("utf-8"))
+        h.update(compact_json(schema))
+    return h.hexdigest()
+
+
+def prefix_chars(system: str, tools: Sequence[Mapping[str, Any]]) -> int:
+    """Prefix size in UTF-8 bytes: system + per tool (name + description + compact schema)."""
+    total = len(system.encode("utf-8"))
+    for tool in tools:
+        name, description, schema = tool_parts(tool)
+        total += len(name.encode("utf-8")) + len(description.encode("utf-8")) + len(compact_json(schema))
+    return total
+
+
+def estimate_tokens(chars: int, tokens_per_char: float = DEFAULT_TOKENS_PER_CHAR) -> int:
+    """round(chars × tpc) with Rust's half-away-from-zero rounding (§10.2), saturating at 0."""
+    x = chars * tokens_per_char
+    if not x > 0:  # also NaN
+        return 0
+    whole = math.floor(x)
+    return int(whole) + (1 if x - whole >= 0.5 else 0)
+
+
+def prefix_tokens_estimate(
+    system: str, tools: Sequence[Mapping[str, Any]], tokens_per_char: float = DEFAULT_TOKENS_PER_CHAR
+) -> int:
+    """Planner's prefix tokens: estimate of `prefix_chars` (§10.4)."""
+    return estimate_tokens(prefix_chars(system, tools), tokens_per_char)
+
+
+def block_chars(block: Mapping[str, Any]) -> int:
+    """Characters (UTF-8 bytes) one content block contributes to a request (§10.1)."""
+    kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        return len(text.encode("utf-8")) if isinstance(text, str) else 0
+    if kind == "tool_use":
+        return len(compact_json(block.get("input")))
+    if kind == "tool_result":
+        content = block.get("content")
+        if isinstance(content, str):
+            return len(content.encode("utf-8"))
+        # vak writes a string; a structured content (not seen in vak ledgers) counts as JSON.
+        return len(compact_json(content)) if content is not None else 0
+    if kind == "provider":
+        return len(compact_json(block.get("raw")))
+    return 0  # thinking, image, unknown
+
+
+def request_message_chars(messages: Iterable[Mapping[str, Any]]) -> int:
+    """Message chars of a neutral request's messages (tail included when it is in them)."""
+    total = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, Mapping):
+                    total += block_chars(block)
+    return total
