@@ -1,0 +1,1 @@
+"""The self-contained HTML scale report (Jinja + Altair, charts pre-rendered to inline SVG)."""

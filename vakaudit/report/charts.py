@@ -1,0 +1,99 @@
+"""Charts: Altair specifications rendered to inline SVG with vl-convert, so reports need no script.
+
+Pre-rendered SVG keeps the report deterministic, offline and free of JavaScript; the colours are
+overridden by the page's CSS so light and dark schemes both read well. Labels in the data come from
+the home and are untrusted: vl-convert writes them as escaped SVG text, and :func:`svg` refuses any
+output that contains a script element or an event-handler attribute.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import altair as alt
+import vl_convert as vlc
+from markupsafe import Markup
+
+ACCENT = "#b5532a"
+SEMANTIC = {
+    "ledger": "#b5532a",
+    "rewrite": "#7a5fa8",
+    "derived": "#3f7f8c",
+    "warning": "#c28a1a",
+    "neutral": "#8a8275",
+}
+
+_FORBIDDEN = re.compile(r"<\s*script|\son[a-z]+\s*=|javascript:", re.IGNORECASE)
+_SIZE = re.compile(r'^<svg([^>]*?) width="([\d.]+)" height="([\d.]+)"')
+
+
+def svg(spec: Mapping[str, Any] | alt.TopLevelMixin, *, title: str) -> Markup:
+    """Render a Vega-Lite spec to responsive inline SVG markup with an accessible title."""
+    spec_dict = spec.to_dict() if hasattr(spec, "to_dict") else dict(spec)
+    out = vlc.vegalite_to_svg(spec_dict)
+    if _FORBIDDEN.search(out):
+        raise ValueError("chart SVG contains active content; refusing to embed it")
+    # Drop the fixed white background so the page colour shows through, and make it scale.
+    out = out.replace('<rect width="', '<rect class="bg" width="', 1)
+    out = _SIZE.sub(r'<svg\1 role="img" width="100%" style="max-width:\2px" data-height="\3"', out, count=1)
+    safe_title = Markup.escape(title)
+    out = out.replace(">", f"><title>{safe_title}</title>", 1)
+    return Markup(f'<figure class="chart" data-chart="{Markup.escape(title)}">{out}</figure>')
+
+
+def hbar(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    label: str,
+    value: str,
+    title: str,
+    value_format: str = ",.0f",
+    color: str | None = None,
+    width: int = 560,
+) -> Markup:
+    """A horizontal bar chart with labels and values, sorted as given (the reference's bar style)."""
+    data = [{"label": str(r[label]), "value": float(r[value] or 0)} for r in rows]
+    order = [d["label"] for d in data]
+    base = alt.Chart(alt.Data(values=data)).encode(
+        y=alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=260, ticks=False, domain=False)),
+        x=alt.X("value:Q", title=None, axis=None),
+    )
+    bars = base.mark_bar(color=color or ACCENT, cornerRadiusEnd=2, height={"band": 0.7})
+    text = base.mark_text(align="left", dx=4, fontSize=11).encode(
+        text=alt.Text("value:Q", format=value_format)
+    )
+    chart = (bars + text).properties(width=width, height=alt.Step(22)).configure_view(stroke=None)
+    chart = chart.configure_axis(labelFontSize=12).configure(font="system-ui, sans-serif")
+    return svg(chart, title=title)
+
+
+def line(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    x: str,
+    y: str,
+    series: str,
+    title: str,
+    x_title: str,
+    y_title: str,
+    log: bool = False,
+    width: int = 560,
+) -> Markup:
+    """A multi-series line chart (read-scaling curves, staircase)."""
+    data = [{"x": float(r[x]), "y": float(r[y]), "series": str(r[series])} for r in rows]
+    scale = alt.Scale(type="log") if log else alt.Scale()
+    chart = (
+        alt.Chart(alt.Data(values=data))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("x:Q", title=x_title, scale=scale),
+            y=alt.Y("y:Q", title=y_title, scale=scale),
+            color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom", columns=2)),
+        )
+        .properties(width=width, height=260)
+        .configure_view(stroke=None)
+        .configure(font="system-ui, sans-serif")
+    )
+    return svg(chart, title=title)

@@ -1,0 +1,49 @@
+"""Jinja filters for the report: numbers, bytes and percentages the way the reference prints them.
+
+Pure functions, no I/O. Every filter accepts ``None`` and renders it as an en dash.
+"""
+
+from __future__ import annotations
+
+import math
+
+DASH = "–"
+THIN = "\u202f"  # narrow no-break space: "18 187" as the reference report groups digits
+
+
+def num(value: float | int | None, digits: int = 0) -> str:
+    """Group thousands with a narrow space: ``18187`` -> ``18 187``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return DASH
+    text = f"{value:,.{digits}f}" if digits else f"{round(value):,}"
+    return text.replace(",", THIN)
+
+
+def size(value: float | int | None, digits: int = 1) -> str:
+    """Decimal byte sizes (KB = 1000 bytes), as ``du --si`` and the reference report print them."""
+    if value is None:
+        return DASH
+    v = float(value)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(v) < 1000 or unit == "TB":
+            if unit == "B":
+                return f"{int(v)}{THIN}B"
+            return f"{v:.{digits}f}{THIN}{unit}"
+        v /= 1000
+    return DASH  # pragma: no cover - loop always returns
+
+
+def pct(value: float | None, digits: int = 0) -> str:
+    """A fraction (0..1) as a percentage."""
+    if value is None:
+        return DASH
+    return f"{value * 100:.{digits}f}%"
+
+
+def ratio(value: float | None, digits: int = 1) -> str:
+    if value is None:
+        return DASH
+    return f"{value:.{digits}f}"
+
+
+FILTERS = {"num": num, "size": size, "pct": pct, "ratio": ratio}
