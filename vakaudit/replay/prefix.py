@@ -11,6 +11,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from vakaudit.ledger.jsonenc import dumps
+
 __all__ = [
     "DEFAULT_TOKENS_PER_CHAR",
     "block_chars",
@@ -29,76 +31,7 @@ DEFAULT_TOKENS_PER_CHAR = 0.25
 
 def compact_json(value: Any) -> bytes:
     """serde_json-compatible compact encoding (number lexemes as serde_json writes them)."""
-    try:
-        from vakaudit.ledger.jsonenc import dumps
-    except ImportError:  # ledger encoder not importable: same rules, restated below
-        return _serde_dumps(value).encode("utf-8")
     return dumps(value)
-
-
-def _serde_float(x: float) -> str:
-    # ryu's shortest round-trip digits laid out the way serde_json prints them.
-    if x != x or x in (math.inf, -math.inf):
-        return "null"
-    sign = "-" if math.copysign(1.0, x) < 0 else ""
-    r = repr(abs(x))
-    mant, _, e = r.partition("e")
-    int_part, _, frac = mant.partition(".")
-    ds = (int_part + frac).lstrip("0") or "0"
-    # value = 0.ds × 10^kk  (kk = position of the decimal point relative to ds)
-    lead_zeros = len(int_part + frac) - len((int_part + frac).lstrip("0"))
-    kk = len(int_part) - lead_zeros + (int(e) if e else 0)
-    ds = ds.rstrip("0") or "0"
-    if ds == "0":
-        return sign + "0.0"
-    n = len(ds)
-    k = kk - n
-    if 0 <= k and kk <= 16:
-        body = ds + "0" * k + ".0"
-    elif 0 < kk <= 16:
-        body = ds[:kk] + "." + ds[kk:]
-    elif -5 < kk <= 0:
-        body = "0." + "0" * (-kk) + ds
-    elif n == 1:
-        body = f"{ds}e{kk - 1}"
-    else:
-        body = f"{ds[0]}.{ds[1:]}e{kk - 1}"
-    return sign + body
-
-
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
-
-
-def _serde_str(s: str) -> str:
-    out = []
-    for ch in s:
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ord(ch) < 0x20:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def _serde_dumps(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _serde_float(value)
-    if isinstance(value, str):
-        return _serde_str(value)
-    if isinstance(value, Mapping):
-        return "{" + ",".join(_serde_str(str(k)) + ":" + _serde_dumps(v) for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(_serde_dumps(v) for v in value) + "]"
-    raise TypeError(f"cannot encode {type(value).__name__} as JSON")
 
 
 def tool_parts(tool: Mapping[str, Any]) -> tuple[str, str, Any]:
