@@ -12,6 +12,7 @@ from vakaudit.ledger.entry import KNOWN_KINDS, Entry, EntryKind, EntryParseError
 from vakaudit.ledger.ids import format_ts, new_uuid7, parse_ts
 from vakaudit.ledger.jsonenc import dumps
 from vakaudit.ledger.keys import agent_sessions_home, session_path, workspace_key
+from vakaudit.ledger.log import SessionLog
 from vakaudit.ledger.projection import Fidelity, WorkingSetPlan
 from vakaudit.ledger.turns import TurnIndex
 
@@ -42,11 +43,3 @@ __all__ = [
     "ExistsError",
     "CorruptError",
 ]
-
-
-def __getattr__(name: str):  # SessionLog lives in log.py, which may be added after this module
-    if name == "SessionLog":
-        from vakaudit.ledger.log import SessionLog
-
-        return SessionLog
-    raise AttributeError(name)

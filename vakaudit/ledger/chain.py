@@ -150,6 +150,14 @@ class ChainVerifier:
         self.expected = None
         return LineCheck(line_no, LineStatus.UNPARSEABLE, expected=exp)
 
+    def reset(self) -> None:
+        """Forget the expectation without a warning (a caller-side skip, e.g. invalid UTF-8)."""
+        self.expected = None
+
+    def note(self, warning: str) -> None:
+        """Add a caller's warning in line order (before the two chain summaries)."""
+        self._warnings.append(warning)
+
     def entry(self, line_no: int, raw: bytes, prev_hash: str | None) -> LineCheck:
         """Rules 3–6 for a line that parsed as an entry carrying ``prev_hash``."""
         exp = self.expected
