@@ -1,0 +1,870 @@
+"""Replay one session ledger: rebuild the request of every execute step and check it (§15–§16).
+
+One forward walk over the active chain. The turn index is built incrementally
+(`vakaudit.ledger.turns.TurnIndexBuilder`) and the request of a step is projected from the live
+index at the step's cut, so replaying a session costs time linear in its entries (plus the size of
+the requests themselves). Reads only; never writes, locks or repairs a ledger.
+
+Where a step's request starts and ends (§1.3): the request of an execute receipt was built from the
+chain as it stood before the step's dispatch group. vak writes the receipt before the step's
+assistant message; a ledger written in the other order (the assistant message right before the
+receipt, as in ledgers driven through the session API directly) is read too: a provider request
+always ends with a user-role message, so a trailing assistant message before the receipt is taken as
+the step's own output and cut off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from vakaudit.ledger import SessionLog
+from vakaudit.ledger.chain import line_digest
+from vakaudit.ledger.digest import payload_digest
+from vakaudit.ledger.projection import WorkingSetPlan
+from vakaudit.ledger.turns import Generation, TurnIndexBuilder, generation_for
+from vakaudit.replay import project
+from vakaudit.replay.checks import (
+    CheckName,
+    CheckResult,
+    failed,
+    not_checkable,
+    passed,
+)
+from vakaudit.replay.planner import (
+    CapacityProfile,
+    PlanCandidate,
+    plan_working_set,
+    profile_from_activity,
+    update_profile,
+)
+from vakaudit.replay.prefix import (
+    estimate_tokens,
+    prefix_chars,
+    prefix_digest,
+    prefix_tokens_estimate,
+    request_message_chars,
+    tool_parts,
+)
+from vakaudit.replay.request import (
+    HostParams,
+    NeutralRequest,
+    Regime,
+    cache_breakpoints,
+    neutral_tools,
+    place_tail,
+    regime_for,
+)
+
+__all__ = ["PrefixBreak", "ReplayStep", "replay_log"]
+
+_CARD_TOOL_PREFIX = "emit_"
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixBreak:
+    """What changed in the stable prefix between the previous step and this one."""
+
+    previous_digest: str
+    current_digest: str
+    system_prompt: bool = False
+    tools_added: tuple[str, ...] = ()
+    tools_removed: tuple[str, ...] = ()
+    tools_changed: tuple[str, ...] = ()
+    tool_order: bool = False
+
+    @property
+    def parts(self) -> list[str]:
+        out = []
+        if self.system_prompt:
+            out.append("system prompt")
+        out += [f"tool added: {n}" for n in self.tools_added]
+        out += [f"tool removed: {n}" for n in self.tools_removed]
+        out += [f"tool changed: {n}" for n in self.tools_changed]
+        if self.tool_order:
+            out.append("tool order")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "previous_digest": self.previous_digest,
+            "current_digest": self.current_digest,
+            "system_prompt": self.system_prompt,
+            "tools_added": list(self.tools_added),
+            "tools_removed": list(self.tools_removed),
+            "tools_changed": list(self.tools_changed),
+            "tool_order": self.tool_order,
+            "parts": self.parts,
+        }
+
+
+@dataclass(slots=True)
+class ReplayStep:
+    """One reconstructed execute step: the request, where it came from, and the checks."""
+
+    ledger_path: str
+    session_id: str
+    turn: int
+    step: int
+    receipt_id: str
+    receipt_line: int | None
+    regime: Regime
+    generation: str
+    request: NeutralRequest
+    computed_digest: str
+    recorded_digest: str
+    binding_id: str | None
+    checks: list[CheckResult]
+    prefix_break: PrefixBreak | None = None
+    message_chars: int = 0
+    sources: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        """`fail` if any check failed, else `pass` if any passed, else `not_checkable`."""
+        if any(c.failed for c in self.checks):
+            return "fail"
+        if any(c.passed for c in self.checks):
+            return "pass"
+        return "not_checkable"
+
+    def check(self, name: str) -> CheckResult | None:
+        return next((c for c in self.checks if c.name == name), None)
+
+    def to_dict(self, *, with_request: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "ledger": self.ledger_path,
+            "session_id": self.session_id,
+            "turn": self.turn,
+            "step": self.step,
+            "receipt_id": self.receipt_id,
+            "receipt_line": self.receipt_line,
+            "regime": str(self.regime),
+            "generation": str(self.generation),
+            "model": self.request.model,
+            "provider": self.request.provider,
+            "binding_id": self.binding_id,
+            "computed_digest": self.computed_digest,
+            "recorded_digest": self.recorded_digest,
+            "message_count": len(self.request.messages),
+            "message_chars": self.message_chars,
+            "breakpoints": self.request.breakpoints,
+            "status": self.status,
+            "checks": [c.to_dict() for c in self.checks],
+            "prefix_break": self.prefix_break.to_dict() if self.prefix_break else None,
+        }
+        if with_request:
+            out["request"] = self.request.to_dict()
+        return out
+
+
+# -- small readers ---------------------------------------------------------------------------------
+
+
+def _is_directive(entry: Any) -> bool:
+    if entry.kind != "message":
+        return False
+    msg = entry.payload.get("message")
+    if not isinstance(msg, dict) or msg.get("role") != "user":
+        return False
+    meta = entry.payload.get("meta")
+    if isinstance(meta, dict) and meta.get("control") is not None:
+        return False
+    types = {b.get("type") for b in msg.get("content") or () if isinstance(b, dict)}
+    return "text" in types and "tool_result" not in types
+
+
+def _role(entry: Any) -> str | None:
+    if entry.kind != "message":
+        return None
+    msg = entry.payload.get("message")
+    return msg.get("role") if isinstance(msg, dict) else None
+
+
+def _open_turn_member(entry: Any) -> bool:
+    """A message that joins the open turn's verbatim block (control, tool results, assistant)."""
+    msg = entry.payload.get("message")
+    if not isinstance(msg, dict):
+        return False
+    if msg.get("role") == "assistant":
+        return True
+    meta = entry.payload.get("meta")
+    if isinstance(meta, dict) and meta.get("control") is not None:
+        return True
+    return any(isinstance(b, dict) and b.get("type") == "tool_result" for b in msg.get("content") or ())
+
+
+def _winning_attempt(receipt: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    attempts = [a for a in receipt.get("attempts") or () if isinstance(a, Mapping)]
+    win = receipt.get("winning_attempt")
+    if isinstance(win, int):
+        for a in attempts:
+            if a.get("ordinal") == win:
+                return a
+    ok = [a for a in attempts if a.get("settlement") == "ok"]
+    return ok[-1] if ok else None
+
+
+def _prompt_tokens(usage: Mapping[str, Any]) -> int:
+    total = 0
+    for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+        v = usage.get(key)
+        if isinstance(v, int) and not isinstance(v, bool):
+            total += v
+    return total
+
+
+def _recorded_digest(receipt: Mapping[str, Any]) -> str:
+    d = receipt.get("prefix_digest")
+    return d if isinstance(d, str) else ""
+
+
+def _tool_map(tools: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, Any]]:
+    out = {}
+    for t in tools:
+        name, desc, schema = tool_parts(t)
+        out.setdefault(name, (desc, schema))
+    return out
+
+
+def prefix_break(
+    prev_system: str,
+    prev_tools: Sequence[Mapping],
+    system: str,
+    tools: Sequence[Mapping],
+    prev_d: str,
+    cur_d: str,
+) -> PrefixBreak:
+    """Classify what changed between two stable prefixes."""
+    a, b = _tool_map(prev_tools), _tool_map(tools)
+    a_names = [tool_parts(t)[0] for t in prev_tools]
+    b_names = [tool_parts(t)[0] for t in tools]
+    added = tuple(n for n in b_names if n not in a)
+    removed = tuple(n for n in a_names if n not in b)
+    changed = tuple(n for n in b_names if n in a and a[n] != b[n])
+    common_a = [n for n in a_names if n in b]
+    common_b = [n for n in b_names if n in a]
+    return PrefixBreak(
+        previous_digest=prev_d,
+        current_digest=cur_d,
+        system_prompt=prev_system != system,
+        tools_added=added,
+        tools_removed=removed,
+        tools_changed=changed,
+        tool_order=common_a != common_b,
+    )
+
+
+# -- the walk --------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Binding:
+    entry_id: str
+    payload: Mapping[str, Any]
+    ref_check: CheckResult | None = None  # G4 turn_capabilities_ref resolution
+    from_header: bool = False
+
+
+@dataclass(slots=True)
+class _StepPlan:
+    """Pre-pass facts about one execute receipt."""
+
+    receipt_pos: int
+    cut_pos: int
+    output_pos: int | None
+    prefix_changed: list[int]
+
+
+def _pre_pass(chain: Sequence[Any]) -> dict[int, _StepPlan]:
+    """Locate each execute receipt's cut, output message and prefix-changed activities."""
+    plans: dict[int, _StepPlan] = {}
+    last_msg_pos: int | None = None
+    last_exec_pos = -1
+    pending_pc: list[int] = []
+    awaiting_output: _StepPlan | None = None
+    for pos, e in enumerate(chain):
+        kind = e.kind
+        if kind == "message":
+            if awaiting_output is not None and _role(e) == "assistant":
+                awaiting_output.output_pos = pos
+                awaiting_output = None
+            last_msg_pos = pos
+        elif kind == "activity":
+            if e.payload.get("label") == "prefix-changed":
+                pending_pc.append(pos)
+        elif kind == "receipt" and e.payload.get("purpose") == "execute":
+            cut, output = pos, None
+            if (
+                last_msg_pos is not None
+                and last_msg_pos > last_exec_pos
+                and _role(chain[last_msg_pos]) == "assistant"
+            ):
+                cut, output = last_msg_pos, last_msg_pos
+            plan = _StepPlan(pos, cut, output, pending_pc)
+            plans[pos] = plan
+            pending_pc = []
+            awaiting_output = plan if output is None else None
+            last_exec_pos = pos
+    return plans
+
+
+class _Replay:
+    """State of one ledger's replay walk."""
+
+    def __init__(self, log: SessionLog, host: HostParams, generation: str | None) -> None:
+        self.log = log
+        self.host = host
+        header = log.header
+        self.header = header.payload if header is not None else {}
+        contract = self.header.get("contract") if isinstance(self.header.get("contract"), Mapping) else {}
+        self.contract: Mapping[str, Any] = contract
+        app_version = contract.get("app_version") if isinstance(contract.get("app_version"), str) else ""
+        self.app_version = app_version
+        self.generation = generation or log.generation or generation_for(app_version)
+        self.regime = host.regime or regime_for(app_version)
+        sid = self.header.get("session_id")
+        self.session_id = sid if isinstance(sid, str) else log.path.stem
+        self.chain = log.chain_to_root()
+        self.unsealed = self._unsealed_entries()
+
+    def _unsealed_entries(self) -> dict[str, str]:
+        """Entries whose bytes the next physical line's `prev_hash` contradicts (edited or replaced)."""
+        out: dict[str, str] = {}
+        entries, line_nos = self.log.entries, self.log.line_nos
+        for i in range(len(entries) - 1):
+            nxt = entries[i + 1]
+            if nxt.prev_hash is None or entries[i].raw is None:
+                continue
+            if line_nos and line_nos[i + 1] - line_nos[i] != 1:
+                continue  # a skipped line in between: vak leaves the next link unchecked
+            if line_digest(entries[i].raw) != nxt.prev_hash:
+                out[entries[i].id] = f"line {line_nos[i + 1] if line_nos else '?'} prev_hash does not match"
+        return out
+
+
+def _binding_from_header(contract: Mapping[str, Any]) -> _Binding:
+    """§3 rule 4: the header's system prompt and tools from `contract.capabilities` (low confidence)."""
+    tools = []
+    for cap in contract.get("capabilities") or ():
+        if not isinstance(cap, Mapping) or cap.get("kind") != "tool":
+            continue
+        conf = cap.get("configuration")
+        schema = conf.get("input_schema", conf.get("parameters", conf)) if isinstance(conf, Mapping) else conf
+        tools.append(
+            {"name": cap.get("name", ""), "description": cap.get("description", ""), "input_schema": schema}
+        )
+    payload = {"system_prompt": contract.get("system_prompt", ""), "tool_schemas": tools}
+    return _Binding(entry_id="", payload=payload, from_header=True)
+
+
+def _binding_ref_digest(payload: Mapping[str, Any]) -> str:
+    """G4 ref digest: payload digest of the bound record without its `epoch` key (ledger §4.11)."""
+    return payload_digest({k: v for k, v in payload.items() if k != "epoch"})
+
+
+def replay_log(
+    log: SessionLog,
+    *,
+    host: HostParams | None = None,
+    generation: str | None = None,
+    on_step: Callable[[ReplayStep], None] | None = None,
+) -> Iterator[ReplayStep]:
+    """Yield every execute step of `log`'s active chain with its request and checks."""
+    host = host or HostParams()
+    rp = _Replay(log, host, generation)
+    chain = rp.chain
+    plans = _pre_pass(chain)
+    cuts: dict[int, list[_StepPlan]] = {}
+    for plan in plans.values():
+        cuts.setdefault(plan.cut_pos, []).append(plan)
+
+    gen = rp.generation
+    builder = TurnIndexBuilder(generation=gen)
+    index = builder.index
+    base_profile = CapacityProfile(horizon_tokens=host.horizon_tokens, output_reserve=host.output_reserve)
+    profile = base_profile
+    bindings: dict[str, _Binding] = {}
+    latest_binding: _Binding | None = None
+    turn_binding: _Binding | None = None
+    turn_no = 0
+    turn_dir_pos = -1
+    open_members: list[int] = []  # chain positions of the open turn's verbatim messages
+    turn_work = False
+    step_in_turn = 0
+    frozen_tail: tuple[str, list[str]] | None = None
+    frozen_plan: WorkingSetPlan | None = None
+    seen_digests: set[str] = set()
+    last_digest = ""  # newest non-empty recorded digest among earlier receipts
+    prev_prefix: tuple[str, list[dict], str] | None = None
+    prev_request: NeutralRequest | None = None
+    card_entries: dict[str, str] = {}  # turn id -> turn_card entry id
+    turn_entries: dict[str, list[str]] = {}  # turn id -> message entry ids of the turn
+
+    def emit(sp: _StepPlan) -> ReplayStep:
+        nonlocal frozen_tail, frozen_plan, step_in_turn, profile, last_digest, prev_prefix, prev_request
+        receipt = chain[sp.receipt_pos]
+        rpay = receipt.payload
+        step_in_turn += 1
+        binding = turn_binding or latest_binding
+        if binding is None:
+            binding = _binding_from_header(rp.contract)
+        bpay = binding.payload
+        system = bpay.get("system_prompt") if isinstance(bpay.get("system_prompt"), str) else ""
+        schemas = [t for t in bpay.get("tool_schemas") or () if isinstance(t, Mapping)]
+        deferred = [n for n in bpay.get("deferred_tool_names") or () if isinstance(n, str)]
+        tools = neutral_tools(schemas, deferred)
+        digest = prefix_digest(system, schemas)
+        prefix_tok = prefix_tokens_estimate(system, schemas, profile.tpc)
+        open_turn = index.open_turn
+        n_open = len(open_members) + 1 if open_turn is not None and turn_dir_pos >= 0 else 0
+
+        # working-set plan and tail (§7.4, §10.4)
+        def make_plan(tail_tokens: int) -> WorkingSetPlan:
+            open_tokens = estimate_tokens(
+                request_message_chars(chain[p].payload["message"] for p in [turn_dir_pos, *open_members])
+                if n_open
+                else 0,
+                profile.tpc,
+            )
+            reserve = open_tokens
+            if profile.turn_reserve_samples > 0:
+                reserve = max(estimate_tokens(int(profile.turn_reserve), 1.0), open_tokens)
+            budget = max(
+                0, profile.horizon_tokens - prefix_tok - tail_tokens - profile.output_reserve - reserve
+            )
+            cands = project.plan_candidates(index)
+            if not cands:
+                return WorkingSetPlan(budget=0)
+            directive = open_turn.directive_text if open_turn is not None else ""
+            return plan_working_set(
+                [PlanCandidate(*c) for c in cands],
+                budget=budget,
+                query=project.plan_query(index, directive),
+                directive=directive,
+            )
+
+        if frozen_tail is None or step_in_turn == 1:
+            part0 = project.tail_part(index, gen, None)
+            tail0 = part0.sections.render(turn_context=host.temporal, stance=host.stance)
+            plan0 = make_plan(estimate_tokens(len(tail0), profile.tpc))
+            part1 = project.tail_part(index, gen, plan0)
+            frozen_tail = (
+                part1.sections.render(turn_context=host.temporal, stance=host.stance),
+                part1.sources,
+            )
+            frozen_plan = None
+        tail, tail_sources = frozen_tail
+        tail_tokens = estimate_tokens(len(tail), profile.tpc)
+        if rp.regime is Regime.B and frozen_plan is not None:
+            plan = frozen_plan
+        else:
+            plan = make_plan(tail_tokens)
+            frozen_plan = plan
+        projected = project.project(index, plan, gen, card_entries, chain)
+        messages = list(projected.messages)
+        if gen == Generation.G1:
+            tail_index = None  # G1 splices intent into the projection; no tail
+            tail = ""
+        elif rp.regime is Regime.A:
+            tail_index = len(messages) - 1 if messages else None
+        else:
+            tail_index = len(messages) - n_open if n_open else None
+        placed = place_tail(messages, tail, tail_index)
+        provider = rpay.get("provider") if isinstance(rpay.get("provider"), str) else ""
+        model = rpay.get("model") if isinstance(rpay.get("model"), str) else ""
+        win = _winning_attempt(rpay)
+        if win is not None:
+            provider = win.get("provider") if isinstance(win.get("provider"), str) else provider
+            model = win.get("model") if isinstance(win.get("model"), str) else model
+        max_tokens = host.max_tokens if host.max_tokens is not None else profile.output_reserve
+        request = NeutralRequest(
+            model=model,
+            provider=provider,
+            system=system,
+            messages=messages,
+            tools=tools,
+            max_tokens=max_tokens,
+            session_key=rp.session_id,
+            breakpoints=cache_breakpoints(messages),
+            tail=tail if placed is not None else "",
+            tail_index=placed,
+        )
+        chars = request_message_chars(messages)
+        recorded = _recorded_digest(rpay)
+        host_deps: tuple[str, ...] = ()
+        if rp.regime is Regime.A and gen != Generation.G1:
+            host_deps = ("temporal", "stance")
+        if project.plan_candidates(index) and not profile.recorded:
+            host_deps += ("horizon_tokens", "output_reserve")
+
+        checks: list[CheckResult] = []
+        # 1. digest
+        if not recorded:
+            checks.append(not_checkable(CheckName.PREFIX_DIGEST, "receipt records no prefix_digest"))
+        elif recorded == digest:
+            why = "header fallback (no binding on the chain)" if binding.from_header else ""
+            checks.append(passed(CheckName.PREFIX_DIGEST, why, expected=recorded, actual=digest))
+        elif turn_work:
+            checks.append(
+                not_checkable(
+                    CheckName.PREFIX_DIGEST,
+                    "managed-work turn: the agent sends its runtime tools plus `work`, not the binding's list",
+                    expected=recorded,
+                    actual=digest,
+                )
+            )
+        else:
+            src = "header (no binding on the chain)" if binding.from_header else f"binding {binding.entry_id}"
+            checks.append(
+                failed(
+                    CheckName.PREFIX_DIGEST,
+                    f"digest of system prompt + tools from {src} differs from the receipt's",
+                    expected=recorded,
+                    actual=digest,
+                )
+            )
+        # 2. prefix-changed activities
+        checks.append(_check_prefix_changed(chain, sp, recorded, last_digest))
+        # 3. prefix_tokens window
+        checks.append(
+            _check_prefix_tokens(rpay, recorded, seen_digests, chars, profile, rp.regime, host_deps, win)
+        )
+        # 4. binding self-consistency (+ G4 ref)
+        checks.append(_check_binding(binding))
+        if binding.ref_check is not None:
+            checks.append(binding.ref_check)
+        elif gen == Generation.G4:
+            checks.append(passed(CheckName.BINDING_REF, "binding written whole for this turn"))
+        else:
+            checks.append(
+                not_checkable(CheckName.BINDING_REF, "turn_capabilities_ref entries exist only in G4 ledgers")
+            )
+        # 5. model-visible means logged
+        checks.append(
+            _check_logged(
+                chain,
+                projected,
+                messages,
+                n_open,
+                turn_dir_pos,
+                open_members,
+                placed,
+                tail,
+                rp.unsealed,
+                tail_sources,
+            )
+        )
+        # 6. usage sanity
+        checks.append(_check_usage(chain, sp, win))
+        # 7. append-only (Regime B)
+        if rp.regime is Regime.B and prev_request is not None and step_in_turn > 1:
+            same = prev_request.system == system and prev_request.tools == tools
+            starts = messages[: len(prev_request.messages)] == prev_request.messages
+            if same and starts:
+                checks.append(passed(CheckName.APPEND_ONLY))
+            else:
+                checks.append(
+                    failed(CheckName.APPEND_ONLY, "step does not extend the previous request of its turn")
+                )
+        else:
+            why = (
+                "Regime A rebuilds the plan each step" if rp.regime is Regime.A else "first step of the turn"
+            )
+            checks.append(not_checkable(CheckName.APPEND_ONLY, why))
+
+        brk = None
+        if prev_prefix is not None and prev_prefix[2] != digest:
+            brk = prefix_break(prev_prefix[0], prev_prefix[1], system, schemas, prev_prefix[2], digest)
+        prev_prefix = (system, schemas, digest)
+        step = ReplayStep(
+            ledger_path=str(log.path),
+            session_id=rp.session_id,
+            turn=turn_no,
+            step=step_in_turn,
+            receipt_id=receipt.id,
+            receipt_line=log.line_no_of(receipt.id),
+            regime=rp.regime,
+            generation=str(gen),
+            request=request,
+            computed_digest=digest,
+            recorded_digest=recorded,
+            binding_id=binding.entry_id or None,
+            checks=checks,
+            prefix_break=brk,
+            message_chars=chars,
+            sources=projected.sources,
+        )
+        # after the step: profile feedback (§10.3) and digest bookkeeping
+        if win is not None and isinstance(win.get("usage"), Mapping) and profile.recorded:
+            sys_chars = len(system.encode("utf-8"))
+            req_chars = sys_chars + chars
+            if rp.regime is Regime.B:
+                req_chars = prefix_chars(system, schemas) + chars
+            profile = update_profile(profile, _prompt_tokens(win["usage"]), req_chars)
+        if recorded:
+            seen_digests.add(recorded)
+            last_digest = recorded
+        prev_request = request
+        if on_step is not None:
+            on_step(step)
+        return step
+
+    for pos, e in enumerate(chain):
+        for sp in cuts.get(pos, ()):
+            yield emit(sp)
+        kind = e.kind
+        if kind == "turn_capabilities_bound":
+            latest_binding = _Binding(e.id, e.payload)
+            bindings[e.id] = latest_binding
+        elif kind == "turn_capabilities_ref":
+            latest_binding = _resolve_ref(e, bindings, latest_binding)
+        elif kind == "message":
+            if _is_directive(e):
+                turn_no += 1
+                turn_dir_pos = pos
+                open_members = []
+                turn_binding = latest_binding
+                turn_work = False
+                step_in_turn = 0
+                frozen_tail = None
+                frozen_plan = None
+                turn_entries[e.id] = [e.id]
+            elif turn_no > 0 and _open_turn_member(e):
+                open_members.append(pos)
+                turn_entries[chain[turn_dir_pos].id].append(e.id)
+        elif kind == "work":
+            turn_work = True
+        elif kind == "turn_card":
+            tid = e.payload.get("turn_id")
+            if isinstance(tid, str):
+                card_entries[tid] = e.id
+        elif kind == "activity":
+            ak = e.payload.get("activity_kind")
+            if ak in ("capacity_probe", "capacity_feedback"):
+                data = e.payload.get("data")
+                if isinstance(data, Mapping):
+                    snap = profile_from_activity(data, base_profile)
+                    if snap is not None:
+                        if ak == "capacity_probe" and not profile.recorded:
+                            snap = replace(snap, tpc_samples=0)  # bind-time snapshot, unsampled (§10.3)
+                        profile = snap
+        builder.add(e)
+
+
+def _resolve_ref(entry: Any, bindings: Mapping[str, _Binding], latest: _Binding | None) -> _Binding:
+    ref = entry.payload.get("entry")
+    digest = entry.payload.get("digest")
+    target = bindings.get(ref) if isinstance(ref, str) else None
+    if target is None:
+        check = failed(
+            CheckName.BINDING_REF,
+            f"turn_capabilities_ref {entry.id} names {ref!r}, which is not an earlier full binding on the chain",
+        )
+        base = latest or _Binding("", {})
+        return _Binding(base.entry_id, base.payload, ref_check=check, from_header=base.from_header)
+    actual = _binding_ref_digest(target.payload)
+    if digest == actual:
+        check = passed(CheckName.BINDING_REF, f"ref {entry.id} resolves to {ref} with the recorded digest")
+    else:
+        check = failed(
+            CheckName.BINDING_REF,
+            f"ref {entry.id} resolves to {ref} but its digest differs",
+            expected=digest,
+            actual=actual,
+        )
+    return _Binding(target.entry_id, target.payload, ref_check=check)
+
+
+def _check_prefix_changed(
+    chain: Sequence[Any], sp: _StepPlan, recorded: str, last_digest: str
+) -> CheckResult:
+    name = CheckName.PREFIX_CHANGED_ACTIVITY
+    acts = [chain[p] for p in sp.prefix_changed]
+    if not recorded:
+        if acts:
+            return not_checkable(
+                name,
+                f"receipt records no prefix_digest, so the prefix-changed activity {acts[0].id} cannot be placed",
+            )
+        return not_checkable(name, "receipt records no prefix_digest")
+    changed = bool(last_digest) and recorded != last_digest
+    if not changed:
+        if not acts:
+            why = "first digest on the chain" if not last_digest else "digest unchanged, no activity"
+            return passed(name, why)
+        data = acts[0].payload.get("data") or {}
+        if not last_digest and data.get("current") == recorded and not data.get("previous"):
+            return passed(name, "first digest on the chain, recorded as a change from nothing")
+        return failed(name, f"prefix-changed activity {acts[0].id} but the digest did not change")
+    if not acts:
+        return failed(
+            name,
+            f"digest changed {last_digest[:12]}… → {recorded[:12]}… but no prefix-changed activity precedes the receipt",
+        )
+    if len(acts) > 1:
+        return failed(name, f"{len(acts)} prefix-changed activities for one receipt")
+    data = acts[0].payload.get("data") or {}
+    prev, cur = data.get("previous"), data.get("current")
+    if prev == last_digest and cur == recorded:
+        return passed(name, f"activity {acts[0].id} records the change")
+    return failed(
+        name,
+        f"activity {acts[0].id} records previous/current that do not match the receipts",
+        expected={"previous": last_digest, "current": recorded},
+        actual={"previous": prev, "current": cur},
+    )
+
+
+def _check_prefix_tokens(
+    rpay: Mapping[str, Any],
+    recorded: str,
+    seen: set[str],
+    chars: int,
+    profile: CapacityProfile,
+    regime: Regime,
+    deps: tuple[str, ...],
+    win: Mapping[str, Any] | None,
+) -> CheckResult:
+    name = CheckName.PREFIX_TOKENS_WINDOW
+    pt = rpay.get("prefix_tokens")
+    has_pt = isinstance(pt, int) and not isinstance(pt, bool)
+    if not recorded:
+        return not_checkable(name, "receipt records no prefix_digest, so prefix_tokens cannot be placed")
+    if recorded in seen:
+        if has_pt:
+            return failed(
+                name, "prefix_tokens recorded on a receipt whose digest was already seen", actual=pt
+            )
+        return passed(name, "repeated digest, prefix_tokens omitted as expected")
+    if not has_pt:
+        return not_checkable(name, "first receipt of this digest records no prefix_tokens")
+    usage = win.get("usage") if win is not None else None
+    if not isinstance(usage, Mapping):
+        return not_checkable(name, "winning attempt records no usage")
+    u = usage.get("input_tokens", 0) if regime is Regime.A else _prompt_tokens(usage)
+    u = u if isinstance(u, int) else 0
+    est = estimate_tokens(chars, profile.tpc)
+    expected = max(0, u - est)
+    details = {"usage_tokens": u, "message_chars": chars, "estimate": est, "tokens_per_char": profile.tpc}
+    if pt == expected:
+        return passed(name, f"U {u} − estimate({chars} chars) {est} = {pt}", depends_on=deps, details=details)
+    if pt == 0 and u <= est:
+        return passed(name, "U below the message estimate, clamped to 0", depends_on=deps, details=details)
+    target = u - pt
+    lo = max(0, int((target - 0.5) / profile.tpc) + 1) if profile.tpc > 0 else 0
+    hi = int((target + 0.5) / profile.tpc) if profile.tpc > 0 else 0
+    return failed(
+        name,
+        f"receipt implies message estimate {target} (≈{lo}–{hi} chars); reconstructed {chars} chars → {est}",
+        depends_on=deps,
+        expected=pt,
+        actual=expected,
+        details=details,
+    )
+
+
+def _check_binding(binding: _Binding) -> CheckResult:
+    name = CheckName.BINDING_CONSISTENCY
+    if binding.from_header:
+        return not_checkable(
+            name, "no turn_capabilities_bound on the chain before this turn (header fallback)"
+        )
+    p = binding.payload
+    core = [n for n in p.get("core_tool_names") or () if isinstance(n, str)]
+    deferred = [n for n in p.get("deferred_tool_names") or () if isinstance(n, str)]
+    schemas = [t for t in p.get("tool_schemas") or () if isinstance(t, Mapping)]
+    names = [tool_parts(t)[0] for t in schemas]
+    if not core and not deferred:
+        return not_checkable(
+            name, f"binding {binding.entry_id} has no core/deferred tool lists (pre-3.5 shape)"
+        )
+    problems = []
+    expected = ["find_tools", *core, *deferred]
+    if names != expected:
+        problems.append(f"tool_schemas names {names} != find_tools + core + deferred {expected}")
+    flagged = [tool_parts(t)[0] for t in schemas if t.get("defer") is True]
+    if any("defer" in t for t in schemas) and flagged != deferred:
+        problems.append(f"defer flags on {flagged}, deferred_tool_names {deferred}")
+    index = p.get("tool_index") if isinstance(p.get("tool_index"), str) else ""
+    lines = [ln for ln in index.split("\n") if ln] if index else []
+    index_names = [ln[2:].split(" — ", 1)[0] if ln.startswith("- ") else ln for ln in lines]
+    if index_names != deferred:
+        problems.append(f"tool_index lists {index_names}, deferred_tool_names {deferred}")
+    if problems:
+        return failed(name, f"binding {binding.entry_id}: " + "; ".join(problems))
+    return passed(name, f"binding {binding.entry_id}")
+
+
+def _check_usage(chain: Sequence[Any], sp: _StepPlan, win: Mapping[str, Any] | None) -> CheckResult:
+    name = CheckName.USAGE_SANITY
+    if win is None:
+        return not_checkable(name, "receipt has no winning attempt")
+    wu = win.get("usage")
+    if not isinstance(wu, Mapping):
+        return not_checkable(name, "winning attempt records no usage")
+    if sp.output_pos is None:
+        return not_checkable(name, "no assistant message answers this receipt")
+    out = chain[sp.output_pos]
+    meta = out.payload.get("meta")
+    mu = meta.get("usage") if isinstance(meta, Mapping) else None
+    if not isinstance(mu, Mapping):
+        return not_checkable(name, f"assistant message {out.id} records no meta.usage")
+    if dict(mu) == dict(wu):
+        return passed(name, f"assistant message {out.id} usage equals the winning attempt's")
+    return failed(
+        name,
+        f"assistant message {out.id} usage differs from the winning attempt's",
+        expected=dict(wu),
+        actual=dict(mu),
+    )
+
+
+def _check_logged(
+    chain: Sequence[Any],
+    projected: project.Projection,
+    messages: Sequence[Mapping[str, Any]],
+    n_open: int,
+    turn_dir_pos: int,
+    open_members: Sequence[int],
+    placed: int | None,
+    tail: str,
+    unsealed: Mapping[str, str],
+    tail_sources: Sequence[str],
+) -> CheckResult:
+    name = CheckName.MODEL_VISIBLE_LOGGED
+    problems = []
+    if n_open:
+        positions = [turn_dir_pos, *open_members]
+        base = len(messages) - n_open
+        if base < 0:
+            problems.append("request holds fewer messages than the open turn logged")
+        else:
+            for k, p in enumerate(positions):
+                got = messages[base + k]
+                if placed == base + k:
+                    got = _drop_tail_block(got, tail)
+                if got != chain[p].payload.get("message"):
+                    problems.append(
+                        f"request message {base + k} is not the logged entry {chain[p].id} verbatim"
+                    )
+    bad = [f"{sid} ({unsealed[sid]})" for sid in [*projected.sources, *tail_sources] if sid in unsealed]
+    if bad:
+        problems.append("derived from entries the hash chain does not vouch for: " + ", ".join(bad[:5]))
+    if projected.unmatched:
+        problems.append(f"{projected.unmatched} request messages could not be traced to a ledger entry")
+    if problems:
+        return failed(name, "; ".join(problems))
+    return passed(name, f"{len(messages)} messages traced to {len(set(projected.sources))} ledger entries")
+
+
+def _drop_tail_block(message: Mapping[str, Any], tail: str) -> dict:
+    content = list(message.get("content") or [])
+    for i, b in enumerate(content):
+        if b.get("type") == "text" and (tail is None or b.get("text") == tail):
+            del content[i]
+            break
+    out = dict(message)
+    out["content"] = content
+    return out
