@@ -158,8 +158,10 @@ class ChainVerifier:
         """Add a caller's warning in line order (before the two chain summaries)."""
         self._warnings.append(warning)
 
-    def entry(self, line_no: int, raw: bytes, prev_hash: str | None) -> LineCheck:
-        """Rules 3–6 for a line that parsed as an entry carrying ``prev_hash``."""
+    def entry(self, line_no: int, raw: bytes, prev_hash: str | None, digest: str | None = None) -> LineCheck:
+        """Rules 3–6 for a line that parsed as an entry carrying ``prev_hash``.
+
+        ``digest``: the line's digest when the caller already computed it (not recomputed)."""
         exp = self.expected
         if exp is None:
             status = LineStatus.UNCHECKED
@@ -171,7 +173,8 @@ class ChainVerifier:
             self.broken_lines.append(line_no)
         else:
             status = LineStatus.CHAIN_OK
-        digest = _sha256(raw).hexdigest()
+        if digest is None:
+            digest = _sha256(raw).hexdigest()
         self.expected = digest
         self.tail_hash = digest
         return LineCheck(line_no, status, digest, exp, prev_hash)
