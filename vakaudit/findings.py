@@ -53,6 +53,9 @@ class FindingCode(StrEnum):
     EMPTY_LEDGER = "empty_ledger"
     WORK_DUPLICATE_KIND = "work_duplicate_kind"
     LEDGER_GROWING = "ledger_growing"
+    LINE_MODIFIED = "line_modified"
+    LINES_REORDERED = "lines_reordered"
+    ABANDONED_BRANCH = "abandoned_branch"
     # files and layout
     UNDECLARED_FILE = "undeclared_file"
     SYMLINK_OUTSIDE_HOME = "symlink_outside_home"
