@@ -1,0 +1,160 @@
+"""Capacity analysis of a scanned vak home: DuckDB over the scan's Parquet, one ``.sql`` per metric.
+
+Public API::
+
+    analyze(scan_or_home, *, turns=(1000, 10000, 100000)) -> Analysis
+    open_scan(path) -> duckdb connection with one view per scan table plus the analysis views
+    metric_names(), run_metric(con, name) -> MetricResult
+    readscale.run(turns=..., out=None) -> ReadScaleResult      (measured read scaling)
+
+Every figure carries its provenance: measured figures say what measured them (the ``measured``
+header of their query); the growth projection is an estimate and carries its method. Tables are
+never loaded into Python: queries return aggregates only. Nothing here prints or writes into a home.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vakaudit.analyze import projection as _projection
+from vakaudit.analyze._open import LEDGER_KIND, open_scan, resolve_scan
+from vakaudit.analyze.metrics import MetricResult, metric_names, run_metric
+from vakaudit.analyze.projection import ArtifactGrowth, HomeRates, Projection, project
+
+NON_GROWING_GROUPS = frozenset({"config", "secret", "other", "feeds"})
+
+HEADLINE_SOURCES = {
+    "sessions": "overview",
+    "turns": "overview",
+    "entries_per_turn": "per_turn",
+    "bytes_per_turn": "per_turn",
+    "barriers_per_turn": "barriers_per_turn",
+    "binding_share": "ledger_bytes_by_kind",
+    "ledger_bytes": "overview",
+    "home_bytes": "overview",
+}
+
+
+@dataclass(slots=True)
+class Analysis:
+    """Results of every metric, the headline figures and the growth projection (an estimate)."""
+
+    metrics: dict[str, MetricResult]
+    headline: dict[str, Any]
+    projection: Projection
+    scan_dir: Path | None = None
+    provenance: dict[str, str] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> MetricResult:
+        return self.metrics[name]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain, deterministic, JSON-ready results (no absolute paths)."""
+        return {
+            "headline": self.headline,
+            "provenance": dict(sorted(self.provenance.items())),
+            "metrics": {name: self.metrics[name].to_dict() for name in self.metrics},
+            "projection": self.projection.to_dict(),
+        }
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def analyze(
+    scan_or_home: str | os.PathLike[str],
+    *,
+    turns: Iterable[int] = _projection.DEFAULT_TURNS,
+    gb: Iterable[float] = _projection.DEFAULT_GB,
+    scan_out: str | os.PathLike[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Analysis:
+    """Run every metric over a scan (scanning first when given a home) and project growth."""
+    scan = resolve_scan(scan_or_home, out=scan_out, progress=progress)
+    con = open_scan(scan)
+    try:
+        metrics: dict[str, MetricResult] = {}
+        for name in metric_names():
+            if progress:
+                progress(f"metric {name}")
+            metrics[name] = run_metric(con, name)
+        proj = _build_projection(con, metrics, turns=turns, gb=gb)
+    finally:
+        con.close()
+    headline = _headline(metrics)
+    provenance = {k: metrics[src].measured for k, src in HEADLINE_SOURCES.items() if src in metrics}
+    provenance["projection"] = proj.method
+    return Analysis(metrics=metrics, headline=headline, projection=proj, scan_dir=scan, provenance=provenance)
+
+
+def _headline(m: dict[str, MetricResult]) -> dict[str, Any]:
+    ov = m["overview"].one()
+    per_turn = next((r for r in m["per_turn"].rows if r["scope"] == "all"), {})
+    barriers = sum(r["barriers_per_turn"] or 0 for r in m["barriers_per_turn"].rows)
+    binding = next(
+        (r for r in m["ledger_bytes_by_kind"].rows if r["kind"] == "turn_capabilities_bound"), None
+    )
+    return {
+        "sessions": ov["sessions"],
+        "turns": ov["turns"],
+        "entries": ov["entries"],
+        "entries_per_turn": per_turn.get("entries_per_turn"),
+        "bytes_per_turn": per_turn.get("bytes_per_turn"),
+        "barriers_per_turn": _projection._r(barriers),
+        "binding_share": binding["share"] if binding else 0.0,
+        "ledger_bytes": ov["ledger_bytes"],
+        "home_bytes": ov["home_bytes"],
+    }
+
+
+def _build_projection(
+    con: Any, m: dict[str, MetricResult], *, turns: Iterable[int], gb: Iterable[float]
+) -> Projection:
+    ov = m["overview"].one()
+    rate = m["turn_rate"].one() if "turn_rate" in m else {}
+    artifacts = [
+        ArtifactGrowth(
+            kind=r["kind"],
+            size_bytes=int(r["size_bytes"] or 0),
+            rows=int(r["writes"] or 0),
+            files=int(r["file_count"] or 0),
+            grows=r["group"] not in NON_GROWING_GROUPS,
+        )
+        for r in m["disk_by_kind"].rows
+    ]
+    without = None
+    if "ledger_without_repeated_bindings" in m and m["ledger_without_repeated_bindings"].rows:
+        without = m["ledger_without_repeated_bindings"].one().get("ledger_bytes_without")
+    rates = HomeRates(
+        turns=int(ov["turns"] or 0),
+        sessions=int(ov["sessions"] or 0),
+        span_days=rate.get("span_days"),
+        ledger_bytes=int(ov["ledger_bytes"] or 0),
+    )
+    return project(
+        artifacts,
+        rates,
+        turns=turns,
+        ledger_kind=LEDGER_KIND,
+        ledger_without_bindings_bytes=int(without) if without is not None else None,
+        gb=gb,
+    )
+
+
+__all__ = [
+    "Analysis",
+    "ArtifactGrowth",
+    "HomeRates",
+    "MetricResult",
+    "Projection",
+    "analyze",
+    "metric_names",
+    "open_scan",
+    "project",
+    "run_metric",
+]

@@ -1,0 +1,194 @@
+"""Open a scan as DuckDB views: one view per Parquet table folder, plus the analysis views.
+
+Everything stays in DuckDB: views read the Parquet files lazily, queries return small aggregates.
+The only tables built in Python are tiny registries (one row per artifact kind: its write card).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pkgutil
+from collections.abc import Callable
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from vakaudit.errors import HomeNotFoundError, ScanError
+
+MANIFEST = "manifest.json"
+LEDGER_KIND = "session_ledger"
+
+
+def is_scan_dir(path: Path) -> bool:
+    return (path / MANIFEST).is_file()
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _sql_str(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+@cache
+def artifact_kinds() -> tuple[Any, ...]:
+    """Every declared ArtifactKind (the write map), discovered from ``vakaudit.artifacts``."""
+    import vakaudit.artifacts as pkg
+
+    for attr in ("all_kinds", "kinds", "registry"):
+        fn = getattr(pkg, attr, None)
+        if callable(fn):
+            got = fn()
+            kinds = list(got.values()) if isinstance(got, dict) else list(got)
+            if kinds:
+                return tuple(sorted(kinds, key=lambda k: k.name))
+    kinds = []
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        kind = getattr(mod, "KIND", None)
+        if kind is not None:
+            kinds.append(kind)
+    return tuple(sorted(kinds, key=lambda k: k.name))
+
+
+def write_cards_table() -> pa.Table:
+    kinds = artifact_kinds()
+    return pa.table(
+        {
+            "kind": pa.array([k.name for k in kinds], pa.string()),
+            "title": pa.array([k.title for k in kinds], pa.string()),
+            "group": pa.array([str(k.card.group) for k in kinds], pa.string()),
+            "discipline": pa.array([k.card.discipline for k in kinds], pa.string()),
+            "barriers_per_write": pa.array([float(k.card.barriers_per_write) for k in kinds], pa.float64()),
+            "read_class": pa.array([k.card.read_class for k in kinds], pa.string()),
+            "bound": pa.array([k.card.bound for k in kinds], pa.string()),
+            "append_only": pa.array([bool(k.append_only) for k in kinds], pa.bool_()),
+        }
+    )
+
+
+def _table_dirs(scan: Path) -> dict[str, list[Path]]:
+    out: dict[str, list[Path]] = {}
+    for child in sorted(scan.iterdir()):
+        if child.is_dir():
+            files = sorted(child.rglob("*.parquet"))
+            if files:
+                out[child.name] = files
+        elif child.suffix == ".parquet":
+            out[child.stem] = [child]
+    return out
+
+
+def open_scan(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with one view per scan table and the analysis views.
+
+    ``path`` is a scan output directory (it holds ``manifest.json`` and one Parquet folder per
+    table). Views: every scan table under its own name; ``write_cards`` (one row per declared
+    artifact kind); ``ledger_file``; ``artifact_writes``; ``ledger_entry`` and ``ledger_turn``
+    (``base_views.sql``).
+    """
+    scan = Path(path)
+    if not scan.is_dir():
+        raise HomeNotFoundError(f"scan directory {scan} does not exist")
+    if not is_scan_dir(scan):
+        raise ScanError(f"{scan} is not a scan directory (no {MANIFEST}); scan the home first")
+    con = duckdb.connect(":memory:")
+    tables = _table_dirs(scan)
+    for name, files in tables.items():
+        listing = "[" + ", ".join(_sql_str(str(f)) for f in files) + "]"
+        con.execute(
+            f"CREATE VIEW {_quote(name)} AS SELECT * FROM read_parquet({listing}, union_by_name = true)"
+        )
+    cards = write_cards_table()
+    con.register("write_cards_arrow", cards)
+    con.execute("CREATE TABLE write_cards AS SELECT * FROM write_cards_arrow")
+    con.unregister("write_cards_arrow")
+    _ensure_required(con, tables)
+    con.execute(f"CREATE VIEW ledger_file AS SELECT * FROM files WHERE kind = {_sql_str(LEDGER_KIND)}")
+    con.execute(_artifact_writes_sql(tables))
+    for stmt in _base_view_statements():
+        con.execute(stmt)
+    return con
+
+
+_REQUIRED: dict[str, str] = {
+    # table -> empty-view column list, used only when the scan wrote no file for it
+    "entry_fields": "NULL::VARCHAR AS rel_path, NULL::BIGINT AS line_no, NULL::VARCHAR AS entry_kind, "
+    "NULL::VARCHAR AS field, NULL::BIGINT AS size_bytes, NULL::VARCHAR AS digest",
+}
+
+
+def _ensure_required(con: duckdb.DuckDBPyConnection, tables: dict[str, list[Path]]) -> None:
+    for must in ("files", "entries"):
+        if must not in tables:
+            raise ScanError(f"scan has no {must!r} table; re-run the scan")
+    for name, cols in _REQUIRED.items():
+        if name not in tables:
+            con.execute(f"CREATE VIEW {_quote(name)} AS SELECT {cols} WHERE false")
+
+
+def _artifact_writes_sql(tables: dict[str, list[Path]]) -> str:
+    """``artifact_writes(kind, writes, size_bytes)``: per artifact kind present in the home, the
+    writes seen (ledger: entries; a kind with a rows table: its rows; else: its files) and bytes."""
+    parts = [
+        "SELECT kind, count(*) AS files, sum(size_bytes) AS size_bytes FROM files GROUP BY kind",
+    ]
+    counts = [f"SELECT {_sql_str(LEDGER_KIND)} AS kind, count(*) AS n FROM entries"]
+    for name in sorted(tables):
+        if name in {k.name for k in artifact_kinds()} and name != LEDGER_KIND:
+            counts.append(f"SELECT {_sql_str(name)} AS kind, count(*) AS n FROM {_quote(name)}")
+    return (
+        "CREATE VIEW artifact_writes AS WITH f AS ("
+        + parts[0]
+        + "), r AS ("
+        + " UNION ALL ".join(counts)
+        + ") "
+        "SELECT f.kind, coalesce(r.n, f.files) AS writes, f.files AS file_count, f.size_bytes "
+        "FROM f LEFT JOIN r USING (kind)"
+    )
+
+
+@cache
+def _base_view_statements() -> tuple[str, ...]:
+    text = resources.files("vakaudit.analyze").joinpath("base_views.sql").read_text(encoding="utf-8")
+    return tuple(s.strip() for s in text.split("\n;;\n") if s.strip() and not _only_comments(s))
+
+
+def _only_comments(stmt: str) -> bool:
+    return all(not line.strip() or line.strip().startswith("--") for line in stmt.splitlines())
+
+
+def resolve_scan(
+    home_or_scan: str | os.PathLike[str],
+    *,
+    out: str | os.PathLike[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Path:
+    """The scan directory for ``home_or_scan``: itself when it is a scan, else a fresh scan of the
+    home written to ``out`` (or to the scan engine's default location)."""
+    p = Path(home_or_scan)
+    if not p.exists():
+        raise HomeNotFoundError(f"{p} does not exist; give a vak home or a scan directory")
+    if is_scan_dir(p):
+        return p
+    from vakaudit.scan import scan_home
+
+    result = scan_home(p, out=out, progress=progress)
+    for attr in ("out", "path", "root", "scan_dir", "directory"):
+        got = getattr(result, attr, None)
+        if got is not None and is_scan_dir(Path(got)):
+            return Path(got)
+    raise ScanError(f"scanning {p} produced no scan directory with a {MANIFEST}")
+
+
+def read_manifest(scan: Path) -> dict[str, Any]:
+    return json.loads((scan / MANIFEST).read_text(encoding="utf-8"))

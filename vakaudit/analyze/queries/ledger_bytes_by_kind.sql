@@ -1,0 +1,16 @@
+-- title: Ledger bytes by entry kind
+-- measured: line sizes (bytes including the LF) of every parsed ledger entry, grouped by envelope kind; share of all entry bytes; quantiles are DuckDB quantile_cont over line sizes
+-- order: 20
+WITH t AS (SELECT sum(size_bytes) AS total FROM entries)
+SELECT
+    kind,
+    count(*) AS entry_count,
+    sum(size_bytes) AS size_bytes,
+    sum(size_bytes) / nullif(any_value(t.total), 0) AS share,
+    avg(size_bytes) AS mean_bytes,
+    quantile_cont(size_bytes, 0.5) AS p50_bytes,
+    quantile_cont(size_bytes, 0.95) AS p95_bytes,
+    max(size_bytes) AS max_bytes
+FROM entries, t
+GROUP BY kind
+ORDER BY size_bytes DESC, kind

@@ -1,0 +1,13 @@
+-- title: Overview
+-- measured: counts over the scan's parsed ledger entries (a turn = one intent entry; user-role messages include the ones carrying tool results); bytes are file sizes from the scan's files table
+-- order: 10
+SELECT
+    (SELECT count(DISTINCT rel_path) FROM ledger_file) AS sessions,
+    (SELECT count(*) FROM entries WHERE kind = 'intent') AS turns,
+    (SELECT count(*) FROM entries) AS entries,
+    (SELECT count(*) FROM entries WHERE kind = 'message' AND role = 'user') AS user_messages,
+    (SELECT count(*) FROM entries WHERE kind = 'message' AND role = 'assistant') AS assistant_messages,
+    (SELECT coalesce(sum(tool_result_count), 0) FROM entries WHERE kind = 'message') AS tool_result_blocks,
+    (SELECT coalesce(sum(size_bytes), 0) FROM ledger_file) AS ledger_bytes,
+    (SELECT coalesce(sum(size_bytes), 0) FROM files) AS home_bytes,
+    (SELECT count(*) FROM files) AS home_files

@@ -1,0 +1,47 @@
+"""``vakaudit readscale``: measure how each turn-path read scales with the size of a home."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("readscale")
+    def readscale_cmd(
+        turns: str = typer.Option("1000,5000,20000", "--turns", help="Home sizes in turns, comma-separated."),
+        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+        out: Path | None = typer.Option(
+            None, "--out", help="Store the result as JSON here (a .json path, or a directory, e.g. a scan)."
+        ),
+        repeats: int = typer.Option(3, "--repeats", help="Timed runs per read and size (best is kept)."),
+        workdir: Path | None = typer.Option(None, "--workdir", help="Where to build the synthetic homes."),
+    ) -> None:
+        """Build synthetic homes of growing size, time each read, fit cost against size, classify it."""
+        from vakaudit.analyze import readscale
+        from vakaudit.cli.analyze import _parse_turns
+
+        sizes = _parse_turns(turns) or readscale.DEFAULT_TURNS
+
+        def progress(msg: str) -> None:
+            if not json_out:
+                typer.echo(msg, err=True)
+
+        result = readscale.run(turns=sizes, out=out, repeats=repeats, workdir=workdir, progress=progress)
+        if json_out:
+            typer.echo(result.to_json(), nl=False)
+            return
+        typer.echo(f"sizes (turns): {', '.join(str(t) for t in result.turns)}")
+        typer.echo(f"method: {result.method}")
+        typer.echo(
+            "read | class | k(home) | k(session) | slope home us/kturn | slope session us/kturn | ms home | ms session"
+        )
+        for r in result.reads:
+            typer.echo(
+                f"{r.name} | {r.read_class} | {r.home_exponent} | {r.session_exponent} | "
+                f"{r.home_slope_us_per_kturn} | {r.session_slope_us_per_kturn} | "
+                f"{' '.join(map(str, r.home_ms))} | {' '.join(map(str, r.session_ms))}"
+            )
+        if result.stored_at:
+            typer.echo(f"stored: {result.stored_at}")

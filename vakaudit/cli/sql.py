@@ -1,0 +1,47 @@
+"""``vakaudit sql HOME_OR_SCAN "SELECT …"``: ad-hoc SQL over the same views ``analyze`` uses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("sql")
+    def sql_cmd(
+        home_or_scan: Path = typer.Argument(..., help="A vak home (scanned first) or a scan directory."),
+        query: str = typer.Argument(..., help="One SQL statement over the scan's views."),
+        json_out: bool = typer.Option(False, "--json", help="Print the rows as a JSON array."),
+        scan_out: Path | None = typer.Option(
+            None, "--scan-out", help="Where to write the scan when given a home."
+        ),
+    ) -> None:
+        """Run one SQL statement with DuckDB over a scan's tables and the analysis views."""
+        import json
+
+        import duckdb
+
+        from vakaudit.analyze import open_scan
+        from vakaudit.analyze._open import resolve_scan
+        from vakaudit.analyze.metrics import query_rows
+        from vakaudit.errors import UsageError
+
+        con = open_scan(resolve_scan(home_or_scan, out=scan_out))
+        try:
+            try:
+                rows = query_rows(con, query)
+            except duckdb.Error as exc:
+                raise UsageError(f"query failed: {str(exc).splitlines()[0]}") from None
+        finally:
+            con.close()
+        if json_out:
+            typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+            return
+        if not rows:
+            typer.echo("(no rows)")
+            return
+        cols = list(rows[0])
+        typer.echo("\t".join(cols))
+        for row in rows:
+            typer.echo("\t".join("" if row[c] is None else str(row[c]) for c in cols))
