@@ -1,0 +1,474 @@
+"""Shared reader machinery for the sidecar kinds: a JSONL line streamer and a typed-batch builder.
+
+A kind module declares its row columns with :func:`col` (name, explicit Arrow type, where the value
+comes from) and hands them to :func:`read_jsonl`. The schema is never inferred from data: it is
+``COMMON_FIELDS`` + the declared columns (+ ``TRACE_FIELDS``), all written out by hand.
+
+Conventions for row columns:
+
+- source field names are kept (``ts``, ``provider``, ...); a ``ts`` string also gets a parsed
+  ``ts_at`` column (``timestamp[us, UTC]``); source fields that already end in ``_at`` are parsed
+  into a timestamp column of the same name.
+- nested objects whose shape is unconfirmed are stored as JSON text columns.
+- the raw line is never stored (size): only typed fields.
+
+Nothing here writes: files are read through ``ReadContext.open()`` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import IO, Any
+
+import orjson
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ReadContext
+from vakaudit.findings import Finding, FindingCode, Severity
+
+CHUNK_BYTES = 1 << 20
+BATCH_ROWS = 65_536
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+
+COMMON_FIELDS: tuple[pa.Field, ...] = (
+    pa.field("rel_path", pa.string(), nullable=False),
+    pa.field("home_scope", pa.string(), nullable=False),
+    pa.field("line_no", pa.int64(), nullable=False),  # 1-based physical line number
+    pa.field("offset_bytes", pa.int64(), nullable=False),  # absolute byte offset of the line
+    pa.field("size_bytes", pa.int64(), nullable=False),  # line bytes including its terminator
+)
+
+# home.md §0.4: G2 rows carry optional `actor` and `trace`; trace.run / trace.session are pulled out.
+TRACE_FIELDS: tuple[pa.Field, ...] = (
+    pa.field("actor", pa.string()),
+    pa.field("trace", pa.string()),  # JSON text of the trace object
+    pa.field("trace_run", pa.string()),
+    pa.field("trace_session", pa.string()),
+)
+
+
+# --------------------------------------------------------------------------- value coercion
+
+
+def parse_ts(value: Any) -> datetime | None:
+    """RFC 3339 (``Z`` or ``+00:00``, 0-9 fraction digits) to an aware UTC datetime, else None."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        return None
+    try:
+        return dt.astimezone(UTC)
+    except (OverflowError, ValueError):
+        return None
+
+
+def to_json(value: Any) -> str | None:
+    if value is None:
+        return None
+    return orjson.dumps(value).decode()
+
+
+def _as_str(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return to_json(value)  # a number or object where a string was expected: keep its JSON text
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if -(1 << 63) <= value < (1 << 63) else None
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    return None
+
+
+def _as_float(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    return None
+
+
+def _as_bool(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def coercer(type_: pa.DataType, *, json: bool = False) -> Callable[[Any], Any]:
+    """The function that turns a decoded JSON value into a value of Arrow type ``type_`` (or None)."""
+    if json:
+        return to_json
+    if pa.types.is_string(type_):
+        return _as_str
+    if pa.types.is_integer(type_):
+        return _as_int
+    if pa.types.is_floating(type_):
+        return _as_float
+    if pa.types.is_boolean(type_):
+        return _as_bool
+    if pa.types.is_timestamp(type_):
+        return parse_ts
+    raise TypeError(f"no coercion for Arrow type {type_}")
+
+
+# --------------------------------------------------------------------------- column declarations
+
+Source = str | tuple[str, ...] | Callable[[dict[str, Any]], Any]
+
+
+def dig(obj: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+@dataclass(frozen=True, slots=True)
+class Col:
+    """One typed row column and how its value is taken from a decoded JSON object."""
+
+    field: pa.Field
+    get: Callable[[dict[str, Any]], Any]
+
+
+def col(name: str, type_: pa.DataType, src: Source | None = None, *, json: bool = False) -> Col:
+    """Declare a column. ``src``: a key (default ``name``), a key path tuple, or a function of the row.
+
+    ``json=True`` stores the value as JSON text (``type_`` must then be string).
+    """
+    conv = coercer(type_, json=json)
+    if src is None:
+        src = name
+    if isinstance(src, str):
+        key = src
+
+        def get(obj: dict[str, Any]) -> Any:
+            return conv(obj.get(key))
+    elif isinstance(src, tuple):
+        path = src
+
+        def get(obj: dict[str, Any]) -> Any:
+            return conv(dig(obj, path))
+    else:
+        fn = src
+
+        def get(obj: dict[str, Any]) -> Any:
+            return conv(fn(obj))
+
+    return Col(pa.field(name, type_), get)
+
+
+def ts_cols(src: str = "ts") -> tuple[Col, ...]:
+    """Timestamp columns for source field ``src``.
+
+    ``ts`` -> the string ``ts`` plus the parsed ``ts_at``; a field already named ``*_at`` -> one parsed
+    column of the same name (house style: timestamps end in ``_at``).
+    """
+    if src.endswith("_at"):
+        return (col(src, TIMESTAMP),)
+    return col(src, pa.string()), col(f"{src}_at", TIMESTAMP, src)
+
+
+def utf8_len(key: str) -> Callable[[dict[str, Any]], int | None]:
+    """Source for a ``*_bytes`` column: the UTF-8 size of a string field (the text itself is not kept)."""
+
+    def get(obj: dict[str, Any]) -> int | None:
+        value = obj.get(key)
+        return len(value.encode("utf-8", "surrogatepass")) if isinstance(value, str) else None
+
+    return get
+
+
+def count_of(key: str) -> Callable[[dict[str, Any]], int | None]:
+    """Source for a ``*_count`` column: the length of an array or object field."""
+
+    def get(obj: dict[str, Any]) -> int | None:
+        value = obj.get(key)
+        return len(value) if isinstance(value, list | dict) else None
+
+    return get
+
+
+TRACE_COLS: tuple[Col, ...] = (
+    col("actor", pa.string()),
+    col("trace", pa.string(), json=True),
+    col("trace_run", pa.string(), ("trace", "run")),
+    col("trace_session", pa.string(), ("trace", "session")),
+)
+assert tuple(c.field for c in TRACE_COLS) == TRACE_FIELDS
+
+
+def row_schema(
+    cols: Iterable[Col], *, trace: bool = True, common: Iterable[pa.Field] = COMMON_FIELDS
+) -> pa.Schema:
+    """``common`` + the declared columns (+ the G2 trace columns)."""
+    fields = list(common) + [c.field for c in cols]
+    if trace:
+        fields += TRACE_FIELDS
+    return pa.schema(fields)
+
+
+# --------------------------------------------------------------------------- line streaming
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    line_no: int  # 1-based physical line number
+    offset: int  # absolute byte offset of the line's first byte
+    raw: bytes  # line bytes without LF / CRLF
+    term_len: int  # 1 (LF), 2 (CRLF) or 0 (unterminated last line)
+
+    @property
+    def size(self) -> int:
+        return len(self.raw) + self.term_len
+
+
+def _count_newlines(f: IO[bytes], end: int) -> int:
+    """Newlines in the first ``end`` bytes, read in chunks (only a count: nothing is parsed)."""
+    f.seek(0)
+    count = 0
+    left = end
+    while left > 0:
+        chunk = f.read(min(CHUNK_BYTES, left))
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+        left -= len(chunk)
+    return count
+
+
+def iter_lines(f: IO[bytes], start_offset: int = 0) -> Iterator[Line]:
+    """Stream the physical lines of ``f`` from ``start_offset`` (offsets stay absolute).
+
+    Line numbers stay absolute too: the prefix before ``start_offset`` is only counted, not parsed.
+    """
+    line_no = _count_newlines(f, start_offset) + 1 if start_offset else 1
+    f.seek(start_offset)
+    offset = start_offset
+    pending: list[bytes] = []
+    while True:
+        chunk = f.read(CHUNK_BYTES)
+        if not chunk:
+            break
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                if start < len(chunk):
+                    pending.append(chunk[start:])
+                break
+            piece = chunk[start:nl]
+            raw = b"".join(pending) + piece if pending else piece
+            pending = []
+            term = 1
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+                term = 2
+            yield Line(line_no, offset, raw, term)
+            offset += len(raw) + term
+            line_no += 1
+            start = nl + 1
+    if pending:
+        yield Line(line_no, offset, b"".join(pending), 0)
+
+
+# --------------------------------------------------------------------------- findings
+
+
+def unparseable(ctx: ReadContext, line: Line, why: str) -> Finding:
+    if line.term_len == 0:
+        return Finding(
+            FindingCode.TORN_LAST_LINE,
+            Severity.WARNING,
+            ctx.rel_path,
+            f"unterminated last line does not parse ({why}); vak skips it",
+            line_no=line.line_no,
+            offset_bytes=line.offset,
+        )
+    return Finding(
+        FindingCode.SIDECAR_UNPARSEABLE_ROW,
+        Severity.WARNING,
+        ctx.rel_path,
+        f"row does not parse ({why}); vak skips it",
+        line_no=line.line_no,
+        offset_bytes=line.offset,
+    )
+
+
+def unterminated(ctx: ReadContext, line: Line) -> Finding:
+    return Finding(
+        FindingCode.TORN_LAST_LINE,
+        Severity.INFO,
+        ctx.rel_path,
+        "last line has no line terminator but parses (a write may be in flight)",
+        line_no=line.line_no,
+        offset_bytes=line.offset,
+    )
+
+
+def decode_object(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """A JSON object from one line, or (None, reason)."""
+    if not raw.strip():
+        return None, "blank line"
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return None, str(exc).split(":", 1)[0]
+    if not isinstance(value, dict):
+        return None, f"a JSON {type(value).__name__}, not an object"
+    return value, None
+
+
+# --------------------------------------------------------------------------- batch building
+
+
+class BatchBuilder:
+    """Accumulates rows column by column and cuts Arrow batches of a fixed schema."""
+
+    def __init__(self, schema: pa.Schema, batch_rows: int = BATCH_ROWS) -> None:
+        self.schema = schema
+        self.batch_rows = batch_rows
+        self._cols: list[list[Any]] = [[] for _ in schema]
+        self._rows = 0
+
+    def add(self, values: Iterable[Any]) -> pa.RecordBatch | None:
+        """Add one row (values in schema order); returns a full batch when one is ready."""
+        for store, value in zip(self._cols, values, strict=True):
+            store.append(value)
+        self._rows += 1
+        if self._rows >= self.batch_rows:
+            return self.flush()
+        return None
+
+    def flush(self) -> pa.RecordBatch | None:
+        if not self._rows:
+            return None
+        arrays = [pa.array(vals, type=f.type) for vals, f in zip(self._cols, self.schema, strict=True)]
+        self._cols = [[] for _ in self.schema]
+        self._rows = 0
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+Prepare = Callable[[dict[str, Any], ReadContext, Line], dict[str, Any] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class FileCol:
+    """A per-file column (same value on every row of a file), e.g. the session id in a file name."""
+
+    field: pa.Field
+    get: Callable[[ReadContext], Any]
+
+
+def file_stem(ctx: ReadContext) -> str:
+    return basename(ctx.rel_path).rsplit(".", 1)[0]
+
+
+def parent_dir(ctx: ReadContext) -> str | None:
+    return parent_name(ctx.rel_path)
+
+
+@dataclass(frozen=True, slots=True)
+class RowSpec:
+    """The typed columns of a JSONL kind: ``schema`` is common fields + ``cols`` (+ trace columns)."""
+
+    cols: tuple[Col, ...]
+    trace: bool = True  # G2 rows may carry trace/actor
+    prepare: Prepare | None = None  # reshape a decoded object, or None = not a record of this kind
+    file_cols: tuple[FileCol, ...] = ()  # placed right after the common fields
+
+    @property
+    def schema(self) -> pa.Schema:
+        common = COMMON_FIELDS + tuple(c.field for c in self.file_cols)
+        return row_schema(self.cols, trace=self.trace, common=common)
+
+    @property
+    def getters(self) -> list[Callable[[dict[str, Any]], Any]]:
+        cols = self.cols + TRACE_COLS if self.trace else self.cols
+        return [c.get for c in cols]
+
+    def reader(self, names: tuple[str, ...] = ()) -> Callable[[ReadContext], Iterator[pa.RecordBatch]]:
+        """A reader; with ``names``, files of other basenames (locks, temp files) give no rows."""
+
+        def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
+            if names and basename(ctx.rel_path) not in names:
+                return iter(())
+            return read_jsonl(ctx, self)
+
+        return reader
+
+
+def read_jsonl(ctx: ReadContext, spec: RowSpec) -> Iterator[pa.RecordBatch]:
+    """One row per physical line of a JSONL sidecar, typed by ``spec``; streams from ``ctx.start_offset``.
+
+    A line that does not parse (or that ``spec.prepare`` rejects) still gives a row with null fields,
+    plus a finding, so the rows' ``size_bytes`` always add up to the bytes read.
+    """
+    getters = spec.getters
+    prepare = spec.prepare
+    nulls = [None] * len(getters)
+    per_file = [c.get(ctx) for c in spec.file_cols]
+    builder = BatchBuilder(spec.schema)
+    with ctx.open() as f:
+        for line in iter_lines(f, ctx.start_offset):
+            obj, why = decode_object(line.raw)
+            if obj is not None and prepare is not None:
+                obj = prepare(obj, ctx, line)
+                why = "not a record of this kind" if obj is None else None
+            if obj is None:
+                ctx.emit(unparseable(ctx, line, why or "unparseable"))
+                values = nulls
+            else:
+                if line.term_len == 0:
+                    ctx.emit(unterminated(ctx, line))
+                values = [g(obj) for g in getters]
+            batch = builder.add(
+                [ctx.rel_path, ctx.home_scope, line.line_no, line.offset, line.size, *per_file, *values]
+            )
+            if batch is not None:
+                yield batch
+    batch = builder.flush()
+    if batch is not None:
+        yield batch
+
+
+def basename(rel_path: str) -> str:
+    return rel_path.rsplit("/", 1)[-1]
+
+
+def parent_name(rel_path: str) -> str | None:
+    """Name of the directory that holds ``rel_path`` (e.g. the ``<wskey>`` of a memory file)."""
+    parts = rel_path.split("/")
+    return parts[-2] if len(parts) >= 2 else None
+
+
+def read_small(ctx: ReadContext, cap: int) -> bytes | None:
+    """Whole content of a small document file, or None when it is larger than ``cap`` bytes."""
+    parts: list[bytes] = []
+    total = 0
+    with ctx.open() as f:
+        while total <= cap:
+            chunk = f.read(min(CHUNK_BYTES, cap + 1 - total))
+            if not chunk:
+                break
+            parts.append(chunk)
+            total += len(chunk)
+    return None if total > cap else b"".join(parts)
+
+
+def too_large(ctx: ReadContext, cap: int) -> Finding:
+    return Finding(
+        FindingCode.SIDECAR_UNPARSEABLE_ROW,
+        Severity.WARNING,
+        ctx.rel_path,
+        f"document larger than {cap} bytes; not parsed (sized only)",
+    )

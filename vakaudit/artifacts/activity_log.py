@@ -1,0 +1,50 @@
+"""Activity log: duration and success of every provider dispatch, hook run and tool call.
+
+Lives at ``<sessions_home>/activity-log.jsonl`` and/or the data root (the top-level one is
+undeclared in G1, D10; the FinOps view reads both). Written by vak-core ``ActivityLedger::append``
+from three closures in the run path: append, no fsync, no compaction, no bound. Read whole by
+``all_rows()`` for digests and the FinOps page (home.md §4.4). ``kind`` is an open set: ``provider``
+and ``mcp`` are confirmed, hook and built-in tool strings are unconfirmed; ``None`` fields may be
+left out or written as null (both accepted).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
+
+ROWS = RowSpec(
+    (
+        *ts_cols(),
+        col("kind", pa.string()),
+        col("name", pa.string()),
+        col("success", pa.bool_()),
+        col("duration_ms", pa.int64()),
+        col("session_id", pa.string()),
+        col("plugin", pa.string()),
+        col("tool_use_id", pa.string()),
+    )
+)
+
+KIND = ArtifactKind(
+    name="activity_log",
+    title="Activity log",
+    patterns=("**/activity-log.jsonl",),
+    card=WriteCard(
+        writer="ActivityLedger::append — vak-core, from three closures in the run path",
+        trigger="every provider dispatch, hook run and tool call",
+        discipline="append, no fsync, no compaction (the FinOps ledger beside it has one)",
+        barriers_per_write=0,
+        read="all_rows() — whole file — for digests",
+        bound="none",
+        group=WriteGroup.EVIDENCE,
+        read_class="flat",
+    ),
+    registry_class=RegistryClass.LEDGER,
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(),
+    append_only=True,
+)

@@ -1,0 +1,45 @@
+"""Budget alerts: one row each time the day's spend crosses 80 % or 100 % of the day cap.
+
+Lives at ``<home>/budget-alerts.jsonl`` next to the cost log; undeclared in the G1/G2 REGISTRY
+(D10). Written by vak-core ``finops.rs`` ``record_alert``, once per threshold window: append, no
+fsync; when the file is >= 1 MiB an append keeps only the last 2000 lines through
+``budget-alerts.jsonl.compact.tmp`` + rename (this kind owns the temp file; it gives no rows).
+Readers skip rows whose ``kind`` is not ``budget_alert`` (home.md §4.3).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
+
+ROWS = RowSpec(
+    (
+        col("kind", pa.string()),  # always "budget_alert"
+        *ts_cols(),
+        col("level", pa.string()),  # eighty | full
+        col("day_total_usd", pa.float64()),
+        col("session_id", pa.string()),
+    )
+)
+
+KIND = ArtifactKind(
+    name="budget_alerts",
+    title="Budget alerts",
+    patterns=("**/budget-alerts.jsonl", "**/budget-alerts.jsonl.compact.tmp"),
+    card=WriteCard(
+        writer="finops.rs record_alert — vak-core",
+        trigger="day spend crosses 80 % or 100 % of the day cap, once per threshold window",
+        discipline="append, no fsync; at 1 MiB rewrites keeping the last 2000 rows (tmp + rename)",
+        barriers_per_write=0,
+        read="not on the turn path",
+        bound="1 MiB · 2000 rows",
+        group=WriteGroup.EVIDENCE,
+        read_class="flat",
+    ),
+    registry_class=RegistryClass.UNDECLARED,
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(("budget-alerts.jsonl",)),
+)

@@ -1,0 +1,64 @@
+"""Commitments: lifecycle events of durable commitments (opened, episodes, suspensions, closure).
+
+Lives at ``<sessions_home>/commitments.jsonl`` (per agent; sometimes at the data root); undeclared in
+G1 (D10). Written by vak-commit ``CommitmentLedger::append``: take the lock, replay the whole file to
+project the commitment, check legality, append one line, unlock; no fsync. Early builds used a
+create-new ``commitments.jsonl.lock`` broken after 2 s (constant unconfirmed); later builds an OS lock
+on ``commitments.lock``, created once and never deleted. Both lock names belong to this kind and give
+no rows. Every append and every scheduler pass replays the whole file (home.md §4.8). Variant fields
+are flattened into the row; shapes marked unconfirmed in the spec are kept as JSON text.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
+
+ROWS = RowSpec(
+    (
+        col("event_id", pa.string()),
+        col("commitment_id", pa.string()),
+        *ts_cols(),
+        col("kind", pa.string()),  # kebab-case: opened, episode-started, closed, ...
+        col("objective", pa.string(), ("spec", "objective")),
+        col("cwd", pa.string(), ("spec", "cwd")),
+        col("episode_id", pa.string()),
+        col("session_id", pa.string()),
+        col("spend_usd", pa.float64()),
+        col("advancement_kind", pa.string(), ("advancement", "kind")),
+        col("suspension_kind", pa.string(), ("suspension", "kind")),
+        col("criterion_id", pa.string()),
+        col("strength", pa.string()),
+        col("verdict", pa.string()),
+        col("reason", pa.string()),
+        col("by", pa.string()),
+        col("spec", pa.string(), json=True),
+        col("advancement", pa.string(), json=True),
+        col("suspension", pa.string(), json=True),
+        col("evidence", pa.string(), json=True),
+    )
+)
+
+KIND = ArtifactKind(
+    name="commitments",
+    title="Commitments",
+    patterns=("**/commitments.jsonl", "**/commitments.lock", "**/commitments.jsonl.lock"),
+    card=WriteCard(
+        writer="CommitmentLedger::append — vak-commit",
+        trigger="commitment lifecycle events: open, episodes, suspensions, criteria, closure",
+        discipline="lock -> get() -> append; create-new lock broken after 2 s (later: OS lock); no fsync",
+        barriers_per_write=0,
+        read="every append replays the whole file to project one commitment; open() replays it again",
+        bound="none",
+        group=WriteGroup.EVIDENCE,
+        read_class="home",
+    ),
+    registry_class=RegistryClass.LEDGER,
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(("commitments.jsonl",)),
+    append_only=True,
+    priority=10,  # its lock files beat the generic `*.lock` of `locks`
+)

@@ -1,0 +1,51 @@
+"""Cost log: estimated USD per settled paid dispatch, keyed by session and model.
+
+Lives at ``<sessions_home>/cost-log.jsonl`` and at the data root (the admin FinOps view merges
+both). Written by vak-core ``FinOpsLedger::append`` via ``CoreSpendGate::record_settled``: one stat
+then append, no fsync. When the file is >= 5 MiB an append rewrites it keeping 90 days, through
+``cost-log.jsonl.compact.tmp`` + rename (the temp file belongs to this kind and gives no rows), so
+this ledger is NOT append-only (doc 73 D19). Budget caps come from in-memory counters; the file is
+read once per UTC day for the day baseline and in full by the admin chart and digests (home.md §4.2).
+``usd`` is left out when the model has no price: null means unknown, not zero.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
+
+ROWS = RowSpec(
+    (
+        *ts_cols(),
+        col("model", pa.string()),
+        col("provider", pa.string()),  # "" on legacy rows without the key: kept null here
+        col("input_tokens", pa.int64()),
+        col("output_tokens", pa.int64()),
+        col("cache_read_input_tokens", pa.int64()),
+        col("usd", pa.float64()),
+        col("source", pa.string()),
+        col("session_id", pa.string()),
+    )
+)
+
+KIND = ArtifactKind(
+    name="cost_log",
+    title="Cost log",
+    patterns=("**/cost-log.jsonl", "**/cost-log.jsonl.compact.tmp"),
+    card=WriteCard(
+        writer="FinOpsLedger::append via CoreSpendGate — vak-core",
+        trigger="once per settled paid dispatch",
+        discipline="one metadata() stat per append; when > 5 MB, rewrites keeping 90 days (tmp + rename)",
+        barriers_per_write=0,
+        read="day baseline loaded once per day into DayBudget; digests and the admin chart stream it",
+        bound="5 MB · 90 days",
+        group=WriteGroup.EVIDENCE,
+        read_class="flat",
+    ),
+    registry_class=RegistryClass.LEDGER,
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(("cost-log.jsonl",)),
+)

@@ -1,0 +1,50 @@
+"""Coworking grants: audience grants that let another principal into a conversation.
+
+Lives at ``<sessions_home>/coworking/grants.jsonl`` (G2 ``agents/{agent}/coworking``, a Ledger).
+Written by vak-server (``AudienceGrant``, Record reference v1): append, no fsync (unconfirmed
+beyond "append"). ``token_hash`` is a digest, never a token (home.md §6.2).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import RowSpec, col, count_of, ts_cols
+
+ROWS = RowSpec(
+    (
+        col("grant_id", pa.string()),
+        col("principal_id", pa.string()),
+        col("display_name", pa.string()),
+        col("conversation_id", pa.string()),
+        col("audience_id", pa.string()),
+        col("capability_count", pa.int64(), count_of("capabilities")),
+        col("capabilities", pa.string(), json=True),
+        col("token_hash", pa.string()),
+        *ts_cols("created_at"),
+        *ts_cols("expires_at"),
+    )
+)
+
+KIND = ArtifactKind(
+    name="coworking_grants",
+    title="Coworking grants",
+    patterns=("**/coworking/grants.jsonl",),
+    card=WriteCard(
+        writer="coworking AudienceGrant — vak-server",
+        trigger="an operator grants an audience access to a conversation",
+        discipline="append, no fsync",
+        barriers_per_write=0,
+        read="whole file",
+        bound="none",
+        group=WriteGroup.SERVER,
+        read_class="flat",
+    ),
+    registry_class=RegistryClass.LEDGER,
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(),
+    append_only=True,
+    priority=10,  # beats config_files' `coworking/**`
+)

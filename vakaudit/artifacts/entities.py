@@ -1,0 +1,52 @@
+"""Entities: the typed entity graph per workspace (``entities/<wskey>/``) and global (``entities/global/``).
+
+Lives at ``<sessions_home>/entities/<wskey|global>/ENTITIES.jsonl``. Written by vak-core
+``entities.rs`` ``upsert_entity`` / ``delete_entity``: every change rewrites the whole file via
+``ENTITIES.tmp`` + rename, flushed but not fsynced, no lock (the temp file belongs to this kind and
+gives no rows). Read whole; blank and corrupt lines skipped (home.md §7.2). A document: current
+state, not history. ``entities_scope`` is the directory name (a workspace key or ``global``); each
+relation is an edge ``id`` -> ``target_entity_id`` (kept as JSON in ``relations``).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import FileCol, RowSpec, col, count_of, parent_dir, ts_cols
+
+ROWS = RowSpec(
+    (
+        col("id", pa.string()),
+        col("name", pa.string()),
+        col("entity_type", pa.string()),
+        col("summary", pa.string()),
+        col("attribute_count", pa.int64(), count_of("attributes")),
+        col("attributes", pa.string(), json=True),
+        col("relation_count", pa.int64(), count_of("relations")),
+        col("relations", pa.string(), json=True),
+        *ts_cols("updated_at"),
+    ),
+    trace=False,
+    file_cols=(FileCol(pa.field("entities_scope", pa.string()), parent_dir),),
+)
+
+KIND = ArtifactKind(
+    name="entities",
+    title="Entities",
+    patterns=("**/entities/*/ENTITIES.jsonl", "**/entities/*/ENTITIES.tmp"),
+    card=WriteCard(
+        writer="upsert_entity / delete_entity — vak-core",
+        trigger="the model or operator adds, changes or deletes an entity",
+        discipline="whole-file rewrite via tmp + rename on each change",
+        barriers_per_write=0,
+        read="whole file",
+        bound="none",
+        group=WriteGroup.MEMORY,
+        read_class="flat",
+    ),
+    registry_class=RegistryClass.DOCUMENT,
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(("ENTITIES.jsonl",)),
+)

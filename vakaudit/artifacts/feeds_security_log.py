@@ -1,0 +1,52 @@
+"""Feeds security log: URL and DNS-rebind rejections of the Python feed pipeline (JSONL despite the name).
+
+Lives at ``<data>/feeds/security.log`` — the platform data home, since the pipeline ignores
+``VAK_HOME`` (D18). Written by ``scripts/feeds/feed_security.py``: one JSON object per line,
+``{"timestamp": ISO-8601 +00:00, "event": type, <context key>: string ≤ 500 chars, …}``; append, no
+fsync (home.md §9). The context keys vary per event and are kept as one JSON object.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
+
+
+def _context(obj: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in ("timestamp", "event")}
+
+
+ROWS = RowSpec(
+    (
+        *ts_cols("timestamp"),
+        col("event", pa.string()),
+        col("context", pa.string(), _context, json=True),
+    ),
+    trace=False,
+)
+
+KIND = ArtifactKind(
+    name="feeds_security_log",
+    title="Feeds security log",
+    patterns=("**/feeds/security.log",),
+    card=WriteCard(
+        writer="feed_security.py — scripts/feeds (Python, not Rust)",
+        trigger="a feed item or URL is rejected (invalid_item_url, dns_rebind_detected, …)",
+        discipline="append, no fsync",
+        barriers_per_write=0,
+        read="not read by vak",
+        bound="none",
+        group=WriteGroup.FEEDS,
+        read_class="flat",
+    ),
+    registry_class=RegistryClass.LEDGER,
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(),
+    append_only=True,
+    priority=10,  # beats `logs` (`*.log`) and the feeds store kind
+)

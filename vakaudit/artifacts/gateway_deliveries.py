@@ -1,0 +1,61 @@
+"""Gateway deliveries: the gateway's append-only log of outgoing chat deliveries.
+
+Lives at ``<data>/gateway/deliveries.jsonl``. Written by vak-server gateway ``deliver_log``: one
+``write_all`` per line, no fsync (home.md §10). The row fields are unconfirmed, so the likely ones
+are typed when present (``ts``, ``kind``, ``target``, ``surface``, ``session_id``, ``ok``/``success``)
+and ``keys`` lists every top-level key of the row (names only, no values).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
+
+
+def _first(*keys: str):
+    def get(obj: dict[str, Any]) -> Any:
+        for key in keys:
+            if key in obj:
+                return obj[key]
+        return None
+
+    return get
+
+
+ROWS = RowSpec(
+    (
+        *ts_cols(),
+        col("kind", pa.string()),
+        col("target", pa.string(), _first("target", "key", "chat")),
+        col("surface", pa.string()),
+        col("session_id", pa.string()),
+        col("ok", pa.bool_(), _first("ok", "success", "delivered")),
+        col("keys", pa.string(), lambda o: sorted(o), json=True),
+    )
+)
+
+KIND = ArtifactKind(
+    name="gateway_deliveries",
+    title="Gateway delivery log",
+    patterns=("**/gateway/deliveries.jsonl",),
+    card=WriteCard(
+        writer="gateway deliver_log — vak-server",
+        trigger="every gateway delivery",
+        discipline="append (one write_all per line), no fsync",
+        barriers_per_write=0,
+        read="not on the turn path",
+        bound="none",
+        group=WriteGroup.SERVER,
+        read_class="flat",
+    ),
+    registry_class=RegistryClass.CONFIG,  # declared only as part of the `gateway` Config entry
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(),
+    append_only=True,
+    priority=10,  # beats config_files' `gateway/*`
+)

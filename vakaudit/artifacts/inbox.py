@@ -1,0 +1,55 @@
+"""Inbox: every gateway push (summaries, approvals, alerts, digests) and the ack tombstones of reads.
+
+Lives at ``<home>/inbox.jsonl`` with the lock ``<home>/inbox.dedupe.lock`` (both belong to this
+kind; the lock gives no rows). Written by vak-core ``inbox.rs`` on every ``gateway::deliver``: one
+``write_all`` of the whole line with O_APPEND, no fsync. Reading an entry appends an ack line
+``{"ack_of": id, "ts": …}``; lines are never edited. With a ``dedupe_key`` the writer holds a
+create-new lock file (200 × 5 ms retries) around check-and-append. ``inbox::list`` reads only the
+trailing ``MAX_SCAN = 10 000`` lines (home.md §4.7). ``row_type`` is ``ack`` when ``ack_of`` is
+present, else ``entry``.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
+
+ROWS = RowSpec(
+    (
+        col("row_type", pa.string(), lambda o: "ack" if "ack_of" in o else "entry"),
+        col("id", pa.string()),
+        col("ack_of", pa.string()),
+        *ts_cols(),
+        col("kind", pa.string()),
+        col("title", pa.string()),
+        col("body", pa.string()),
+        col("session_id", pa.string()),
+        col("task_id", pa.string()),
+        col("result_id", pa.string()),
+        col("dedupe_key", pa.string()),
+    )
+)
+
+KIND = ArtifactKind(
+    name="inbox",
+    title="Inbox",
+    patterns=("**/inbox.jsonl", "**/inbox.dedupe.lock"),
+    card=WriteCard(
+        writer="inbox::push / ack — vak-core, from gateway::deliver",
+        trigger="every gateway push and every read (ack tombstone)",
+        discipline="append, no fsync; acks are new lines, never edits; create-new lock for dedupe keys",
+        barriers_per_write=0,
+        read="inbox reads the trailing MAX_SCAN = 10 000 lines only",
+        bound="reads bounded; files are not",
+        group=WriteGroup.SERVER,
+        read_class="flat",
+    ),
+    registry_class=RegistryClass.LEDGER,
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(("inbox.jsonl",)),
+    append_only=True,
+    priority=10,  # its lock file beats the generic `*.lock` of `locks`
+)

@@ -1,0 +1,48 @@
+"""Intent evidence: did the reading hold? One row per turn, plus one when a sliced capability is asked for.
+
+Lives at ``<sessions_home>/intent-evidence.jsonl`` (per agent). Written by vak-core
+``MisreadLedger::record``: best-effort append, errors swallowed, no fsync. Read whole with a 30-day
+TTL at read time, aggregated per cell; not on the turn path (home.md §4.5). The row has no session
+id (D8). ``sliced`` exists only in later G2 builds (default false when missing: kept null here).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
+
+ROWS = RowSpec(
+    (
+        *ts_cols(),
+        col("act", pa.string()),
+        col("stakes", pa.string()),
+        col("tier", pa.string()),
+        col("resolver_version", pa.int64()),
+        col("outcome", pa.string()),  # held | escalated | overridden | restated | abandoned
+        col("wanted", pa.string()),
+        col("sliced", pa.bool_()),
+    )
+)
+
+KIND = ArtifactKind(
+    name="intent_evidence",
+    title="Intent evidence",
+    patterns=("**/intent-evidence.jsonl",),
+    card=WriteCard(
+        writer="MisreadLedger::record — vak-core",
+        trigger="one row per turn, plus one when a sliced capability was later asked for",
+        discipline="best-effort append, no fsync",
+        barriers_per_write=0,
+        read="full scan, 30-day TTL at read time; not on the turn path",
+        bound="none on disk",
+        group=WriteGroup.EVIDENCE,
+        read_class="flat",
+    ),
+    registry_class=RegistryClass.LEDGER,
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(),
+    append_only=True,
+)

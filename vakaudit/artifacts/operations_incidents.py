@@ -1,0 +1,61 @@
+"""Operations incidents: incident events of the Operations Center (opened, observed, reopened, resolved).
+
+Lives at ``<server sessions_home>/operations/incidents.jsonl``. Written by vak-server
+``operations.rs`` ``reconcile`` whenever the Operations Center snapshot refreshes: an event when an
+incident opens, at most once per minute while it is still observed, when it reopens and when it
+resolves; single ``write_all`` append, no fsync, best effort. Readers parse the whole file and fold
+by ``incident.id``, last line wins (home.md §6.3). One row per event; fold with ``incident_id``.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import TIMESTAMP, RowSpec, col, ts_cols
+
+
+def _inc(key: str) -> tuple[str, str]:
+    return ("incident", key)
+
+
+ROWS = RowSpec(
+    (
+        *ts_cols(),
+        col("event", pa.string()),  # opened | observed | reopened | resolved
+        col("incident_id", pa.string(), _inc("id")),
+        col("fingerprint", pa.string(), _inc("fingerprint")),
+        col("severity", pa.string(), _inc("severity")),
+        col("status", pa.string(), _inc("status")),
+        col("source", pa.string(), _inc("source")),
+        col("title", pa.string(), _inc("title")),
+        col("detail", pa.string(), _inc("detail")),
+        col("first_seen_at", TIMESTAMP, _inc("first_seen")),
+        col("last_seen_at", TIMESTAMP, _inc("last_seen")),
+        col("occurrences", pa.int64(), _inc("occurrences")),
+        col("workspace", pa.string(), _inc("workspace")),
+        col("evidence", pa.string(), _inc("evidence"), json=True),
+        col("resolution", pa.string(), _inc("resolution")),
+    )
+)
+
+KIND = ArtifactKind(
+    name="operations_incidents",
+    title="Operations incidents",
+    patterns=("**/operations/incidents.jsonl",),
+    card=WriteCard(
+        writer="operations::reconcile — vak-server",
+        trigger="Operations Center snapshot refresh: open, ≤ 1 update per incident per minute, reopen, resolve",
+        discipline="append for events (one write_all), no fsync, best effort",
+        barriers_per_write=0,
+        read="parse the whole file and fold by incident.id; last line wins",
+        bound="none",
+        group=WriteGroup.SERVER,
+        read_class="flat",
+    ),
+    registry_class=RegistryClass.LEDGER,
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(),
+    append_only=True,
+)

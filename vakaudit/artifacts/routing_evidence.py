@@ -1,0 +1,46 @@
+"""Routing evidence: one row per provider attempt, the input of the route ladder's ordering.
+
+Lives at ``<sessions_home>/routing-evidence.jsonl`` (normally ``agents/<id>/``; also seen at the data
+root and in nested homes). Written by vak-core ``EvidenceLedger::record_receipts`` after every run:
+one row per attempt leg (``Cancelled`` attempts write nothing), open + append + close, no fsync.
+Read in full on every turn by ``plan_route_ladder`` -> ``snapshot()``, which drops rows older than
+30 days while scanning; the file itself is never shrunk (home.md §4.1).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
+
+ROWS = RowSpec(
+    (
+        *ts_cols(),
+        col("provider", pa.string()),
+        col("model", pa.string()),
+        col("outcome", pa.string()),  # success | failure | unknown
+        col("latency_ms", pa.int64()),
+    )
+)
+
+KIND = ArtifactKind(
+    name="routing_evidence",
+    title="Routing evidence",
+    patterns=("**/routing-evidence.jsonl",),
+    card=WriteCard(
+        writer="EvidenceLedger::record_receipts — vak-core",
+        trigger="after every run, one row per provider attempt leg",
+        discipline="append, no fsync",
+        barriers_per_write=0,
+        read="full scan on every turn (plan_route_ladder -> snapshot()); 30-day TTL applied at read time only",
+        bound="none on disk",
+        group=WriteGroup.EVIDENCE,
+        read_class="home",
+    ),
+    registry_class=RegistryClass.LEDGER,
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(),
+    append_only=True,
+)

@@ -1,0 +1,87 @@
+"""Sandbox executions: every SandboxEvent the bash (and other execution) tools emit, per session.
+
+Lives at ``<sessions_home>/sandbox/executions/<session_id>.jsonl``; in G2 under the server Core's own
+agent home whichever agent owns the session (D25). Written by vak-server
+``append_session_sandbox_event`` while streaming to the Workbench: start, each stdout/stderr chunk
+(about 8 KB max), a telemetry row every 500 ms, artifacts, finish — open + append + close per
+event, no fsync, no bound (2 rows/s for a command's whole life). Read whole per
+``/sandbox/executions`` request (home.md §6.1).
+
+Events are tagged by ``kind`` (PascalCase) and carry no timestamp; order in the file is the only
+sequence. Unconfirmed whether G1/G2 lines wrap the event: a top-level ``event``/``sandbox_event``
+object with a ``kind`` is unwrapped and wrapper keys ``ts``/``execution_id``/``tool_use_id`` are
+kept. Output text is not stored: ``chunk_bytes`` is the UTF-8 size of a chunk, ``code_preview_bytes``
+of the preview. G3 ``Output`` rows give ``stream``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import FileCol, Line, RowSpec, col, count_of, file_stem, ts_cols, utf8_len
+
+_WRAPPERS = ("event", "sandbox_event")
+
+
+def _unwrap(obj: dict[str, Any], ctx: ReadContext, line: Line) -> dict[str, Any] | None:
+    if "kind" not in obj:
+        for key in _WRAPPERS:
+            inner = obj.get(key)
+            if isinstance(inner, dict) and "kind" in inner:
+                merged = {k: v for k, v in obj.items() if k != key}
+                merged.update(inner)
+                return merged
+    return obj
+
+
+ROWS = RowSpec(
+    (
+        col("kind", pa.string()),
+        *ts_cols(),
+        col("execution_id", pa.string()),
+        col("tool_use_id", pa.string()),
+        col("tool", pa.string()),
+        col("language", pa.string()),
+        col("scratch_dir", pa.string()),
+        col("code_preview_bytes", pa.int64(), utf8_len("code_preview")),
+        col("stream", pa.string()),
+        col("chunk_bytes", pa.int64(), utf8_len("chunk")),
+        col("package_count", pa.int64(), count_of("packages")),
+        col("path", pa.string()),
+        col("mime_type", pa.string()),
+        col("artifact_size_bytes", pa.int64(), "size_bytes"),
+        col("elapsed_ms", pa.int64()),
+        col("cpu_percent", pa.float64()),
+        col("memory_bytes", pa.int64()),
+        col("exit_code", pa.int64()),
+        col("duration_ms", pa.int64()),
+        col("artifact_count", pa.int64(), count_of("artifacts")),
+    ),
+    prepare=_unwrap,
+    file_cols=(FileCol(pa.field("session_id", pa.string()), lambda ctx: ctx.session_id or file_stem(ctx)),),
+)
+
+KIND = ArtifactKind(
+    name="sandbox_executions",
+    title="Sandbox execution logs",
+    patterns=("**/sandbox/executions/*.jsonl",),
+    card=WriteCard(
+        writer="append_session_sandbox_event — vak-server",
+        trigger="every SandboxEvent: start, each 8 KB stdout/stderr chunk, telemetry every 500 ms, finish",
+        discipline="open + append + close per event; no fsync",
+        barriers_per_write=0,
+        read="whole file per /sandbox/executions request",
+        bound="none — a long-running command writes 2 rows/s for its whole life",
+        group=WriteGroup.SANDBOX,
+        read_class="session",
+    ),
+    registry_class=RegistryClass.LEDGER,
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(),
+    append_only=True,
+    priority=30,  # beats the generic sandbox working-tree kind
+)

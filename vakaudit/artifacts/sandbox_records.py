@@ -1,0 +1,73 @@
+"""Sandbox records: candidate, environment, preview-preparation and promotion records of the sandbox.
+
+Lives at ``<sessions_home>/sandbox/records.jsonl`` (Record reference v1; rows may carry
+``trace``/``actor``). Written by vak-server as the sandbox lifecycle advances: append, no fsync
+(unconfirmed beyond "append"). The four record types share one file; whether a discriminator field
+exists is unconfirmed, so ``record_type`` is inferred from which keys are present (home.md §6.2):
+``receipt`` -> promotion, ``candidate_digest`` + ``command`` -> preview_preparation, ``candidate`` ->
+candidate, ``plan`` -> environment, else null.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
+
+
+def record_type(obj: dict[str, Any]) -> str | None:
+    for key in ("record_type",):  # an explicit discriminator, should a build write one
+        if isinstance(obj.get(key), str):
+            return obj[key]
+    if "receipt" in obj:
+        return "promotion"
+    if "command" in obj and "candidate_digest" in obj:
+        return "preview_preparation"
+    if "candidate" in obj:
+        return "candidate"
+    if "plan" in obj:
+        return "environment"
+    return None
+
+
+ROWS = RowSpec(
+    (
+        col("record_type", pa.string(), record_type),
+        col("record_id", pa.string()),
+        col("session_id", pa.string()),
+        col("turn_id", pa.string()),
+        col("result_id", pa.string()),
+        col("execution_id", pa.string()),
+        col("environment_id", pa.string()),
+        col("candidate_id", pa.string()),
+        col("candidate_digest", pa.string()),
+        col("state", pa.string()),
+        col("verified", pa.bool_()),
+        *ts_cols("updated_at"),
+    )
+)
+
+KIND = ArtifactKind(
+    name="sandbox_records",
+    title="Sandbox records",
+    patterns=("**/sandbox/records.jsonl",),
+    card=WriteCard(
+        writer="sandbox record store — vak-server",
+        trigger="candidate, environment, preview and promotion state changes",
+        discipline="append, no fsync",
+        barriers_per_write=0,
+        read="whole file",
+        bound="none",
+        group=WriteGroup.SANDBOX,
+        read_class="flat",
+    ),
+    registry_class=RegistryClass.LEDGER,
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(),
+    append_only=True,
+    priority=30,  # beats the generic sandbox working-tree kind
+)

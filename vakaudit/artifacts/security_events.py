@@ -1,0 +1,45 @@
+"""Security events: denials, auth failures, caps, config and key changes (about 39 call sites).
+
+Lives at ``<home>/security-events.jsonl``: the agent home at most call sites, the data root at a
+few. Written by vak-core ``security_events::record``: one ``write_all`` of line + LF with O_APPEND,
+no fsync, best effort. ``list(home, limit)`` reads the whole file, newest first (home.md §4.6).
+``kind`` is an open snake_case set; ``ip`` is left out when unknown.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
+
+ROWS = RowSpec(
+    (
+        *ts_cols(),
+        col("kind", pa.string()),
+        col("label", pa.string()),
+        col("detail", pa.string()),
+        col("ip", pa.string()),
+    )
+)
+
+KIND = ArtifactKind(
+    name="security_events",
+    title="Security events",
+    patterns=("**/security-events.jsonl",),
+    card=WriteCard(
+        writer="security_events::record — vak-core (39 call sites)",
+        trigger="auth failures, rate limits, allowlist decisions, permission denials and caps, config changes",
+        discipline="append (one write_all with O_APPEND), no fsync, best effort",
+        barriers_per_write=0,
+        read="list(home, limit): whole file, reversed, truncated to limit",
+        bound="none",
+        group=WriteGroup.EVIDENCE,
+        read_class="flat",
+    ),
+    registry_class=RegistryClass.LEDGER,
+    description=__doc__,
+    schema=ROWS.schema,
+    reader=ROWS.reader(),
+    append_only=True,
+)
