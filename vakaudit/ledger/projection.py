@@ -13,7 +13,7 @@ order). Verbatim blocks are shared with the entries they come from: copy before 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -34,6 +34,8 @@ from vakaudit.ledger.turns import (
     TurnIndexBuilder,
     coerce_generation,
     generation_for,
+    is_control_entry,
+    message_of,
 )
 
 __all__ = [
@@ -50,7 +52,10 @@ __all__ = [
     "derive_messages",
     "derive_tagged",
     "derive_with_plan",
+    "evidence",
     "generation_for",
+    "latest_directive_entry_id",
+    "non_card_evidence_since",
     "packet_needs_compaction",
     "packet_transcript",
     "tail_sections",
@@ -383,9 +388,11 @@ def _open_turn(index: TurnIndex, turn: Turn) -> list[ProjectedMessage]:
             tail = [e for e in tail if index.positions.get(e.id, 0) > index.reset_position]
     out = [ProjectedMessage(turn.turn_id, _serde_message(turn.directive_message))]
     for entry in tail:
-        meta = entry.payload.get("meta")
-        control = isinstance(meta, dict) and meta.get("control") is not None
-        out.append(ProjectedMessage(entry.id, _serde_message(entry.payload["message"]), is_control=control))
+        out.append(
+            ProjectedMessage(
+                entry.id, _serde_message(entry.payload["message"]), is_control=is_control_entry(entry)
+            )
+        )
     return out
 
 
@@ -674,3 +681,64 @@ def capacity_profile(chain: Sequence[Any], key: Any) -> Any | None:
         if ok:
             return value
     return None
+
+
+def _blocks(message: Mapping[str, Any]) -> list[dict]:
+    return [b for b in message.get("content") or () if isinstance(b, dict)]
+
+
+def evidence(chain: Sequence[Any], tool_use_id: str) -> dict | None:
+    """{tool, input, content, is_error} for a call on the chain (§6.8): the last matching tool_use,
+    then the first tool_result for that id; None when either is missing."""
+    tool: tuple[str, Any] | None = None
+    messages = [m for m in (message_of(e) for e in chain) if m is not None]
+    for msg in messages:
+        for block in _blocks(msg):
+            if block.get("type") == "tool_use" and block.get("id") == tool_use_id:
+                tool = (str(block.get("name", "")), block.get("input"))
+    if tool is None:
+        return None
+    for msg in messages:
+        for block in _blocks(msg):
+            if block.get("type") == "tool_result" and block.get("tool_use_id") == tool_use_id:
+                return {
+                    "tool": tool[0],
+                    "input": tool[1],
+                    "content": block.get("content"),
+                    "is_error": bool(block.get("is_error", False)),
+                }
+    return None
+
+
+def latest_directive_entry_id(chain: Sequence[Any]) -> str | None:
+    """The newest non-control user message with a text block and no tool_result block (§6.8)."""
+    for entry in reversed(chain):
+        msg = message_of(entry)
+        if msg is None or msg.get("role") != "user" or is_control_entry(entry):
+            continue
+        types = {b.get("type") for b in _blocks(msg)}
+        if "text" in types and "tool_result" not in types:
+            return entry.id
+    return None
+
+
+def non_card_evidence_since(
+    chain: Sequence[Any], turn_id: str, is_card_tool: Callable[[str], bool]
+) -> list[str]:
+    """tool_use_ids of results after ``turn_id``'s entry whose tool is not a card tool, first-seen order."""
+    start = next((i + 1 for i, e in enumerate(chain) if e.id == turn_id), 0)
+    names: dict[str, str] = {}
+    out: list[str] = []
+    for entry in chain[start:]:
+        msg = message_of(entry)
+        if msg is None:
+            continue
+        for block in _blocks(msg):
+            if block.get("type") == "tool_use":
+                names[str(block.get("id"))] = str(block.get("name", ""))
+            elif block.get("type") == "tool_result":
+                rid = str(block.get("tool_use_id"))
+                name = names.get(rid)
+                if not (name is not None and is_card_tool(name)) and rid not in out:
+                    out.append(rid)
+    return out

@@ -100,9 +100,15 @@ def message_of(entry: Any) -> dict | None:
 
 
 def is_control_entry(entry: Any) -> bool:
-    """True when the message entry carries a ``meta.control`` tag (the only control signal, §5.3)."""
+    """True for a user-role message entry with a ``meta.control`` tag (the only control signal, §5.3).
+
+    Text is never sniffed, and an assistant message is never control.
+    """
     meta = entry.payload.get("meta")
-    return isinstance(meta, dict) and meta.get("control") is not None
+    if not isinstance(meta, dict) or meta.get("control") is None:
+        return False
+    msg = entry.payload.get("message")
+    return isinstance(msg, dict) and msg.get("role") == "user"
 
 
 def _block_types(message: dict) -> set[str]:
