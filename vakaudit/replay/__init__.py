@@ -1,7 +1,72 @@
-"""Re-derive the provider requests vak sent from a session ledger, and check them against it."""
+"""Re-derive the provider requests vak sent from a session ledger, and check them against it.
+
+`iter_requests(ledger_or_path)` yields one :class:`ReplayStep` per execute receipt (request,
+checks, prefix-cache break) for a `SessionLog`, a ledger file or a whole home. Reads only.
+"""
 
 from __future__ import annotations
 
-from vakaudit.replay.prefix import estimate_tokens, prefix_digest, request_message_chars
+import os
+from collections.abc import Callable, Iterator
 
-__all__ = ["estimate_tokens", "prefix_digest", "request_message_chars"]
+from vakaudit.ledger import SessionLog
+from vakaudit.replay.checks import CHECK_NAMES, CheckName, CheckResult, CheckStatus
+from vakaudit.replay.engine import PrefixBreak, ReplayStep, build_step_request, replay_log
+from vakaudit.replay.ledgers import iter_ledger_paths
+from vakaudit.replay.prefix import estimate_tokens, prefix_chars, prefix_digest, request_message_chars
+from vakaudit.replay.request import HostParams, NeutralRequest, Regime, cache_breakpoints, compose_tail
+from vakaudit.replay.serialize import anthropic_body, openai_body, serialize
+
+__all__ = [
+    "CHECK_NAMES",
+    "CheckName",
+    "CheckResult",
+    "CheckStatus",
+    "HostParams",
+    "NeutralRequest",
+    "PrefixBreak",
+    "Regime",
+    "ReplayStep",
+    "anthropic_body",
+    "build_step_request",
+    "cache_breakpoints",
+    "compose_tail",
+    "estimate_tokens",
+    "iter_ledger_paths",
+    "iter_requests",
+    "openai_body",
+    "prefix_chars",
+    "prefix_digest",
+    "replay_log",
+    "request_message_chars",
+    "serialize",
+]
+
+
+def iter_requests(
+    ledger_or_path: SessionLog | str | os.PathLike,
+    *,
+    host: HostParams | None = None,
+    session: str | None = None,
+    generation: str | None = None,
+    on_ledger: Callable[[str], None] | None = None,
+) -> Iterator[ReplayStep]:
+    """Every execute step of one ledger (a `SessionLog` or a file) or of every ledger of a home.
+
+    `session` keeps only ledgers whose header session id (or file stem) equals it. Ledgers are
+    opened read-only and closed after their steps were yielded.
+    """
+    if isinstance(ledger_or_path, SessionLog):
+        yield from replay_log(ledger_or_path, host=host, generation=generation)
+        return
+    for path in iter_ledger_paths(ledger_or_path):
+        if session is not None and path.stem != session:
+            with SessionLog.open_read_only(path) as log:
+                header = log.header
+                sid = header.payload.get("session_id") if header is not None else None
+            if sid != session:
+                continue
+        if on_ledger is not None:
+            on_ledger(str(path))
+        with SessionLog.open_read_only(path) as log:
+            yield from replay_log(log, host=host, generation=generation)

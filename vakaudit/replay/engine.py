@@ -57,7 +57,7 @@ from vakaudit.replay.request import (
     regime_for,
 )
 
-__all__ = ["PrefixBreak", "ReplayStep", "replay_log"]
+__all__ = ["PrefixBreak", "ReplayStep", "build_step_request", "replay_log"]
 
 _CARD_TOOL_PREFIX = "emit_"
 
@@ -313,7 +313,9 @@ def _pre_pass(chain: Sequence[Any]) -> dict[int, _StepPlan]:
 class _Replay:
     """State of one ledger's replay walk."""
 
-    def __init__(self, log: SessionLog, host: HostParams, generation: str | None) -> None:
+    def __init__(
+        self, log: SessionLog, host: HostParams, generation: str | None, chain: list[Any] | None = None
+    ) -> None:
         self.log = log
         self.host = host
         header = log.header
@@ -326,7 +328,7 @@ class _Replay:
         self.regime = host.regime or regime_for(app_version)
         sid = self.header.get("session_id")
         self.session_id = sid if isinstance(sid, str) else log.path.stem
-        self.chain = log.chain_to_root()
+        self.chain = chain if chain is not None else log.chain_to_root()
         self.unsealed = self._unsealed_entries()
 
     def _unsealed_entries(self) -> dict[str, str]:
@@ -370,10 +372,14 @@ def replay_log(
     host: HostParams | None = None,
     generation: str | None = None,
     on_step: Callable[[ReplayStep], None] | None = None,
+    chain: list[Any] | None = None,
 ) -> Iterator[ReplayStep]:
-    """Yield every execute step of `log`'s active chain with its request and checks."""
+    """Yield every execute step of `log`'s active chain with its request and checks.
+
+    `chain` replaces the log's active chain (entries root first), e.g. with an entry appended.
+    """
     host = host or HostParams()
-    rp = _Replay(log, host, generation)
+    rp = _Replay(log, host, generation, chain)
     chain = rp.chain
     plans = _pre_pass(chain)
     cuts: dict[int, list[_StepPlan]] = {}
@@ -868,3 +874,36 @@ def _drop_tail_block(message: Mapping[str, Any], tail: str) -> dict:
     out = dict(message)
     out["content"] = content
     return out
+
+
+def build_step_request(
+    log: SessionLog,
+    *,
+    provider: str = "",
+    model: str = "",
+    host: HostParams | None = None,
+    generation: str | None = None,
+) -> NeutralRequest:
+    """The request vak would send for an execute step dispatched now, at the end of `log`'s chain.
+
+    For writers of spec-following ledgers: `request_message_chars(req.messages)` is the message
+    chars of §11's `prefix_tokens` (tail included) and `prefix_digest(req.system, binding tools)`
+    the receipt's digest. Walks the whole chain on every call (linear per call).
+    """
+    from vakaudit.ledger.entry import Entry
+
+    chain = log.chain_to_root()
+    parent = chain[-1].id if chain else None
+    probe = Entry(
+        "replay-probe",
+        parent,
+        "1970-01-01T00:00:00Z",
+        "receipt",
+        {"purpose": "execute", "provider": provider, "model": model, "attempts": [], "prefix_digest": ""},
+    )
+    last: ReplayStep | None = None
+    for step in replay_log(log, host=host, generation=generation, chain=[*chain, probe]):
+        last = step
+    if last is None or last.receipt_id != "replay-probe":
+        raise ValueError("no execute step could be built at the end of the chain")
+    return last.request

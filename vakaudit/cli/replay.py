@@ -1,0 +1,125 @@
+"""``vakaudit replay``: rebuild every provider request of a home's sessions and check them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("replay")
+    def replay(
+        home_or_ledger: Path = typer.Argument(..., help="A vak home directory or one ledger .jsonl file."),
+        session: str | None = typer.Option(None, "--session", help="Only this session id."),
+        turn: int | None = typer.Option(None, "--turn", min=1, help="Only steps of this turn number."),
+        step: int | None = typer.Option(None, "--step", min=1, help="Only this step within each turn."),
+        provider: str = typer.Option("anthropic", "--provider", help="Wire format: anthropic or openai."),
+        as_json: bool = typer.Option(False, "--json", help="Print every step and check as JSON."),
+        diff: bool = typer.Option(False, "--diff", help="Show what changed between consecutive requests."),
+        export: Path | None = typer.Option(
+            None, "--export", help="Write the reconstructed requests as JSONL."
+        ),
+        temporal: str = typer.Option(
+            "", "--turn-context", help="Host <turn_context> text (not in 3.x ledgers)."
+        ),
+        stance: str = typer.Option("", "--stance", help="Host <stance> text (not in 3.x ledgers)."),
+        max_tokens: int | None = typer.Option(None, "--max-tokens", help="Output cap (not in the ledger)."),
+        regime: str | None = typer.Option(None, "--regime", help="Force request regime A or B."),
+        horizon: int = typer.Option(
+            200_000, "--horizon", help="Context horizon when no profile is recorded."
+        ),
+    ) -> None:
+        """Re-derive each step's request from the ledger and run the checks of the replay spec.
+
+        Exit 0 when every checkable check passes, 1 when a check failed, 2 on a usage error.
+        """
+        import json
+
+        from vakaudit.errors import UsageError
+        from vakaudit.ledger.jsonenc import dumps
+        from vakaudit.replay import HostParams, Regime, iter_requests, serialize
+        from vakaudit.replay.checks import CHECK_NAMES
+        from vakaudit.replay.diff import request_diff
+
+        if provider not in ("anthropic", "openai"):
+            raise UsageError(f"--provider must be anthropic or openai, not {provider!r}")
+        if regime is not None and regime.upper() not in ("A", "B"):
+            raise UsageError(f"--regime must be A or B, not {regime!r}")
+        if not home_or_ledger.exists():
+            from vakaudit.errors import HomeNotFoundError
+
+            raise HomeNotFoundError(f"{home_or_ledger} does not exist; pass a vak home or a ledger file")
+        host = HostParams(
+            temporal=temporal,
+            stance=stance,
+            max_tokens=max_tokens,
+            regime=Regime(regime.upper()) if regime else None,
+            horizon_tokens=horizon,
+        )
+        counts = {name: {"pass": 0, "fail": 0, "not_checkable": 0} for name in CHECK_NAMES}
+        reasons: dict[str, dict[str, int]] = {name: {} for name in CHECK_NAMES}
+        steps_total = 0
+        any_fail = False
+        breaks: list[str] = []
+        prev_by_session: dict[str, object] = {}
+        out_json: list[dict] = []
+        export_fh = export.open("w", encoding="utf-8") if export is not None else None
+        try:
+            for s in iter_requests(home_or_ledger, host=host, session=session):
+                key = s.ledger_path
+                prev = prev_by_session.get(key)
+                prev_by_session[key] = s.request
+                if turn is not None and s.turn != turn:
+                    continue
+                if step is not None and s.step != step:
+                    continue
+                steps_total += 1
+                for c in s.checks:
+                    counts[c.name][str(c.status)] += 1
+                    if c.status != "pass":
+                        label = f"{c.status}: {c.reason}"
+                        reasons[c.name][label] = reasons[c.name].get(label, 0) + 1
+                    any_fail = any_fail or c.failed
+                if s.prefix_break is not None:
+                    parts = ", ".join(s.prefix_break.parts) or "digest only"
+                    breaks.append(f"  {s.session_id} turn {s.turn} step {s.step} ({s.receipt_id}): {parts}")
+                if as_json:
+                    item = s.to_dict()
+                    if diff and prev is not None:
+                        item["diff"] = request_diff(prev, s.request)
+                    out_json.append(item)
+                elif diff and prev is not None:
+                    d = request_diff(prev, s.request)
+                    typer.echo(f"--- {s.session_id} turn {s.turn} step {s.step} ({s.receipt_id})")
+                    typer.echo(json.dumps(d, ensure_ascii=False, indent=2))
+                if export_fh is not None:
+                    row = {
+                        "session_id": s.session_id,
+                        "turn": s.turn,
+                        "step": s.step,
+                        "receipt_id": s.receipt_id,
+                        "provider": provider,
+                        "neutral": s.request.to_dict(),
+                        "body": serialize(s.request, provider),
+                    }
+                    export_fh.write(dumps(row).decode("utf-8") + "\n")
+        finally:
+            if export_fh is not None:
+                export_fh.close()
+        if as_json:
+            typer.echo(json.dumps({"steps": out_json, "summary": counts}, ensure_ascii=False, indent=2))
+        else:
+            typer.echo(f"steps replayed: {steps_total}")
+            typer.echo(f"{'check':<26}{'pass':>7}{'fail':>7}{'n/c':>7}")
+            for name in CHECK_NAMES:
+                c = counts[name]
+                typer.echo(f"{name:<26}{c['pass']:>7}{c['fail']:>7}{c['not_checkable']:>7}")
+            for name in CHECK_NAMES:
+                for label, n in sorted(reasons[name].items(), key=lambda kv: -kv[1])[:5]:
+                    typer.echo(f"  {name} × {n}: {label}")
+            typer.echo(f"prefix-cache breaks: {len(breaks)}")
+            for line in breaks:
+                typer.echo(line)
+        if any_fail:
+            raise typer.Exit(1)

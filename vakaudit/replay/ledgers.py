@@ -1,0 +1,36 @@
+"""Find the session ledgers of a home (or take one ledger file) for replay. Reads only."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from vakaudit.errors import HomeNotFoundError
+
+__all__ = ["iter_ledger_paths"]
+
+
+def iter_ledger_paths(home_or_ledger: str | os.PathLike) -> Iterator[Path]:
+    """Ledger files under a home, sorted: every `**/sessions/<key>/<id>.jsonl`; a file is itself.
+
+    Covers `sessions/<key>/` at the root, `agents/<id>/sessions/<key>/` and nested homes. Symlinks
+    are never followed (a home is read without leaving it).
+    """
+    root = Path(home_or_ledger)
+    if root.is_file():
+        yield root
+        return
+    if not root.is_dir():
+        raise HomeNotFoundError(f"{root} is neither a home directory nor a ledger file")
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        d = Path(dirpath)
+        if d.parent.name != "sessions":
+            continue
+        for name in filenames:
+            p = d / name
+            if name.endswith(".jsonl") and not p.is_symlink() and p.is_file():
+                found.append(p)
+    yield from sorted(found)
