@@ -23,7 +23,9 @@ EXIT_INTERNAL = 3
 
 def run(app) -> None:  # noqa: ANN001 - a typer.Typer
     try:
-        app(standalone_mode=False)
+        rc = app(standalone_mode=False)  # click returns (not raises) a typer.Exit code here
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
