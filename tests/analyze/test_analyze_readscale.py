@@ -1,0 +1,69 @@
+"""Read scaling: the synthetic homes are real vak ledgers, results are stored and reloadable.
+
+No timing assertions: the figures are measurements, only their structure is checked.
+"""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from vakaudit.analyze import readscale
+from vakaudit.cli import app
+from vakaudit.ledger import SessionLog
+
+
+def test_scale_home_ledgers_verify_with_the_ledger_reader(tmp_path) -> None:
+    home = readscale.build_scale_home(tmp_path / "h", 30, 23)
+    files = sorted(home.sessions_dir.glob("*.jsonl"))
+    assert len(files) == 2  # 7 + 23 turns; the resumed session has full length
+    total = 0
+    for f in files:
+        log = SessionLog.open_read_only(f)
+        assert log.warnings == []
+        total += len(log.entries)
+        assert log.entries[0].kind == "header"
+    assert total == 2 + 13 * 30  # one header per session, 13 entries per turn
+    assert sum(1 for line in home.current.read_bytes().splitlines() if b'"kind":"intent"' in line) == 23
+    assert sum(1 for _ in home.routing.open("rb")) == round(30 * 2.3)
+
+
+def test_classify_from_exponents() -> None:
+    assert readscale.classify(0.9, 1.0) == "home"
+    assert readscale.classify(0.1, 1.0) == "session"
+    assert readscale.classify(0.1, 0.2) == "flat"
+
+
+def test_run_measures_every_read_and_stores_json(tmp_path) -> None:
+    result = readscale.run(turns=(8, 16), repeats=1, out=tmp_path / "scan", workdir=tmp_path)
+    names = [r.name for r in result.reads]
+    assert names == [s.name for s in readscale.READS]
+    assert len(names) == 9
+    for r in result.reads:
+        assert r.read_class in {"flat", "session", "home"}
+        assert len(r.home_ms) == 2 and len(r.session_ms) == 2
+        assert all(v >= 0 for v in r.home_ms + r.session_ms)
+    stored = tmp_path / "scan" / "readscale.json"
+    assert result.stored_at == str(stored)
+    again = readscale.load(tmp_path / "scan")
+    assert again.to_dict() == result.to_dict()
+    assert [s["turns"] for s in result.sizes] == [8, 8, 16, 16]
+    # the temporary homes are gone
+    assert [p.name for p in tmp_path.iterdir()] == ["scan"]
+
+
+def test_readscale_cli_json(tmp_path) -> None:
+    out = tmp_path / "rs.json"
+    res = CliRunner().invoke(
+        app, ["readscale", "--turns", "6,12", "--repeats", "1", "--json", "--out", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["turns"] == [6, 12]
+    assert json.loads(out.read_text())["reads"] == data["reads"]
+
+
+def test_readscale_cli_rejects_one_size() -> None:
+    res = CliRunner().invoke(app, ["readscale", "--turns", "10"])
+    assert res.exit_code != 0
