@@ -110,6 +110,8 @@ class ArtifactKind:
     append_only: bool = False       # seal / verify --since treat it as append-only
     secret: bool = False            # sized, never opened
     priority: int = 0               # higher wins when several kinds match one path
+    # which session a file belongs to, from its path alone (e.g. :func:`stem_session_id`); None = none
+    session_id_of: Callable[[str], str | None] | None = None
 
     def matches(self, rel_path: str) -> bool:
         return any(_compile(p).fullmatch(rel_path) for p in self.patterns)
@@ -144,6 +146,19 @@ def _compile(pattern: str) -> re.Pattern[str]:
     return rx
 
 
+def stem_session_id(rel_path: str) -> str | None:
+    """The file name without its last extension names the session (``<session_id>.jsonl``)."""
+    name = rel_path.rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    return stem or None
+
+
+def parent_session_id(rel_path: str) -> str | None:
+    """The directory holding the file names the session (``checkpoints/<session_id>/NNNN.json``)."""
+    parts = rel_path.split("/")
+    return parts[-2] if len(parts) >= 2 and parts[-2] else None
+
+
 def glob_matches(pattern: str, rel_path: str) -> bool:
     """True when ``rel_path`` matches ``pattern`` under the rules of :class:`ArtifactKind`."""
     return _compile(pattern).fullmatch(rel_path) is not None
@@ -157,4 +172,6 @@ __all__ = [
     "WriteCard",
     "WriteGroup",
     "glob_matches",
+    "parent_session_id",
+    "stem_session_id",
 ]

@@ -1,0 +1,810 @@
+"""Session ledger: the one rich original, one hash-chained JSONL file per session.
+
+Lives at ``<sessions_home>/sessions/<wskey>/<session_id>.jsonl`` (``agents/<id>/`` from 3.2.0, the
+data root before; the nested-home defect D2 puts it deeper). Written by vak-session
+``SessionLog::append`` on every message, intent, receipt, activity, presentation, turn card, work
+event and compaction: one ``writeln!`` + ``sync_data()`` per entry under an exclusive ``try_lock``
+held for the handle's lifetime. Read whole on every open (full parse + hash verify), then scanned
+O(entries) per request. No bound on disk (ledger.md §1-§6, write-paths-and-growth).
+
+This module turns a ledger into the ``entries`` table (one row per physical line) plus the
+``entry_fields`` byte accounting, streaming, resumable at a byte offset, and without ever writing.
+The chain rules are :class:`vakaudit.ledger.ChainVerifier`'s (ledger.md §3).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import IO, Any
+
+import orjson
+import pyarrow as pa
+
+from vakaudit.artifacts._base import (
+    ArtifactKind,
+    ReadContext,
+    RegistryClass,
+    WriteCard,
+    WriteGroup,
+    stem_session_id,
+)
+from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.ledger.chain import ChainVerifier, LineStatus
+from vakaudit.ledger.entry import KNOWN_KINDS, EntryParseError, parse_envelope
+
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+CHUNK_BYTES = 4 << 20
+BATCH_ROWS = 16_384
+HEAD_ANCHOR_BYTES = 4096
+
+ENTRIES_SCHEMA = pa.schema(
+    [
+        pa.field("rel_path", pa.string(), nullable=False),
+        pa.field("session_id", pa.string()),
+        pa.field("agent_id", pa.string()),
+        pa.field("workspace_key", pa.string()),
+        pa.field("line_no", pa.int64(), nullable=False),
+        pa.field("offset_bytes", pa.int64(), nullable=False),
+        pa.field("size_bytes", pa.int64(), nullable=False),
+        pa.field("kind", pa.string()),
+        pa.field("id", pa.string()),
+        pa.field("parent_id", pa.string()),
+        pa.field("ts", pa.string()),
+        pa.field("ts_at", TIMESTAMP),
+        pa.field("prev_hash", pa.string()),
+        pa.field("line_sha256", pa.string()),
+        pa.field("chain_ok", pa.bool_()),
+        pa.field("chain_status", pa.string()),
+        pa.field("turn_no", pa.int64()),
+        pa.field("turn_id", pa.string()),
+        pa.field("role", pa.string()),
+        pa.field("control", pa.string()),
+        pa.field("is_directive", pa.bool_()),
+        pa.field("model", pa.string()),
+        pa.field("provider", pa.string()),
+        pa.field("stop_reason", pa.string()),
+        pa.field("input_tokens", pa.int64()),
+        pa.field("output_tokens", pa.int64()),
+        pa.field("cache_read_input_tokens", pa.int64()),
+        pa.field("cache_creation_input_tokens", pa.int64()),
+        pa.field("tool_use_count", pa.int64()),
+        pa.field("tool_result_count", pa.int64()),
+        pa.field("tool_result_bytes", pa.int64()),
+        pa.field("activity_kind", pa.string()),
+        pa.field("activity_label", pa.string()),
+        pa.field("purpose", pa.string()),
+        pa.field("attempt_count", pa.int64()),
+        pa.field("prefix_digest", pa.string()),
+        pa.field("prefix_tokens", pa.int64()),
+        pa.field("epoch", pa.int64()),
+        pa.field("app_version", pa.string()),
+    ]
+)
+
+ENTRY_FIELDS_SCHEMA = pa.schema(
+    [
+        pa.field("rel_path", pa.string(), nullable=False),
+        pa.field("session_id", pa.string()),
+        pa.field("kind", pa.string()),
+        pa.field("field", pa.string(), nullable=False),
+        pa.field("entry_count", pa.int64(), nullable=False),
+        pa.field("size_bytes", pa.int64(), nullable=False),
+    ]
+)
+
+#: pseudo-fields of ``entry_fields``: the envelope (with braces and the line terminator), unparsed lines
+ENVELOPE_FIELD = "(envelope)"
+UNPARSED_FIELD = "(unparsed)"
+BLANK_FIELD = "(blank)"
+
+# Entries written before the directive of the turn they prepare (write-paths: goal update, intent,
+# capability binding come before the user message). They carry the turn number of that next turn.
+_PREP_KINDS = frozenset(
+    {"turn_capabilities_bound", "turn_capabilities_ref", "goal_update", "context_selection"}
+)
+
+_CHAIN_OK = {LineStatus.CHAIN_OK: True, LineStatus.BROKEN: False}
+
+
+@dataclass(slots=True)
+class LedgerState:
+    """Where a scan of one ledger stopped; enough to resume at ``offset`` exactly as a full scan would."""
+
+    offset: int = 0  # bytes consumed (always a line boundary)
+    line_no: int = 0  # physical lines consumed
+    expected: str | None = None  # chain expectation (digest of the last parsed line)
+    turn_no: int = 0
+    turn_id: str | None = None
+    in_prep: bool = False
+    last_line_offset: int = 0
+    last_line_sha256: str | None = None  # SHA-256 of the last consumed line's bytes, terminator included
+    head_sha256: str | None = None  # SHA-256 of the first min(offset, 4096) bytes
+    torn: bool = False  # the consumed bytes end in a line without terminator
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LedgerState:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+def path_facts(rel_path: str) -> tuple[str | None, str | None, str | None]:
+    """(session_id, agent_id, workspace_key) from a ledger path ``…/sessions/<wskey>/<sid>.jsonl``.
+
+    ``agent_id`` is the innermost ``agents/<id>`` before ``sessions/``; a data-root ``sessions/``
+    (builds before 3.2.0) belongs to the built-in agent ``vak``.
+    """
+    parts = rel_path.split("/")
+    session_id = stem_session_id(rel_path)
+    wskey = parts[-2] if len(parts) >= 3 else None
+    agent_id = "vak"
+    prefix = parts[:-3]
+    for i in range(len(prefix) - 1):
+        if prefix[i] == "agents":
+            agent_id = prefix[i + 1]
+    return session_id, agent_id, wskey
+
+
+def _int(v: Any) -> int | None:
+    if type(v) is int and -(1 << 63) <= v < (1 << 63):
+        return v
+    return None
+
+
+def _str(v: Any) -> str | None:
+    return v if type(v) is str else None
+
+
+_TOK = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]', re.DOTALL)
+
+
+def _split_fields_slow(raw: bytes) -> list[tuple[str, int]] | None:
+    """(key, bytes) of every top-level member after the envelope's ``kind``, by tokenizing the line.
+
+    A member's bytes run from the comma before its key to the end of its value.
+    """
+    depth = 0
+    starts: list[tuple[bytes, int]] = []
+    n = len(raw)
+    for m in _TOK.finditer(raw):
+        c = raw[m.start()]
+        if c == 0x22:  # '"'
+            if depth == 1 and m.end() < n and raw[m.end()] == 0x3A:  # ':'
+                starts.append((m.group(), m.start() - 1))
+        elif c in (0x7B, 0x5B):
+            depth += 1
+        else:
+            depth -= 1
+    if depth != 0 or not starts:
+        return None
+    out: list[tuple[str, int]] = []
+    seen_kind = False
+    end = n - 1
+    for i, (key, start) in enumerate(starts):
+        stop = starts[i + 1][1] if i + 1 < len(starts) else end
+        if not seen_kind:
+            if key == b'"kind"':
+                seen_kind = True
+            continue
+        try:
+            name = orjson.loads(key)
+        except orjson.JSONDecodeError:
+            return None
+        out.append((name, stop - start))
+    return out
+
+
+def _envelope_bytes(env: tuple) -> bytes:
+    ident, parent, ts, prev, at_turn, kind = env
+    d = orjson.dumps
+    parts = [
+        b'{"id":',
+        d(ident),
+        b',"parent_id":',
+        b"null" if parent is None else d(parent),
+        b',"ts":',
+        d(ts),
+    ]
+    if prev is not None:
+        parts += [b',"prev_hash":', d(prev)]
+    if at_turn is not None:
+        parts += [b',"at_turn":', d(at_turn)]
+    parts += [b',"kind":', d(kind)]
+    return b"".join(parts)
+
+
+def field_sizes(raw: bytes, env: tuple, payload: dict[str, Any]) -> list[tuple[str, int]] | None:
+    """Bytes of each payload member of one parsed line, exactly as written (``,"key":value``).
+
+    Fast path: the writer is serde_json-compatible, so re-encoding the envelope and each value gives
+    their exact lengths; every boundary is checked against the raw bytes. Any mismatch (a work line's
+    second ``kind``, a float written differently, spaces) falls back to tokenizing the line.
+    """
+    head = _envelope_bytes(env)
+    if raw.startswith(head):
+        pos = len(head)
+        out: list[tuple[str, int]] = []
+        dumps = orjson.dumps
+        ok = True
+        for key, value in payload.items():
+            tok = b"," + dumps(key) + b":"
+            if not raw.startswith(tok, pos):
+                ok = False
+                break
+            try:
+                size = len(tok) + len(dumps(value))
+            except (TypeError, orjson.JSONEncodeError):
+                ok = False
+                break
+            out.append((key, size))
+            pos += size
+        if ok and pos == len(raw) - 1 and raw.endswith(b"}"):
+            return out
+    return _split_fields_slow(raw)
+
+
+def _parse_ts(ts: str | None) -> datetime | None:
+    if ts is None:
+        return None
+    try:
+        dt = datetime.fromisoformat(ts)
+    except ValueError:
+        return None
+    return dt if dt.tzinfo is not None else None
+
+
+class LedgerScanner:
+    """Streams one ledger file into ``entries`` record batches, resumable from a :class:`LedgerState`.
+
+    ``fields`` accumulates the ``entry_fields`` byte accounting of the lines scanned; ``emit``
+    receives findings; ``bytes_read`` counts the bytes actually read from the file.
+    """
+
+    def __init__(
+        self,
+        rel_path: str,
+        state: LedgerState | None = None,
+        emit: Callable[[Finding], None] | None = None,
+        *,
+        session_id: str | None = None,
+    ) -> None:
+        sid, agent, wskey = path_facts(rel_path)
+        self.rel_path = rel_path
+        self.session_id = session_id or sid
+        self.agent_id = agent
+        self.workspace_key = wskey
+        self.state = state or LedgerState()
+        self.emit = emit or (lambda f: None)
+        self.fields: dict[tuple[str | None, str], list[int]] = {}
+        self.bytes_read = 0
+        self.rows = 0
+        self.growing = False
+        self._chain = ChainVerifier(rel_path)
+        self._chain.expected = self.state.expected
+        self._rows: list[tuple] = []
+        self._head = bytearray()
+
+    # -- fields accounting --------------------------------------------------------------------------
+
+    def _account(self, kind: str | None, name: str, size: int) -> None:
+        acc = self.fields.get((kind, name))
+        if acc is None:
+            self.fields[(kind, name)] = [1, size]
+        else:
+            acc[0] += 1
+            acc[1] += size
+
+    def fields_table(self) -> pa.Table:
+        rows = sorted(self.fields.items(), key=lambda kv: (kv[0][0] or "", kv[0][1]))
+        return pa.table(
+            {
+                "rel_path": [self.rel_path] * len(rows),
+                "session_id": [self.session_id] * len(rows),
+                "kind": [k[0] for k, _ in rows],
+                "field": [k[1] for k, _ in rows],
+                "entry_count": [v[0] for _, v in rows],
+                "size_bytes": [v[1] for _, v in rows],
+            },
+            schema=ENTRY_FIELDS_SCHEMA,
+        )
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def scan(
+        self, f: IO[bytes], end: int, *, still_growing: Callable[[], bool] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """Read ``f`` from ``state.offset`` up to byte ``end`` (the size seen when the scan began).
+
+        A final fragment without LF is a torn line (row + finding) unless ``still_growing()`` says
+        the file grew meanwhile: then it is a write in flight, left unconsumed, with a note.
+        """
+        st = self.state
+        if st.torn:
+            raise ValueError("a ledger whose scanned prefix ends in a torn line must be rescanned from 0")
+        f.seek(st.offset)
+        offset = st.offset
+        if offset < HEAD_ANCHOR_BYTES:
+            # the head anchor is recomputed from the file start; cheap (<= 4 KiB) and exact
+            f.seek(0)
+            pre = f.read(offset)
+            self.bytes_read += len(pre)
+            self._head = bytearray(pre)
+        carry = b""
+        while offset + len(carry) < end:
+            want = min(CHUNK_BYTES, end - offset - len(carry))
+            chunk = f.read(want)
+            if not chunk:
+                break
+            self.bytes_read += len(chunk)
+            buf = carry + chunk if carry else chunk
+            pos = 0
+            while True:
+                nl = buf.find(b"\n", pos)
+                if nl < 0:
+                    break
+                self._line(buf, pos, nl + 1, offset)
+                offset += nl + 1 - pos
+                pos = nl + 1
+                if len(self._rows) >= BATCH_ROWS:
+                    yield self._flush()
+            carry = buf[pos:]
+        if carry:
+            if still_growing is not None and still_growing():
+                self.growing = True
+                self.emit(
+                    Finding(
+                        FindingCode.LEDGER_GROWING,
+                        Severity.INFO,
+                        self.rel_path,
+                        f"ledger is being appended to; scanned a consistent prefix of {offset} bytes and left "
+                        f"the {len(carry)}-byte line still being written for the next scan",
+                        line_no=st.line_no + 1,
+                        offset_bytes=offset,
+                    )
+                )
+            else:
+                self._line(carry, 0, len(carry), offset)
+                offset += len(carry)
+                st.torn = True
+        if still_growing is not None and not self.growing and still_growing():
+            self.growing = True
+            self.emit(
+                Finding(
+                    FindingCode.LEDGER_GROWING,
+                    Severity.INFO,
+                    self.rel_path,
+                    f"ledger grew while it was scanned; the scan covers its first {offset} bytes",
+                    offset_bytes=offset,
+                )
+            )
+        st.expected = self._chain.expected
+        if self._rows:
+            yield self._flush()
+
+    def _line(self, buf: bytes, start: int, stop: int, base: int) -> None:
+        st = self.state
+        line = buf[start:stop]
+        size = stop - start
+        offset = base
+        if offset < HEAD_ANCHOR_BYTES:
+            self._head += line[: HEAD_ANCHOR_BYTES - offset]
+            st.head_sha256 = hashlib.sha256(self._head).hexdigest()
+        st.line_no += 1
+        line_no = st.line_no
+        st.last_line_offset = offset
+        st.last_line_sha256 = hashlib.sha256(line).hexdigest()
+        st.offset = offset + size
+        if line.endswith(b"\n"):
+            raw = line[:-1]
+            terminated = True
+        else:
+            raw = line
+            terminated = False
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+            self.emit(
+                Finding(
+                    FindingCode.CRLF_LINE_END,
+                    Severity.INFO,
+                    self.rel_path,
+                    "line ends in CRLF; vak strips the CR",
+                    line_no=line_no,
+                    offset_bytes=offset,
+                )
+            )
+        if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            self.emit(
+                Finding(
+                    FindingCode.BOM,
+                    Severity.WARNING,
+                    self.rel_path,
+                    "file starts with a UTF-8 byte order mark; vak writers never add one",
+                    line_no=1,
+                    offset_bytes=0,
+                )
+            )
+        chain = self._chain
+        try:
+            env, payload = parse_envelope(raw)
+        except EntryParseError as exc:
+            if not raw.strip() or _blank(raw):
+                chain.blank(line_no)
+                self._account(None, BLANK_FIELD, size)
+                self._rows.append(
+                    (offset, line_no, size, None, None, None, None, None, None, "blank", None, None, None)
+                    + _NONE_TAIL
+                )
+                return
+            digest = hashlib.sha256(raw).hexdigest()
+            chain.unparseable(line_no)
+            try:
+                raw.decode("utf-8")
+                valid = True
+            except UnicodeDecodeError:
+                valid = False
+            if not terminated:
+                code, sev, msg = (
+                    FindingCode.TORN_LAST_LINE,
+                    Severity.WARNING,
+                    f"last line has no terminator and does not parse ({exc}); vak skips it and "
+                    "its next append fuses with it",
+                )
+            elif not valid:
+                code, sev, msg = (
+                    FindingCode.INVALID_UTF8,
+                    Severity.ERROR,
+                    "line is not valid UTF-8; vak refuses to open this ledger",
+                )
+            else:
+                code, sev, msg = (
+                    FindingCode.UNPARSEABLE_LINE,
+                    Severity.ERROR,
+                    f"line is not a ledger entry ({exc}); vak skips it and the chain restarts after it",
+                )
+            self.emit(Finding(code, sev, self.rel_path, msg, line_no=line_no, offset_bytes=offset))
+            self._account(None, UNPARSED_FIELD, size)
+            self._rows.append(
+                (offset, line_no, size, None, None, None, None, None, digest, "unparseable", None, None, None)
+                + _NONE_TAIL
+            )
+            return
+        ident, parent, ts, prev, at_turn, kind = env
+        check = chain.entry(line_no, raw, prev)
+        status = check.status
+        if status is LineStatus.BROKEN:
+            self.emit(
+                Finding(
+                    FindingCode.PREV_HASH_MISMATCH,
+                    Severity.ERROR,
+                    self.rel_path,
+                    "prev_hash differs from the digest of the previous parsed line: an earlier line "
+                    "was modified after it was written",
+                    line_no=line_no,
+                    offset_bytes=offset,
+                    entry_id=ident,
+                    expected=check.expected,
+                    actual=prev,
+                )
+            )
+        elif status is LineStatus.UNCHAINED:
+            self.emit(
+                Finding(
+                    FindingCode.UNCHAINED_LINE,
+                    Severity.INFO,
+                    self.rel_path,
+                    "entry has no prev_hash although a line precedes it (written before hash chaining)",
+                    line_no=line_no,
+                    offset_bytes=offset,
+                    entry_id=ident,
+                )
+            )
+        if not terminated:
+            self.emit(
+                Finding(
+                    FindingCode.TORN_LAST_LINE,
+                    Severity.INFO,
+                    self.rel_path,
+                    "last line has no terminator but parses (a write may have been cut short)",
+                    line_no=line_no,
+                    offset_bytes=offset,
+                    entry_id=ident,
+                )
+            )
+        if kind not in KNOWN_KINDS:
+            self.emit(
+                Finding(
+                    FindingCode.UNKNOWN_KIND,
+                    Severity.INFO,
+                    self.rel_path,
+                    f"entry kind {kind!r} is not one of the known ledger kinds",
+                    line_no=line_no,
+                    offset_bytes=offset,
+                    entry_id=ident,
+                )
+            )
+
+        # payload facts
+        role = control = model = provider = stop_reason = None
+        it = ot = crt = cct = None
+        tu = trc = trb = None
+        act_kind = act_label = purpose = prefix_digest = app_version = None
+        attempts = prefix_tokens = epoch = None
+        directive = None
+        if kind == "message":
+            msg = payload.get("message")
+            meta = payload.get("meta")
+            if type(meta) is not dict:
+                meta = {}
+            control = _str(meta.get("control"))
+            model = _str(meta.get("model"))
+            stop_reason = _str(meta.get("stop_reason"))
+            usage = meta.get("usage")
+            if type(usage) is dict:
+                it = _int(usage.get("input_tokens"))
+                ot = _int(usage.get("output_tokens"))
+                crt = _int(usage.get("cache_read_input_tokens"))
+                cct = _int(usage.get("cache_creation_input_tokens"))
+            tu = trc = trb = 0
+            has_text = False
+            if type(msg) is dict:
+                role = _str(msg.get("role"))
+                content = msg.get("content")
+                if type(content) is list:
+                    for block in content:
+                        if type(block) is not dict:
+                            continue
+                        t = block.get("type")
+                        if t == "tool_use":
+                            tu += 1
+                        elif t == "tool_result":
+                            trc += 1
+                            c = block.get("content")
+                            if type(c) is str:
+                                trb += len(c) if c.isascii() else len(c.encode("utf-8", "surrogatepass"))
+                            elif c is not None:
+                                trb += len(orjson.dumps(c))
+                        elif t == "text":
+                            has_text = True
+            directive = role == "user" and control is None and has_text and trc == 0
+        elif kind == "receipt":
+            purpose = _str(payload.get("purpose"))
+            provider = _str(payload.get("provider"))
+            model = _str(payload.get("model"))
+            pd = payload.get("prefix_digest")
+            prefix_digest = pd if type(pd) is str and pd else None
+            prefix_tokens = _int(payload.get("prefix_tokens"))
+            a = payload.get("attempts")
+            attempts = len(a) if type(a) is list else None
+        elif kind == "activity":
+            act_kind = _str(payload.get("activity_kind"))
+            act_label = _str(payload.get("label"))
+        elif kind == "turn_capabilities_bound" or kind == "turn_capabilities_ref":
+            epoch = _int(payload.get("epoch"))
+        elif kind == "header":
+            contract = payload.get("contract")
+            if type(contract) is dict:
+                app_version = _str(contract.get("app_version"))
+                provider = _str(contract.get("provider"))
+                model = _str(contract.get("model"))
+        elif kind == "work":
+            ev = payload.get("kind")
+            if ev is not None:
+                self.emit(
+                    Finding(
+                        FindingCode.WORK_DUPLICATE_KIND,
+                        Severity.INFO,
+                        self.rel_path,
+                        "work entry carries a second 'kind' key (ledger.md §2.4); vak's own reader "
+                        "skips it on reopen",
+                        line_no=line_no,
+                        offset_bytes=offset,
+                        entry_id=ident,
+                    )
+                )
+
+        # turn attribution (file order)
+        if directive:
+            st.turn_no += 1
+            st.turn_id = ident
+            st.in_prep = False
+            turn_no, turn_id = st.turn_no, ident
+        elif kind in _PREP_KINDS or (kind == "intent" and st.in_prep):
+            st.in_prep = True
+            turn_no, turn_id = st.turn_no + 1, None
+        elif kind == "header":
+            turn_no, turn_id = None, None
+        else:
+            st.in_prep = False
+            turn_no, turn_id = (st.turn_no or None), st.turn_id
+        if at_turn is not None:
+            turn_id = at_turn
+
+        # bytes per payload member
+        sizes = field_sizes(raw, env, payload)
+        acc_kind = kind
+        used = 0
+        if sizes is not None:
+            for name, n in sizes:
+                self._account(acc_kind, name, n)
+                used += n
+            self._account(acc_kind, ENVELOPE_FIELD, size - used)
+        else:  # pragma: no cover - parse_envelope accepted a line the tokenizer cannot split
+            self._account(acc_kind, UNPARSED_FIELD, size)
+
+        self._rows.append(
+            (
+                offset,
+                line_no,
+                size,
+                kind,
+                ident,
+                parent,
+                ts,
+                prev,
+                check.digest,
+                status.value,
+                turn_no,
+                turn_id,
+                role,
+                control,
+                directive,
+                model,
+                provider,
+                stop_reason,
+                it,
+                ot,
+                crt,
+                cct,
+                tu,
+                trc,
+                trb,
+                act_kind,
+                act_label,
+                purpose,
+                attempts,
+                prefix_digest,
+                prefix_tokens,
+                epoch,
+                app_version,
+            )
+        )
+
+    def _flush(self) -> pa.RecordBatch:
+        rows = self._rows
+        self._rows = []
+        self.rows += len(rows)
+        cols = list(zip(*rows, strict=True))
+        n = len(rows)
+        (
+            offset,
+            line_no,
+            size,
+            kind,
+            ident,
+            parent,
+            ts,
+            prev,
+            digest,
+            status,
+            turn_no,
+            turn_id,
+            role,
+            control,
+            directive,
+            model,
+            provider,
+            stop_reason,
+            it,
+            ot,
+            crt,
+            cct,
+            tu,
+            trc,
+            trb,
+            act_kind,
+            act_label,
+            purpose,
+            attempts,
+            prefix_digest,
+            prefix_tokens,
+            epoch,
+            app_version,
+        ) = cols
+        ts_at = [_parse_ts(t) for t in ts]
+        chain_ok = [_CHAIN_OK.get(LineStatus(s)) if s in _STATUS_VALUES else None for s in status]
+        arrays = {
+            "rel_path": pa.array([self.rel_path] * n, pa.string()),
+            "session_id": pa.array([self.session_id] * n, pa.string()),
+            "agent_id": pa.array([self.agent_id] * n, pa.string()),
+            "workspace_key": pa.array([self.workspace_key] * n, pa.string()),
+            "line_no": line_no,
+            "offset_bytes": offset,
+            "size_bytes": size,
+            "kind": kind,
+            "id": ident,
+            "parent_id": parent,
+            "ts": ts,
+            "ts_at": ts_at,
+            "prev_hash": prev,
+            "line_sha256": digest,
+            "chain_ok": chain_ok,
+            "chain_status": status,
+            "turn_no": turn_no,
+            "turn_id": turn_id,
+            "role": role,
+            "control": control,
+            "is_directive": directive,
+            "model": model,
+            "provider": provider,
+            "stop_reason": stop_reason,
+            "input_tokens": it,
+            "output_tokens": ot,
+            "cache_read_input_tokens": crt,
+            "cache_creation_input_tokens": cct,
+            "tool_use_count": tu,
+            "tool_result_count": trc,
+            "tool_result_bytes": trb,
+            "activity_kind": act_kind,
+            "activity_label": act_label,
+            "purpose": purpose,
+            "attempt_count": attempts,
+            "prefix_digest": prefix_digest,
+            "prefix_tokens": prefix_tokens,
+            "epoch": epoch,
+            "app_version": app_version,
+        }
+        return pa.RecordBatch.from_arrays(
+            [
+                a if isinstance(a, pa.Array) else pa.array(a, f.type)
+                for a, f in zip((arrays[f.name] for f in ENTRIES_SCHEMA), ENTRIES_SCHEMA, strict=True)
+            ],
+            schema=ENTRIES_SCHEMA,
+        )
+
+
+_STATUS_VALUES = frozenset(s.value for s in LineStatus)
+# columns after (offset … status) that a blank/unparseable row leaves null: turn_no … app_version
+_NONE_TAIL = (None,) * 20
+
+
+def _blank(raw: bytes) -> bool:
+    from vakaudit.ledger.chain import is_blank
+
+    return is_blank(raw)
+
+
+def read_entries(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
+    """The kind's reader: ``entries`` rows of one ledger file, from byte 0 (no resume state here)."""
+    scanner = LedgerScanner(ctx.rel_path, emit=ctx.emit, session_id=ctx.session_id)
+    with ctx.open() as f:
+        end = f.seek(0, 2)
+        yield from scanner.scan(f, end)
+
+
+KIND = ArtifactKind(
+    name="session_ledger",
+    title="Session ledgers",
+    patterns=("**/sessions/*/*.jsonl",),
+    card=WriteCard(
+        writer="SessionLog::append — vak-session",
+        trigger="every message, intent, receipt, activity, presentation, turn card, work event, compaction",
+        discipline="one writeln! + sync_data() per entry; exclusive try_lock for the handle's lifetime",
+        barriers_per_write=1,
+        read="full parse on open into Vec<Entry>; then in-memory, but several scans are O(entries) per request",
+        bound="none on disk; in memory via compaction packets and MAX_LIVE_SESSIONS = 128",
+        group=WriteGroup.LEDGER,
+        read_class="session",
+    ),
+    registry_class=RegistryClass.LEDGER,
+    description=__doc__,
+    schema=ENTRIES_SCHEMA,
+    reader=read_entries,
+    append_only=True,
+    priority=20,
+    session_id_of=stem_session_id,
+)

@@ -1,0 +1,335 @@
+"""Walk a vak home: every file to exactly one artifact kind, with its stat and walk findings.
+
+The walk never follows a symlink (inside or outside the home), never opens a secret file, never
+opens a FIFO, and never writes. It probes readability of regular files with a read-only open (no
+read). Reusable on its own: :func:`iter_home_files` and :func:`detect_layout` are what ``verify``
+builds on.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat as stat_mod
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vakaudit.artifacts import UNCLASSIFIED, ArtifactKind, classify
+from vakaudit.errors import HomeNotFoundError
+from vakaudit.findings import Finding, FindingCode, Severity
+
+__all__ = [
+    "HomeFile",
+    "default_home",
+    "detect_layout",
+    "home_scope_of",
+    "iter_home_files",
+    "open_read_only",
+    "resolve_home",
+]
+
+_O_NOATIME = getattr(os, "O_NOATIME", 0)
+_O_BASE = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+)
+
+
+def open_read_only(path: str | os.PathLike[str]) -> int:
+    """A read-only descriptor that never follows a final symlink and never bumps atime when allowed.
+
+    ``O_NONBLOCK`` keeps a FIFO from blocking the scan; ``O_NOATIME`` (owner or root only) keeps
+    even the access time of the evidence unchanged.
+    """
+    if _O_NOATIME:
+        try:
+            return os.open(path, _O_BASE | _O_NOATIME)
+        except PermissionError:
+            pass
+    return os.open(path, _O_BASE)
+
+
+def _file_type(mode: int) -> str:
+    if stat_mod.S_ISREG(mode):
+        return "file"
+    if stat_mod.S_ISLNK(mode):
+        return "symlink"
+    if stat_mod.S_ISSOCK(mode):
+        return "socket"
+    if stat_mod.S_ISFIFO(mode):
+        return "fifo"
+    if stat_mod.S_ISCHR(mode) or stat_mod.S_ISBLK(mode):
+        return "device"
+    return "other"
+
+
+@dataclass(frozen=True, slots=True)
+class HomeFile:
+    """One non-directory entry of a home, as the walk saw it."""
+
+    rel_path: str  # POSIX, relative to the home
+    kind: ArtifactKind
+    file_type: str  # file | symlink | socket | fifo | device | other
+    size_bytes: int  # lstat size (a symlink counts its own bytes, never its target's)
+    allocated_bytes: int  # st_blocks * 512
+    mtime_ns: int
+    inode: int
+    device: int
+    home_scope: str  # the agent home holding it: "" or "agents/vak" (or deeper: D2)
+    session_id: str | None
+    readable: bool  # a read-only open succeeded (False for secrets, symlinks, specials)
+    findings: tuple[Finding, ...] = field(default=())
+
+    @property
+    def should_read(self) -> bool:
+        """True when the engine runs the kind's reader on it."""
+        return self.readable and self.kind.reader is not None and not self.kind.secret
+
+
+def default_home(env: dict[str, str] | None = None) -> Path:
+    """The data home vak itself would use (home.md §1): ``$VAK_HOME`` when set and non-empty, else the
+    platform data home (``$XDG_DATA_HOME/vak`` or ``~/.local/share/vak``; macOS
+    ``~/Library/Application Support/vak``)."""
+    env = dict(os.environ) if env is None else env
+    vak_home = env.get("VAK_HOME", "")
+    if vak_home:
+        return Path(vak_home).expanduser()
+    home = Path(env.get("HOME") or Path.home())
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / "vak"
+    xdg = env.get("XDG_DATA_HOME", "")
+    base = Path(xdg) if xdg else home / ".local" / "share"
+    return base / "vak"
+
+
+def resolve_home(home: str | os.PathLike[str] | None) -> Path:
+    """An absolute home path; raises :class:`HomeNotFoundError` when it is not a directory."""
+    path = default_home() if home is None else Path(home).expanduser()
+    path = Path(os.path.abspath(path))
+    if not path.is_dir():
+        hint = "pass the home directory, or set VAK_HOME" if home is None else "check the path"
+        raise HomeNotFoundError(f"vak home not found: {path} is not a directory ({hint})")
+    return path
+
+
+def home_scope_of(rel_path: str) -> str:
+    """The agent home a path sits in: the longest leading run of ``agents/<id>/`` pairs."""
+    parts = rel_path.split("/")[:-1]
+    n = 0
+    while n + 1 < len(parts) and parts[n] == "agents":
+        n += 2
+    return "/".join(parts[:n])
+
+
+def _inside(target: str, root: str) -> bool:
+    return target == root or target.startswith(root.rstrip("/") + "/")
+
+
+def detect_layout(home: str | os.PathLike[str], files: list[HomeFile] | None = None) -> str:
+    """The on-disk layout generation of a home (home.md §0.1): ``"g1"``, ``"g2"`` or ``"g3"``.
+
+    ``tenants/`` present -> g3. Else any row of a side ledger carrying a top-level ``"trace"`` key ->
+    g2 (only the first 64 KiB of each side ledger are looked at). Else g1. ``files``: a walk already
+    made of this home (saves a second walk).
+    """
+    import orjson
+
+    root = Path(home)
+    if (root / "tenants").is_dir() and not (root / "tenants").is_symlink():
+        return "g3"
+    for hf in files if files is not None else iter_home_files(root, layout="g1"):
+        kind = hf.kind
+        if not hf.readable or kind.name in (UNCLASSIFIED, "session_ledger") or kind.reader is None:
+            continue
+        if not hf.rel_path.endswith(".jsonl"):
+            continue
+        try:
+            fd = open_read_only(root / hf.rel_path)
+        except OSError:
+            continue
+        try:
+            head = os.read(fd, 65_536)
+        finally:
+            os.close(fd)
+        for line in head.split(b"\n"):
+            if b'"trace"' not in line:
+                continue
+            try:
+                row = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(row, dict) and isinstance(row.get("trace"), dict):
+                return "g2"
+    return "g1"
+
+
+def iter_home_files(home: str | os.PathLike[str], *, layout: str | None = None) -> Iterator[HomeFile]:
+    """Every non-directory entry under ``home``, depth first in sorted name order, classified.
+
+    Findings ride on the file they concern: ``undeclared_file``, ``symlink_outside_home``,
+    ``unreadable_file``, ``secret_file``, ``nested_home`` (once per nested agent home). A directory
+    that cannot be listed gives an ``unreadable_file`` finding on a pseudo file of kind
+    ``unclassified`` with size 0, and the walk goes on. ``layout="g3"`` marks undeclared files as
+    informational (a tenant-store home is not read, only sized).
+    """
+    root = os.path.abspath(os.fspath(home))
+    real_root = os.path.realpath(root)
+    seen_nested: set[str] = set()
+    stack: list[tuple[str, str]] = [(root, "")]
+    while stack:
+        abs_dir, rel_dir = stack.pop()
+        try:
+            with os.scandir(abs_dir) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            rel = rel_dir or "."
+            yield HomeFile(
+                rel,
+                classify(rel),
+                "other",
+                0,
+                0,
+                0,
+                0,
+                0,
+                home_scope_of(rel + "/x"),
+                None,
+                False,
+                (
+                    Finding(
+                        FindingCode.UNREADABLE_FILE,
+                        Severity.ERROR,
+                        rel,
+                        f"directory cannot be listed: {exc.strerror or exc}",
+                    ),
+                ),
+            )
+            continue
+        subdirs: list[tuple[str, str]] = []
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                kind = classify(rel)
+                yield HomeFile(
+                    rel,
+                    kind,
+                    "other",
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    home_scope_of(rel),
+                    None,
+                    False,
+                    (
+                        Finding(
+                            FindingCode.UNREADABLE_FILE,
+                            Severity.ERROR,
+                            rel,
+                            f"cannot stat: {exc.strerror or exc} (vanished during the scan?)",
+                        ),
+                    ),
+                )
+                continue
+            if stat_mod.S_ISDIR(st.st_mode):
+                subdirs.append((entry.path, rel))
+                continue
+            yield _home_file(entry.path, rel, st, real_root, layout, seen_nested)
+        stack.extend(reversed(subdirs))
+
+
+def _home_file(
+    path: str, rel: str, st: os.stat_result, real_root: str, layout: str | None, seen_nested: set[str]
+) -> HomeFile:
+    kind = classify(rel)
+    ftype = _file_type(st.st_mode)
+    scope = home_scope_of(rel)
+    findings: list[Finding] = []
+    if scope.count("/") >= 3 and scope not in seen_nested:
+        seen_nested.add(scope)
+        findings.append(
+            Finding(
+                FindingCode.NESTED_HOME,
+                Severity.WARNING,
+                scope,
+                f"nested agent home {scope}/ (known defect D2): artifacts below it are counted "
+                "under their own scope",
+            )
+        )
+    readable = False
+    if kind.name == UNCLASSIFIED:
+        findings.append(
+            Finding(
+                FindingCode.UNDECLARED_FILE,
+                Severity.INFO if layout == "g3" else Severity.WARNING,
+                rel,
+                "file matches no declared artifact kind"
+                + (" (tenant-store home: not read)" if layout == "g3" else ""),
+            )
+        )
+    if ftype == "symlink":
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = ""
+        resolved = os.path.realpath(path)
+        if not _inside(resolved, real_root):
+            findings.append(
+                Finding(
+                    FindingCode.SYMLINK_OUTSIDE_HOME,
+                    Severity.WARNING,
+                    rel,
+                    "symlink points outside the home; not followed",
+                    actual=target or None,
+                )
+            )
+    elif kind.secret:
+        findings.append(
+            Finding(FindingCode.SECRET_FILE, Severity.INFO, rel, "secret file: sized, never opened")
+        )
+    elif ftype == "file" or (ftype == "socket" and kind.reader is not None):
+        try:
+            fd = open_read_only(path)
+        except OSError as exc:
+            reason = errno.errorcode.get(exc.errno or 0, "error")
+            findings.append(
+                Finding(
+                    FindingCode.UNREADABLE_FILE,
+                    Severity.ERROR,
+                    rel,
+                    f"cannot open for reading: {exc.strerror or exc} ({reason})",
+                )
+            )
+        else:
+            os.close(fd)
+            readable = ftype == "file"
+    elif kind.reader is not None:
+        findings.append(
+            Finding(
+                FindingCode.UNREADABLE_FILE, Severity.ERROR, rel, f"not a regular file ({ftype}); not opened"
+            )
+        )
+    sid = None
+    if kind.session_id_of is not None:
+        try:
+            sid = kind.session_id_of(rel)
+        except (ValueError, IndexError):
+            sid = None
+    return HomeFile(
+        rel_path=rel,
+        kind=kind,
+        file_type=ftype,
+        size_bytes=st.st_size,
+        allocated_bytes=getattr(st, "st_blocks", 0) * 512,
+        mtime_ns=st.st_mtime_ns,
+        inode=st.st_ino,
+        device=st.st_dev,
+        home_scope=scope,
+        session_id=sid,
+        readable=readable,
+        findings=tuple(findings),
+    )
