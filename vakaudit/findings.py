@@ -64,6 +64,7 @@ class FindingCode(StrEnum):
     NESTED_HOME = "nested_home"
     TENANT_STORE_HOME = "tenant_store_home"
     APPEND_ONLY_VIOLATION = "append_only_violation"
+    READER_FAILED = "reader_failed"
     # sidecar rows
     SIDECAR_UNPARSEABLE_ROW = "sidecar_unparseable_row"
 
