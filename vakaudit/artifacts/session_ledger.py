@@ -82,6 +82,11 @@ ENTRIES_SCHEMA = pa.schema(
         pa.field("prefix_tokens", pa.int64()),
         pa.field("epoch", pa.int64()),
         pa.field("app_version", pa.string()),
+        # duplication accounting (analyze): SHA-256 of the payload bytes after the envelope's kind, and
+        # of the system prompt (header contract / capability binding) with its serialized size
+        pa.field("body_sha256", pa.string()),
+        pa.field("system_prompt_sha256", pa.string()),
+        pa.field("system_prompt_bytes", pa.int64()),
     ]
 )
 
@@ -636,6 +641,19 @@ class LedgerScanner:
         else:  # pragma: no cover - parse_envelope accepted a line the tokenizer cannot split
             self._account(acc_kind, UNPARSED_FIELD, size)
 
+        marker = b'"kind":' + orjson.dumps(kind)
+        cut = raw.find(marker)
+        body_sha = hashlib.sha256(raw[cut + len(marker) :]).hexdigest() if cut >= 0 else None
+        sp_sha = sp_bytes = None
+        sp = (payload.get("contract") or {}) if kind == "header" else payload
+        if (
+            kind in ("header", "turn_capabilities_bound")
+            and type(sp) is dict
+            and type(sp.get("system_prompt")) is str
+        ):
+            sp_raw = orjson.dumps(sp["system_prompt"])
+            sp_sha, sp_bytes = hashlib.sha256(sp_raw).hexdigest(), len(sp_raw)
+
         self._rows.append(
             (
                 offset,
@@ -671,6 +689,9 @@ class LedgerScanner:
                 prefix_tokens,
                 epoch,
                 app_version,
+                body_sha,
+                sp_sha,
+                sp_bytes,
             )
         )
 
@@ -714,6 +735,9 @@ class LedgerScanner:
             prefix_tokens,
             epoch,
             app_version,
+            body_sha,
+            sp_sha,
+            sp_bytes,
         ) = cols
         ts_at = [_parse_ts(t) for t in ts]
         chain_ok = [_CHAIN_OK.get(LineStatus(s)) if s in _STATUS_VALUES else None for s in status]
@@ -757,6 +781,9 @@ class LedgerScanner:
             "prefix_tokens": prefix_tokens,
             "epoch": epoch,
             "app_version": app_version,
+            "body_sha256": body_sha,
+            "system_prompt_sha256": sp_sha,
+            "system_prompt_bytes": sp_bytes,
         }
         return pa.RecordBatch.from_arrays(
             [
@@ -769,7 +796,7 @@ class LedgerScanner:
 
 _STATUS_VALUES = frozenset(s.value for s in LineStatus)
 # columns after (offset … status) that a blank/unparseable row leaves null: turn_no … app_version
-_NONE_TAIL = (None,) * 20
+_NONE_TAIL = (None,) * 23
 
 
 def _blank(raw: bytes) -> bool:
