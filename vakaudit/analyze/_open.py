@@ -122,8 +122,8 @@ def open_scan(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
 
 _REQUIRED: dict[str, str] = {
     # table -> empty-view column list, used only when the scan wrote no file for it
-    "entry_fields": "NULL::VARCHAR AS rel_path, NULL::BIGINT AS line_no, NULL::VARCHAR AS entry_kind, "
-    "NULL::VARCHAR AS field, NULL::BIGINT AS size_bytes, NULL::VARCHAR AS digest",
+    "entry_fields": "NULL::VARCHAR AS rel_path, NULL::VARCHAR AS session_id, NULL::VARCHAR AS kind, "
+    "NULL::VARCHAR AS field, NULL::BIGINT AS entry_count, NULL::BIGINT AS size_bytes",
 }
 
 
@@ -142,7 +142,7 @@ def _artifact_writes_sql(tables: dict[str, list[Path]]) -> str:
     parts = [
         "SELECT kind, count(*) AS files, sum(size_bytes) AS size_bytes FROM files GROUP BY kind",
     ]
-    counts = [f"SELECT {_sql_str(LEDGER_KIND)} AS kind, count(*) AS n FROM entries"]
+    counts = [f"SELECT {_sql_str(LEDGER_KIND)} AS kind, count(*) AS n FROM entries WHERE kind IS NOT NULL"]
     for name in sorted(tables):
         if name in {k.name for k in artifact_kinds()} and name != LEDGER_KIND:
             counts.append(f"SELECT {_sql_str(name)} AS kind, count(*) AS n FROM {_quote(name)}")

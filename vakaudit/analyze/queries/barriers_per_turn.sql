@@ -1,7 +1,7 @@
 -- title: Barriers (fsync/fdatasync) per turn, by artifact
 -- measured: writes seen in the home (ledger entries; rows, lines or files of each sidecar kind) divided by turns, times the barriers one write costs under the kind's declared write discipline (its WriteCard.barriers_per_write); the ledger costs one sync_data per entry appended
 -- order: 60
-WITH turns AS (SELECT count(*) AS n FROM entries WHERE kind = 'intent')
+WITH turns AS (SELECT count(*) AS n FROM ledger_entry WHERE kind = 'intent')
 SELECT
     w.kind AS artifact,
     w.writes,

@@ -1,15 +1,17 @@
 -- title: Ledger bytes by payload field, inside each entry kind
--- measured: serialized size of each top-level payload field (its JSON value as written) per entry, from the scan's entry_fields table, summed per (entry kind, field)
+-- measured: bytes of each top-level payload member as written (`,"key":value`) summed per (entry kind, field) by the scan's entry_fields table; the pseudo-field (envelope) holds id, parent_id, ts, prev_hash, kind, braces and the LF
 -- order: 25
-WITH k AS (SELECT kind, sum(size_bytes) AS kind_bytes FROM entries GROUP BY kind)
+WITH k AS (SELECT kind, sum(size_bytes) AS kind_bytes FROM ledger_entry GROUP BY kind),
+f AS (
+    SELECT kind, field, sum(entry_count) AS entry_count, sum(size_bytes) AS size_bytes
+    FROM entry_fields WHERE kind IS NOT NULL GROUP BY kind, field
+)
 SELECT
-    f.entry_kind AS kind,
+    f.kind,
     f.field,
-    count(*) AS entry_count,
-    sum(f.size_bytes) AS size_bytes,
-    sum(f.size_bytes) / nullif(any_value(k.kind_bytes), 0) AS share_of_kind,
-    avg(f.size_bytes) AS mean_bytes,
-    max(f.size_bytes) AS max_bytes
-FROM entry_fields f JOIN k ON k.kind = f.entry_kind
-GROUP BY f.entry_kind, f.field
+    f.entry_count,
+    f.size_bytes,
+    f.size_bytes / nullif(k.kind_bytes, 0) AS share_of_kind,
+    f.size_bytes / nullif(f.entry_count, 0) AS mean_bytes
+FROM f JOIN k USING (kind)
 ORDER BY kind, size_bytes DESC, field

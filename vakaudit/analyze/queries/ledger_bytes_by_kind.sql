@@ -1,7 +1,7 @@
 -- title: Ledger bytes by entry kind
 -- measured: line sizes (bytes including the LF) of every parsed ledger entry, grouped by envelope kind; share of all entry bytes; quantiles are DuckDB quantile_cont over line sizes
 -- order: 20
-WITH t AS (SELECT sum(size_bytes) AS total FROM entries)
+WITH t AS (SELECT sum(size_bytes) AS total FROM ledger_entry)
 SELECT
     kind,
     count(*) AS entry_count,
@@ -11,6 +11,6 @@ SELECT
     quantile_cont(size_bytes, 0.5) AS p50_bytes,
     quantile_cont(size_bytes, 0.95) AS p95_bytes,
     max(size_bytes) AS max_bytes
-FROM entries, t
+FROM ledger_entry, t
 GROUP BY kind
 ORDER BY size_bytes DESC, kind

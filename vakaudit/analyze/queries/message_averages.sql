@@ -9,7 +9,7 @@ SELECT
     quantile_cont(size_bytes, 0.5) AS p50_bytes,
     count(*) FILTER (WHERE coalesce(tool_result_count, 0) > 0) AS carrying_tool_results,
     count(*) FILTER (WHERE coalesce(tool_use_count, 0) > 0) AS carrying_tool_calls
-FROM entries
+FROM ledger_entry
 WHERE kind = 'message'
 GROUP BY role
 ORDER BY role

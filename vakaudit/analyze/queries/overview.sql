@@ -3,11 +3,11 @@
 -- order: 10
 SELECT
     (SELECT count(DISTINCT rel_path) FROM ledger_file) AS sessions,
-    (SELECT count(*) FROM entries WHERE kind = 'intent') AS turns,
-    (SELECT count(*) FROM entries) AS entries,
-    (SELECT count(*) FROM entries WHERE kind = 'message' AND role = 'user') AS user_messages,
-    (SELECT count(*) FROM entries WHERE kind = 'message' AND role = 'assistant') AS assistant_messages,
-    (SELECT coalesce(sum(tool_result_count), 0) FROM entries WHERE kind = 'message') AS tool_result_blocks,
+    (SELECT count(*) FROM ledger_entry WHERE kind = 'intent') AS turns,
+    (SELECT count(*) FROM ledger_entry) AS entries,
+    (SELECT count(*) FROM ledger_entry WHERE kind = 'message' AND role = 'user') AS user_messages,
+    (SELECT count(*) FROM ledger_entry WHERE kind = 'message' AND role = 'assistant') AS assistant_messages,
+    (SELECT coalesce(sum(tool_result_count), 0) FROM ledger_entry WHERE kind = 'message') AS tool_result_blocks,
     (SELECT coalesce(sum(size_bytes), 0) FROM ledger_file) AS ledger_bytes,
     (SELECT coalesce(sum(size_bytes), 0) FROM files) AS home_bytes,
     (SELECT count(*) FROM files) AS home_files

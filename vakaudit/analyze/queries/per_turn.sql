@@ -4,12 +4,12 @@
 WITH totals AS (
     SELECT count(*) AS entries, sum(size_bytes) AS bytes,
            count(*) FILTER (WHERE kind = 'intent') AS turns
-    FROM entries
+    FROM ledger_entry
 ),
 t AS (
-    SELECT 'all' AS scope, * FROM ledger_turn
-    UNION ALL SELECT 'with_tool_calls', * FROM ledger_turn WHERE tool_call_count > 0
-    UNION ALL SELECT 'without_tool_calls', * FROM ledger_turn WHERE tool_call_count = 0
+    SELECT 'all' AS scope, * FROM ledger_turn WHERE intent_count > 0
+    UNION ALL SELECT 'with_tool_calls', * FROM ledger_turn WHERE intent_count > 0 AND tool_call_count > 0
+    UNION ALL SELECT 'without_tool_calls', * FROM ledger_turn WHERE intent_count > 0 AND tool_call_count = 0
 )
 SELECT
     scope,

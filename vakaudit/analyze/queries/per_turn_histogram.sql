@@ -8,5 +8,6 @@ SELECT
     count(*) FILTER (WHERE tool_call_count = 0) AS without_tool_calls,
     sum(size_bytes) AS size_bytes
 FROM ledger_turn
+WHERE intent_count > 0
 GROUP BY entry_count
 ORDER BY entry_count

@@ -1,7 +1,7 @@
 -- title: Sidecar growth per turn, per artifact
 -- measured: rows (lines, records or files) and bytes of each artifact kind other than the session ledgers, divided by the home's turn count (intent entries)
 -- order: 70
-WITH turns AS (SELECT count(*) AS n FROM entries WHERE kind = 'intent')
+WITH turns AS (SELECT count(*) AS n FROM ledger_entry WHERE kind = 'intent')
 SELECT
     w.kind AS artifact,
     w.writes AS rows,

@@ -7,5 +7,5 @@ SELECT
     count(*) AS carrying_entries,
     coalesce(sum(size_bytes), 0) AS carrying_entry_bytes,
     coalesce(sum(tool_result_bytes), 0) / nullif(sum(tool_result_count), 0) AS mean_block_bytes
-FROM entries
+FROM ledger_entry
 WHERE kind = 'message' AND coalesce(tool_result_count, 0) > 0

@@ -7,5 +7,5 @@ SELECT
     max(ts_at) AS last_turn_at,
     date_diff('second', min(ts_at), max(ts_at)) / 86400.0 AS span_days,
     count(*) / nullif(date_diff('second', min(ts_at), max(ts_at)) / 86400.0, 0) AS turns_per_day
-FROM entries
+FROM ledger_entry
 WHERE kind = 'intent'
