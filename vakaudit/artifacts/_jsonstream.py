@@ -1,0 +1,240 @@
+"""A small streaming JSON scanner for large one-document files (checkpoints of many MB).
+
+It yields ``(path, value)`` for every scalar, where ``path`` is the tuple of object keys and array
+indices leading to it. Strings longer than ``cap`` bytes are never held in memory: they come back as
+:class:`LongString` (byte length, whether they had escapes, their last bytes), which is all a
+scanner needs to size base64 content. Long runs are skipped with ``re`` searches, so a 20 MB
+checkpoint costs a few hundred Python steps per file entry, not one per byte.
+
+Reads only through the file object it is given; never writes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+import orjson
+
+CHUNK_BYTES = 1 << 20
+STRING_CAP = 4096
+
+_STR_STOP = re.compile(rb'["\\]')
+_WS = re.compile(rb"[ \t\r\n]*")
+_SCALAR = re.compile(rb"[^,\]}\s]*")
+
+
+class JsonStreamError(ValueError):
+    """The document is not valid JSON (or ends early); carries the byte offset reached."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(f"{message} at byte {offset}")
+        self.offset = offset
+
+
+@dataclass(frozen=True, slots=True)
+class LongString:
+    """A string value too long to keep: its raw byte length (between the quotes) and last bytes."""
+
+    raw_len: int
+    has_escape: bool
+    tail: bytes
+
+
+Path = tuple[str | int, ...]
+
+
+class _Scanner:
+    def __init__(self, f: IO[bytes], cap: int) -> None:
+        self.f = f
+        self.cap = cap
+        self.buf = b""
+        self.pos = 0
+        self.base = 0  # file offset of buf[0]
+        self.eof = False
+
+    def fill(self) -> bool:
+        if self.eof:
+            return False
+        chunk = self.f.read(CHUNK_BYTES)
+        if not chunk:
+            self.eof = True
+            return False
+        self.base += self.pos
+        self.buf = self.buf[self.pos :] + chunk
+        self.pos = 0
+        return True
+
+    def peek(self) -> int:
+        """Next non-whitespace byte (not consumed), or -1 at end of input."""
+        while True:
+            m = _WS.match(self.buf, self.pos)
+            self.pos = m.end()
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self.fill():
+                return -1
+
+    def error(self, message: str) -> JsonStreamError:
+        return JsonStreamError(message, self.base + self.pos)
+
+    def expect(self, byte: int) -> None:
+        if self.peek() != byte:
+            raise self.error(f"expected {chr(byte)!r}")
+        self.pos += 1
+
+    def string(self, keep: bool = False) -> str | LongString:
+        """The string at ``pos``; a long one as :class:`LongString` unless ``keep`` (object keys)."""
+        self.pos += 1  # opening quote
+        cap = float("inf") if keep else self.cap
+        parts: list[bytes] = []
+        kept = 0
+        total = 0
+        escaped = False
+        tail = b""
+        while True:
+            m = _STR_STOP.search(self.buf, self.pos)
+            end = m.start() if m else len(self.buf)
+            seg = self.buf[self.pos : end]
+            total += len(seg)
+            if seg:
+                tail = (tail + seg)[-8:]
+                if kept <= cap:
+                    parts.append(seg)
+                    kept += len(seg)
+            if m is None:
+                self.pos = end
+                if not self.fill():
+                    raise self.error("unterminated string")
+                continue
+            if self.buf[end] == 0x22:  # closing quote
+                self.pos = end + 1
+                break
+            while end + 1 >= len(self.buf):  # a backslash: keep it with the byte it escapes
+                self.pos = end
+                if not self.fill():
+                    raise self.error("unterminated escape")
+                end = self.pos
+            pair = self.buf[end : end + 2]
+            escaped = True
+            total += 2
+            tail = (tail + pair)[-8:]
+            if kept <= cap:
+                parts.append(pair)
+                kept += 2
+            self.pos = end + 2
+        if total > cap:
+            return LongString(total, escaped, tail)
+        try:
+            return orjson.loads(b'"' + b"".join(parts) + b'"')
+        except orjson.JSONDecodeError as exc:
+            raise self.error(f"bad string ({exc})") from None
+
+    def scalar(self) -> Any:
+        while True:
+            m = _SCALAR.match(self.buf, self.pos)
+            if m.end() < len(self.buf) or self.eof:
+                break
+            if not self.fill():
+                break
+        token = m.group()
+        self.pos = m.end()
+        try:
+            return orjson.loads(token)
+        except orjson.JSONDecodeError:
+            raise self.error(f"bad token {token[:20]!r}") from None
+
+
+def iter_scalars(f: IO[bytes], cap: int = STRING_CAP) -> Iterator[tuple[Path, Any]]:
+    """``(path, value)`` for every scalar of one JSON document read from ``f``; empty containers yield
+    ``(path, {})`` / ``(path, [])``. Raises :class:`JsonStreamError` on malformed or truncated input,
+    after yielding everything before the fault."""
+    s = _Scanner(f, cap)
+    path: list[str | int] = []
+    # stack of containers: True = object, False = array
+    stack: list[bool] = []
+    c = s.peek()
+    if c == -1:
+        raise s.error("empty document")
+    while True:
+        c = s.peek()
+        if c == 0x7B:  # {
+            s.pos += 1
+            if s.peek() == 0x7D:
+                s.pos += 1
+                yield tuple(path), {}
+            else:
+                stack.append(True)
+                key = s.string(keep=True) if s.peek() == 0x22 else None
+                if not isinstance(key, str):
+                    raise s.error("expected a key")
+                s.expect(0x3A)
+                path.append(key)
+                continue
+        elif c == 0x5B:  # [
+            s.pos += 1
+            if s.peek() == 0x5D:
+                s.pos += 1
+                yield tuple(path), []
+            else:
+                stack.append(False)
+                path.append(0)
+                continue
+        elif c == 0x22:
+            yield tuple(path), s.string()
+        elif c == -1:
+            raise s.error("unexpected end of document")
+        else:
+            yield tuple(path), s.scalar()
+        # after a value: close containers or move to the next member
+        while True:
+            if not stack:
+                if s.peek() != -1:
+                    raise s.error("trailing data after the document")
+                return
+            c = s.peek()
+            if c == 0x2C:  # ,
+                s.pos += 1
+                if stack[-1]:
+                    key = s.string(keep=True) if s.peek() == 0x22 else None
+                    if not isinstance(key, str):
+                        raise s.error("expected a key")
+                    s.expect(0x3A)
+                    path[-1] = key
+                else:
+                    path[-1] = int(path[-1]) + 1
+                break
+            if c == (0x7D if stack[-1] else 0x5D):
+                s.pos += 1
+                stack.pop()
+                path.pop()
+                continue
+            if c == -1:
+                raise s.error("unexpected end of document")
+            raise s.error("expected ',' or a closing bracket")
+
+
+def base64_decoded_len(value: str | LongString) -> int | None:
+    """Decoded byte size of standard padded base64, from its length and padding only."""
+    if isinstance(value, LongString):
+        if value.has_escape:
+            return None
+        n, tail = value.raw_len, value.tail
+    elif isinstance(value, str):
+        n, tail = len(value), value[-2:].encode("ascii", "replace")
+    else:
+        return None
+    if n % 4:
+        return None
+    return n // 4 * 3 - tail[-2:].count(b"=")
+
+
+def string_len(value: Any) -> int | None:
+    """Byte length of a string value as stored (UTF-8 for short strings, raw JSON bytes for long ones)."""
+    if isinstance(value, LongString):
+        return value.raw_len
+    if isinstance(value, str):
+        return len(value.encode("utf-8", "surrogatepass"))
+    return None

@@ -1,0 +1,221 @@
+"""store.db: the derived SQLite full-text index over every session ledger (vak-store).
+
+Lives at ``<cache>/store.db`` with ``store.db-wal`` and ``store.db-shm`` (with ``VAK_HOME`` set:
+``cache/store.db``; some older builds put it in a sessions home, so any depth is accepted). The
+three files and a rollback ``-journal`` belong to this kind. Written by ``Store::import_session``,
+spawned after each run and on session create/attach: WAL, ``synchronous=NORMAL``; v1 re-reads the
+whole JSONL, one ``SELECT`` per line, one commit per insert; v2 keeps a byte cursor per ledger and
+commits once. ``rebuild()`` drops and re-imports everything (home.md §8.1).
+
+Rows: one per b-tree (table, index, FTS5 shadow table) of the main database file, plus a
+``(freelist)`` row. The reader opens ``file:…?mode=ro&immutable=1`` so SQLite takes no lock, creates
+no ``-wal``/``-shm`` and writes nothing; the price is that pages still only in ``store.db-wal`` are not
+seen (its bytes are counted by the file walk). Sizes come from the ``dbstat`` virtual table when
+SQLite is compiled with it (``size_method = 'dbstat'``); otherwise each b-tree is walked with
+``count(*)`` only and sizes are null except a ``(database)`` row from ``pragma page_count``
+(``size_method = 'page_count'``). The ``-wal``/``-shm``/``-journal`` files give no rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
+from vakaudit.findings import Finding, FindingCode, Severity
+
+SCHEMA = pa.schema(
+    [
+        pa.field("rel_path", pa.string(), nullable=False),
+        pa.field("home_scope", pa.string(), nullable=False),
+        pa.field("object_name", pa.string(), nullable=False),  # b-tree name, or (freelist) / (database)
+        pa.field("object_type", pa.string()),  # table | index | virtual | shadow | freelist | database
+        pa.field("tbl_name", pa.string()),  # the table an index belongs to / the FTS table of a shadow
+        pa.field("row_count", pa.int64()),  # tables only
+        pa.field("page_count", pa.int64()),
+        pa.field("size_bytes", pa.int64()),  # pages × page size
+        pa.field("payload_bytes", pa.int64()),
+        pa.field("unused_bytes", pa.int64()),
+        pa.field("page_size", pa.int64()),
+        pa.field("schema_version", pa.string()),  # meta 'schema' (v2) or 'version' (v1)
+        pa.field("size_method", pa.string()),  # dbstat | page_count
+    ]
+)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    # immutable=1: no locks, no -wal/-shm, no writes, no mtime change; mode=ro as a second guard.
+    uri = f"file:{quote(str(path))}?mode=ro&immutable=1"
+    return sqlite3.connect(uri, uri=True, check_same_thread=False)
+
+
+def _scalar(con: sqlite3.Connection, sql: str, *args: object) -> object:
+    try:
+        row = con.execute(sql, args).fetchone()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None
+
+
+def _schema_version(con: sqlite3.Connection) -> str | None:
+    for key in ("schema", "version"):
+        value = _scalar(con, "SELECT value FROM meta WHERE key = ?", key)
+        if value is not None:
+            return str(value)
+    return None
+
+
+def _objects(con: sqlite3.Connection) -> dict[str, tuple[str, str]]:
+    """b-tree name -> (object_type, tbl_name); FTS5 shadow tables are typed ``shadow``."""
+    rows = con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+    virtual = {
+        name
+        for typ, name, _, sql in rows
+        if typ == "table" and (sql or "").upper().startswith("CREATE VIRTUAL")
+    }
+    out: dict[str, tuple[str, str]] = {}
+    for typ, name, tbl, _sql in rows:
+        if typ not in ("table", "index"):
+            continue
+        if name in virtual:
+            out[name] = ("virtual", tbl)
+            continue
+        owner = next((v for v in virtual if name.startswith(v + "_")), None)
+        out[name] = ("shadow", owner) if owner else (typ, tbl)
+    out.setdefault("sqlite_schema", ("table", "sqlite_schema"))
+    return out
+
+
+def _row_count(con: sqlite3.Connection, name: str, typ: str) -> int | None:
+    if typ not in ("table", "shadow") or name == "sqlite_schema":
+        return None
+    value = _scalar(con, f'SELECT count(*) FROM "{name.replace(chr(34), chr(34) * 2)}"')
+    return value if isinstance(value, int) else None
+
+
+def _rows(con: sqlite3.Connection, ctx: ReadContext) -> list[dict[str, object]]:
+    page_size = _scalar(con, "PRAGMA page_size")
+    version = _schema_version(con)
+    objects = _objects(con)
+    try:
+        stats = {
+            name: (pages, size, payload, unused)
+            for name, pages, size, payload, unused in con.execute(
+                "SELECT name, count(*), sum(pgsize), sum(payload), sum(unused) FROM dbstat GROUP BY name"
+            )
+        }
+        method = "dbstat"
+    except sqlite3.Error:
+        stats = None
+        method = "page_count"
+    common = {
+        "rel_path": ctx.rel_path,
+        "home_scope": ctx.home_scope,
+        "page_size": page_size,
+        "schema_version": version,
+        "size_method": method,
+    }
+    rows: list[dict[str, object]] = []
+    names = sorted(set(objects) | set(stats or ()))
+    for name in names:
+        typ, tbl = objects.get(name, ("table", name))
+        if stats is not None:
+            # a virtual table has no b-tree of its own (0 pages): its shadow tables hold the data
+            pages, size, payload, unused = stats.get(name, (0, 0, 0, 0))
+        else:
+            pages = size = payload = unused = None
+        rows.append(
+            {
+                **common,
+                "object_name": name,
+                "object_type": typ,
+                "tbl_name": tbl,
+                "row_count": _row_count(con, name, typ),
+                "page_count": pages,
+                "size_bytes": size,
+                "payload_bytes": payload,
+                "unused_bytes": unused,
+            }
+        )
+    free = _scalar(con, "PRAGMA freelist_count")
+    if isinstance(free, int) and isinstance(page_size, int):
+        rows.append(
+            {
+                **common,
+                "object_name": "(freelist)",
+                "object_type": "freelist",
+                "tbl_name": None,
+                "row_count": None,
+                "page_count": free,
+                "size_bytes": free * page_size,
+                "payload_bytes": None,
+                "unused_bytes": None,
+            }
+        )
+    if stats is None:
+        total = _scalar(con, "PRAGMA page_count")
+        if isinstance(total, int) and isinstance(page_size, int):
+            rows.append(
+                {
+                    **common,
+                    "object_name": "(database)",
+                    "object_type": "database",
+                    "tbl_name": None,
+                    "row_count": None,
+                    "page_count": total,
+                    "size_bytes": total * page_size,
+                    "payload_bytes": None,
+                    "unused_bytes": None,
+                }
+            )
+    return rows
+
+
+def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
+    """One row per b-tree of a ``store.db`` file; its companions give no rows."""
+    if not ctx.rel_path.endswith("store.db"):
+        return
+    try:
+        con = _connect(ctx.path)
+        try:
+            rows = _rows(con, ctx)
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        ctx.emit(
+            Finding(
+                FindingCode.UNREADABLE_FILE,
+                Severity.WARNING,
+                ctx.rel_path,
+                f"store.db does not open as SQLite read-only ({exc})",
+            )
+        )
+        return
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=SCHEMA)
+
+
+KIND = ArtifactKind(
+    name="store_db",
+    title="Search index (store.db)",
+    patterns=("**/store.db", "**/store.db-wal", "**/store.db-shm", "**/store.db-journal"),
+    card=WriteCard(
+        writer="Store::import_session — vak-store, spawned after each run finishes and on session create/attach",
+        trigger="after RunFinished, on session create/attach, and rebuild()",
+        discipline="WAL, synchronous=NORMAL; re-reads the whole JSONL, one SELECT per line, autocommit per insert",
+        barriers_per_write=0,
+        read="indexed queries — flat",
+        bound="≈ 12% of ledger bytes (11.4 MB over 92 MB, measured); rebuildable",
+        group=WriteGroup.DERIVED,
+        read_class="flat",
+    ),
+    registry_class=RegistryClass.DERIVED,
+    description=__doc__,
+    schema=SCHEMA,
+    reader=reader,
+    priority=10,  # beats the generic cache-directory kind
+)
