@@ -71,7 +71,7 @@ KNOWN_KINDS: frozenset[str] = frozenset(k.value for k in EntryKind)
 ENVELOPE_KEYS = ("id", "parent_id", "ts", "prev_hash", "at_turn")
 
 # Any RFC 3339 date-time with Z or an offset (chrono is the writer; readers accept offsets).
-_TS_RE = re.compile(rb"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
+_TS_RE = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
 
 _ACTIVITY_ALIASES = {"subagent": "worker"}
 
@@ -81,7 +81,7 @@ def _check_envelope(ident: Any, parent: Any, ts: Any, prev: Any, at_turn: Any, k
         raise EntryParseError("entry has no string 'id'")
     if not isinstance(kind, str):
         raise EntryParseError("entry has no string 'kind'")
-    if not isinstance(ts, str) or _TS_RE.fullmatch(ts.encode()) is None:
+    if not isinstance(ts, str) or _TS_RE.fullmatch(ts) is None:
         raise EntryParseError("entry 'ts' is not an RFC 3339 timestamp")
     if parent is not None and not isinstance(parent, str):
         raise EntryParseError("entry 'parent_id' is neither a string nor null")

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from vakaudit.errors import CorruptError, ExistsError, LedgerError, LockedError
-from vakaudit.ledger.chain import ChainVerifier, is_blank, line_digest
+from vakaudit.ledger.chain import ChainVerifier, is_blank, iter_lines, line_digest
 from vakaudit.ledger.entry import KNOWN_KINDS, Entry, EntryParseError, parse_envelope
 from vakaudit.ledger.ids import format_ts, new_uuid7, now_ns
 
@@ -162,15 +162,14 @@ class SessionLog:
         entries = self.entries
         line_nos = self.line_nos
         by_id = self._by_id
-        lazy = Entry.lazy
-        check = verifier.entry
-        last = b""
+        new_entry = Entry.__new__
+        link = verifier.link
+        ends_with_lf = True
         line_no = 0
         with open(self.path, "rb") as f:
-            for chunk in f:
+            for raw, terminated in iter_lines(f):
                 line_no += 1
-                last = chunk
-                raw = chunk[:-1] if chunk[-1:] == b"\n" else chunk
+                ends_with_lf = terminated
                 if raw[-1:] == b"\r":
                     raw = raw[:-1]
                 try:
@@ -192,7 +191,7 @@ class SessionLog:
                         continue
                     verifier.unparseable(line_no)
                     continue
-                check(line_no, raw, env[3])
+                link(line_no, raw, env[3])
                 kind = env[5]
                 if kind not in KNOWN_KINDS:
                     verifier.note(
@@ -203,12 +202,16 @@ class SessionLog:
                 elif kind == "header" and self._header_idx is None:
                     self._header_idx = len(entries)
                 by_id[env[0]] = len(entries)
-                entries.append(lazy(raw, env))
+                e = new_entry(Entry)
+                e.id, e.parent_id, e.ts, e.prev_hash, e.at_turn, e.kind = env
+                e.raw = raw
+                e._payload = None
+                entries.append(e)
                 line_nos.append(line_no)
         self.warnings = verifier.finish()
         self.tail_hash = verifier.tail_hash
         self.tail_id = entries[-1].id if entries else None
-        self._needs_lf = bool(last) and not last.endswith(b"\n")
+        self._needs_lf = not ends_with_lf
 
     def _index_admission(self, payload: dict) -> None:
         data = payload.get("data")
