@@ -7,11 +7,18 @@ checks, prefix-cache break) for a `SessionLog`, a ledger file or a whole home. R
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Callable, Iterator
 
 from vakaudit.ledger import SessionLog
 from vakaudit.replay.checks import CHECK_NAMES, CheckName, CheckResult, CheckStatus
-from vakaudit.replay.engine import PrefixBreak, ReplayStep, build_step_request, replay_log
+from vakaudit.replay.engine import (
+    PrefixBreak,
+    ReplayStep,
+    StepRequestBuilder,
+    build_step_request,
+    replay_log,
+)
 from vakaudit.replay.ledgers import iter_ledger_paths
 from vakaudit.replay.prefix import estimate_tokens, prefix_chars, prefix_digest, request_message_chars
 from vakaudit.replay.request import HostParams, NeutralRequest, Regime, cache_breakpoints, compose_tail
@@ -27,6 +34,7 @@ __all__ = [
     "PrefixBreak",
     "Regime",
     "ReplayStep",
+    "StepRequestBuilder",
     "anthropic_body",
     "build_step_request",
     "cache_breakpoints",
@@ -40,6 +48,7 @@ __all__ = [
     "replay_log",
     "request_message_chars",
     "serialize",
+    "step_request_message_chars",
 ]
 
 
@@ -70,3 +79,22 @@ def iter_requests(
             on_ledger(str(path))
         with SessionLog.open_read_only(path) as log:
             yield from replay_log(log, host=host, generation=generation)
+
+
+_BUILDERS: weakref.WeakKeyDictionary[SessionLog, StepRequestBuilder] = weakref.WeakKeyDictionary()
+
+
+def step_request_message_chars(log: SessionLog, tail_text: str | None = None) -> int:
+    """Message chars (§10.1, tail included) of the execute step about to be dispatched on `log`.
+
+    For writers of spec-following ledgers: call right before appending the step's execute
+    receipt. One incremental builder is kept per open log, so calling it at every step of a session
+    costs linear time. `tail_text` replaces the tail the replay would compose from the ledger (with
+    default host parameters); pass None to use the composed one, which is what `vakaudit replay`
+    checks against.
+    """
+    builder = _BUILDERS.get(log)
+    if builder is None:
+        builder = StepRequestBuilder(log)
+        _BUILDERS[log] = builder
+    return builder.message_chars(tail=tail_text)

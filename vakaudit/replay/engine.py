@@ -57,7 +57,14 @@ from vakaudit.replay.request import (
     regime_for,
 )
 
-__all__ = ["PrefixBreak", "ReplayStep", "build_step_request", "replay_log"]
+__all__ = [
+    "PrefixBreak",
+    "ReplayStep",
+    "StepRequestBuilder",
+    "StepWalker",
+    "build_step_request",
+    "replay_log",
+]
 
 _CARD_TOOL_PREFIX = "emit_"
 
@@ -366,54 +373,113 @@ def _binding_ref_digest(payload: Mapping[str, Any]) -> str:
     return payload_digest({k: v for k, v in payload.items() if k != "epoch"})
 
 
-def replay_log(
-    log: SessionLog,
-    *,
-    host: HostParams | None = None,
-    generation: str | None = None,
-    on_step: Callable[[ReplayStep], None] | None = None,
-    chain: list[Any] | None = None,
-) -> Iterator[ReplayStep]:
-    """Yield every execute step of `log`'s active chain with its request and checks.
+class StepWalker:
+    """Walks one active chain forward and builds the request of a step at the current point.
 
-    `chain` replaces the log's active chain (entries root first), e.g. with an entry appended.
+    `add(entry)` feeds the next chain entry; `request_now(receipt)` builds the request of an
+    execute step dispatched at this point (before `entry` of the step's output is added);
+    `step_at(plan)` also runs the checks. State is kept from step to step (turn index, plan
+    inputs, profile, digests), so a whole chain costs time linear in its entries.
     """
-    host = host or HostParams()
-    rp = _Replay(log, host, generation, chain)
-    chain = rp.chain
-    plans = _pre_pass(chain)
-    cuts: dict[int, list[_StepPlan]] = {}
-    for plan in plans.values():
-        cuts.setdefault(plan.cut_pos, []).append(plan)
 
-    gen = rp.generation
-    builder = TurnIndexBuilder(generation=gen)
-    index = builder.index
-    base_profile = CapacityProfile(horizon_tokens=host.horizon_tokens, output_reserve=host.output_reserve)
-    profile = base_profile
-    bindings: dict[str, _Binding] = {}
-    latest_binding: _Binding | None = None
-    turn_binding: _Binding | None = None
-    turn_no = 0
-    turn_dir_pos = -1
-    open_members: list[int] = []  # chain positions of the open turn's verbatim messages
-    turn_work = False
-    step_in_turn = 0
-    frozen_tail: tuple[str, list[str]] | None = None
-    frozen_plan: WorkingSetPlan | None = None
-    seen_digests: set[str] = set()
-    last_digest = ""  # newest non-empty recorded digest among earlier receipts
-    prev_prefix: tuple[str, list[dict], str] | None = None
-    prev_request: NeutralRequest | None = None
-    card_entries: dict[str, str] = {}  # turn id -> turn_card entry id
-    turn_entries: dict[str, list[str]] = {}  # turn id -> message entry ids of the turn
+    def __init__(self, rp: _Replay) -> None:
+        self.rp = rp
+        self.host = rp.host
+        self.chain: list[Any] = []
+        self.gen = rp.generation
+        self.builder = TurnIndexBuilder(generation=self.gen)
+        self.index = self.builder.index
+        self.base_profile = CapacityProfile(
+            horizon_tokens=self.host.horizon_tokens, output_reserve=self.host.output_reserve
+        )
+        self.profile = self.base_profile
+        self.bindings: dict[str, _Binding] = {}
+        self.latest_binding: _Binding | None = None
+        self.turn_binding: _Binding | None = None
+        self.turn_no = 0
+        self.turn_dir_pos = -1
+        self.open_members: list[int] = []  # chain positions of the open turn's verbatim messages
+        self.turn_work = False
+        self.step_in_turn = 0
+        self.frozen_tail: tuple[str, list[str]] | None = None
+        self.frozen_plan: WorkingSetPlan | None = None
+        self.seen_digests: set[str] = set()
+        self.last_digest = ""  # newest non-empty recorded digest among earlier receipts
+        self.prev_prefix: tuple[str, list[dict], str] | None = None
+        self.prev_request: NeutralRequest | None = None
+        self.card_entries: dict[str, str] = {}  # turn id -> turn_card entry id
 
-    def emit(sp: _StepPlan) -> ReplayStep:
-        nonlocal frozen_tail, frozen_plan, step_in_turn, profile, last_digest, prev_prefix, prev_request
-        receipt = chain[sp.receipt_pos]
-        rpay = receipt.payload
-        step_in_turn += 1
-        binding = turn_binding or latest_binding
+    # -- feeding -----------------------------------------------------------------------------------
+
+    def add(self, e: Any) -> None:
+        pos = len(self.chain)
+        self.chain.append(e)
+        kind = e.kind
+        if kind == "turn_capabilities_bound":
+            self.latest_binding = _Binding(e.id, e.payload)
+            self.bindings[e.id] = self.latest_binding
+        elif kind == "turn_capabilities_ref":
+            self.latest_binding = _resolve_ref(e, self.bindings, self.latest_binding)
+        elif kind == "message":
+            if _is_directive(e):
+                self.turn_no += 1
+                self.turn_dir_pos = pos
+                self.open_members = []
+                self.turn_binding = self.latest_binding
+                self.turn_work = False
+                self.step_in_turn = 0
+                self.frozen_tail = None
+                self.frozen_plan = None
+            elif self.turn_no > 0 and _open_turn_member(e):
+                self.open_members.append(pos)
+        elif kind == "work":
+            self.turn_work = True
+        elif kind == "turn_card":
+            tid = e.payload.get("turn_id")
+            if isinstance(tid, str):
+                self.card_entries[tid] = e.id
+        elif kind == "activity":
+            ak = e.payload.get("activity_kind")
+            if ak in ("capacity_probe", "capacity_feedback"):
+                data = e.payload.get("data")
+                if isinstance(data, Mapping):
+                    snap = profile_from_activity(data, self.base_profile)
+                    if snap is not None:
+                        if ak == "capacity_probe" and not self.profile.recorded:
+                            snap = replace(snap, tpc_samples=0)  # bind-time snapshot, unsampled (§10.3)
+                        self.profile = snap
+        self.builder.add(e)
+
+    # -- building ----------------------------------------------------------------------------------
+
+    def _make_plan(self, prefix_tok: int, tail_tokens: int, n_open: int) -> WorkingSetPlan:
+        cands = project.plan_candidates(self.index)
+        if not cands:
+            return WorkingSetPlan(budget=0)
+        profile = self.profile
+        chars = 0
+        if n_open:
+            positions = [self.turn_dir_pos, *self.open_members]
+            chars = request_message_chars(self.chain[p].payload["message"] for p in positions)
+        open_tokens = estimate_tokens(chars, profile.tpc)
+        reserve = open_tokens
+        if profile.turn_reserve_samples > 0:
+            reserve = max(estimate_tokens(int(profile.turn_reserve), 1.0), open_tokens)
+        budget = max(0, profile.horizon_tokens - prefix_tok - tail_tokens - profile.output_reserve - reserve)
+        open_turn = self.index.open_turn
+        directive = open_turn.directive_text if open_turn is not None else ""
+        return plan_working_set(
+            [PlanCandidate(*c) for c in cands],
+            budget=budget,
+            query=project.plan_query(self.index, directive),
+            directive=directive,
+        )
+
+    def request_now(self, rpay: Mapping[str, Any], *, tail_override: str | None = None) -> _Built:
+        """Build the request of an execute step dispatched at the current point of the chain."""
+        host, rp, gen, index, profile = self.host, self.rp, self.gen, self.index, self.profile
+        self.step_in_turn += 1
+        binding = self.turn_binding or self.latest_binding
         if binding is None:
             binding = _binding_from_header(rp.contract)
         bpay = binding.payload
@@ -423,55 +489,30 @@ def replay_log(
         tools = neutral_tools(schemas, deferred)
         digest = prefix_digest(system, schemas)
         prefix_tok = prefix_tokens_estimate(system, schemas, profile.tpc)
-        open_turn = index.open_turn
-        n_open = len(open_members) + 1 if open_turn is not None and turn_dir_pos >= 0 else 0
+        n_open = len(self.open_members) + 1 if index.open_turn is not None and self.turn_dir_pos >= 0 else 0
 
-        # working-set plan and tail (§7.4, §10.4)
-        def make_plan(tail_tokens: int) -> WorkingSetPlan:
-            open_tokens = estimate_tokens(
-                request_message_chars(chain[p].payload["message"] for p in [turn_dir_pos, *open_members])
-                if n_open
-                else 0,
-                profile.tpc,
-            )
-            reserve = open_tokens
-            if profile.turn_reserve_samples > 0:
-                reserve = max(estimate_tokens(int(profile.turn_reserve), 1.0), open_tokens)
-            budget = max(
-                0, profile.horizon_tokens - prefix_tok - tail_tokens - profile.output_reserve - reserve
-            )
-            cands = project.plan_candidates(index)
-            if not cands:
-                return WorkingSetPlan(budget=0)
-            directive = open_turn.directive_text if open_turn is not None else ""
-            return plan_working_set(
-                [PlanCandidate(*c) for c in cands],
-                budget=budget,
-                query=project.plan_query(index, directive),
-                directive=directive,
-            )
-
-        if frozen_tail is None or step_in_turn == 1:
+        # tail, composed twice at turn start and frozen for the turn (§7.4)
+        if self.frozen_tail is None or self.step_in_turn == 1:
             part0 = project.tail_part(index, gen, None)
             tail0 = part0.sections.render(turn_context=host.temporal, stance=host.stance)
-            plan0 = make_plan(estimate_tokens(len(tail0), profile.tpc))
+            plan0 = self._make_plan(prefix_tok, estimate_tokens(len(tail0), profile.tpc), n_open)
             part1 = project.tail_part(index, gen, plan0)
-            frozen_tail = (
-                part1.sections.render(turn_context=host.temporal, stance=host.stance),
-                part1.sources,
-            )
-            frozen_plan = None
-        tail, tail_sources = frozen_tail
+            rendered = part1.sections.render(turn_context=host.temporal, stance=host.stance)
+            self.frozen_tail = (rendered, part1.sources)
+            self.frozen_plan = None
+        tail, tail_sources = self.frozen_tail
+        if tail_override is not None:
+            tail = tail_override
         tail_tokens = estimate_tokens(len(tail), profile.tpc)
-        if rp.regime is Regime.B and frozen_plan is not None:
-            plan = frozen_plan
+        if rp.regime is Regime.B and self.frozen_plan is not None:
+            plan = self.frozen_plan
         else:
-            plan = make_plan(tail_tokens)
-            frozen_plan = plan
-        projected = project.project(index, plan, gen, card_entries, chain)
+            plan = self._make_plan(prefix_tok, tail_tokens, n_open)
+            self.frozen_plan = plan
+        projected = project.project(index, plan, gen, self.card_entries, self.chain)
         messages = list(projected.messages)
         if gen == Generation.G1:
-            tail_index = None  # G1 splices intent into the projection; no tail
+            tail_index = None  # G1 splices the intent into the projection; no tail
             tail = ""
         elif rp.regime is Regime.A:
             tail_index = len(messages) - 1 if messages else None
@@ -497,12 +538,46 @@ def replay_log(
             tail=tail if placed is not None else "",
             tail_index=placed,
         )
-        chars = request_message_chars(messages)
+        return _Built(
+            request=request,
+            binding=binding,
+            schemas=schemas,
+            digest=digest,
+            projected=projected,
+            n_open=n_open,
+            placed=placed,
+            tail=tail,
+            tail_sources=tail_sources,
+            win=win,
+            chars=request_message_chars(messages),
+        )
+
+    def after_step(self, built: _Built, recorded: str) -> None:
+        """Apply the step's usage to the profile (§10.3) and record its digest."""
+        win = built.win
+        if win is not None and isinstance(win.get("usage"), Mapping) and self.profile.recorded:
+            req_chars = len(built.request.system.encode("utf-8")) + built.chars
+            if self.rp.regime is Regime.B:
+                req_chars = prefix_chars(built.request.system, built.schemas) + built.chars
+            self.profile = update_profile(self.profile, _prompt_tokens(win["usage"]), req_chars)
+        if recorded:
+            self.seen_digests.add(recorded)
+            self.last_digest = recorded
+        self.prev_prefix = (built.request.system, built.schemas, built.digest)
+        self.prev_request = built.request
+
+    def step_at(self, sp: _StepPlan, full_chain: Sequence[Any]) -> ReplayStep:
+        """Build and check the step of the execute receipt described by `sp`."""
+        rp, gen = self.rp, self.gen
+        receipt = full_chain[sp.receipt_pos]
+        rpay = receipt.payload
+        built = self.request_now(rpay)
+        request, binding, digest = built.request, built.binding, built.digest
         recorded = _recorded_digest(rpay)
         host_deps: tuple[str, ...] = ()
         if rp.regime is Regime.A and gen != Generation.G1:
             host_deps = ("temporal", "stance")
-        if project.plan_candidates(index) and not profile.recorded:
+        if project.plan_candidates(self.index) and not self.profile.recorded:
             host_deps += ("horizon_tokens", "output_reserve")
 
         checks: list[CheckResult] = []
@@ -512,7 +587,7 @@ def replay_log(
         elif recorded == digest:
             why = "header fallback (no binding on the chain)" if binding.from_header else ""
             checks.append(passed(CheckName.PREFIX_DIGEST, why, expected=recorded, actual=digest))
-        elif turn_work:
+        elif self.turn_work:
             checks.append(
                 not_checkable(
                     CheckName.PREFIX_DIGEST,
@@ -532,10 +607,12 @@ def replay_log(
                 )
             )
         # 2. prefix-changed activities
-        checks.append(_check_prefix_changed(chain, sp, recorded, last_digest))
+        checks.append(_check_prefix_changed(full_chain, sp, recorded, self.last_digest))
         # 3. prefix_tokens window
         checks.append(
-            _check_prefix_tokens(rpay, recorded, seen_digests, chars, profile, rp.regime, host_deps, win)
+            _check_prefix_tokens(
+                rpay, recorded, self.seen_digests, built.chars, self.profile, rp.regime, host_deps, built.win
+            )
         )
         # 4. binding self-consistency (+ G4 ref)
         checks.append(_check_binding(binding))
@@ -550,24 +627,25 @@ def replay_log(
         # 5. model-visible means logged
         checks.append(
             _check_logged(
-                chain,
-                projected,
-                messages,
-                n_open,
-                turn_dir_pos,
-                open_members,
-                placed,
-                tail,
+                self.chain,
+                built.projected,
+                request.messages,
+                built.n_open,
+                self.turn_dir_pos,
+                self.open_members,
+                built.placed,
+                built.tail,
                 rp.unsealed,
-                tail_sources,
+                built.tail_sources,
             )
         )
         # 6. usage sanity
-        checks.append(_check_usage(chain, sp, win))
-        # 7. append-only (Regime B)
-        if rp.regime is Regime.B and prev_request is not None and step_in_turn > 1:
-            same = prev_request.system == system and prev_request.tools == tools
-            starts = messages[: len(prev_request.messages)] == prev_request.messages
+        checks.append(_check_usage(full_chain, sp, built.win))
+        # 7. append-only within a turn (Regime B)
+        prev = self.prev_request
+        if rp.regime is Regime.B and prev is not None and self.step_in_turn > 1:
+            same = prev.system == request.system and prev.tools == request.tools
+            starts = request.messages[: len(prev.messages)] == prev.messages
             if same and starts:
                 checks.append(passed(CheckName.APPEND_ONLY))
             else:
@@ -581,16 +659,16 @@ def replay_log(
             checks.append(not_checkable(CheckName.APPEND_ONLY, why))
 
         brk = None
-        if prev_prefix is not None and prev_prefix[2] != digest:
-            brk = prefix_break(prev_prefix[0], prev_prefix[1], system, schemas, prev_prefix[2], digest)
-        prev_prefix = (system, schemas, digest)
+        if self.prev_prefix is not None and self.prev_prefix[2] != digest:
+            p_sys, p_tools, p_digest = self.prev_prefix
+            brk = prefix_break(p_sys, p_tools, request.system, built.schemas, p_digest, digest)
         step = ReplayStep(
-            ledger_path=str(log.path),
+            ledger_path=str(rp.log.path),
             session_id=rp.session_id,
-            turn=turn_no,
-            step=step_in_turn,
+            turn=self.turn_no,
+            step=self.step_in_turn,
             receipt_id=receipt.id,
-            receipt_line=log.line_no_of(receipt.id),
+            receipt_line=rp.log.line_no_of(receipt.id),
             regime=rp.regime,
             generation=str(gen),
             request=request,
@@ -599,64 +677,49 @@ def replay_log(
             binding_id=binding.entry_id or None,
             checks=checks,
             prefix_break=brk,
-            message_chars=chars,
-            sources=projected.sources,
+            message_chars=built.chars,
+            sources=built.projected.sources,
         )
-        # after the step: profile feedback (§10.3) and digest bookkeeping
-        if win is not None and isinstance(win.get("usage"), Mapping) and profile.recorded:
-            sys_chars = len(system.encode("utf-8"))
-            req_chars = sys_chars + chars
-            if rp.regime is Regime.B:
-                req_chars = prefix_chars(system, schemas) + chars
-            profile = update_profile(profile, _prompt_tokens(win["usage"]), req_chars)
-        if recorded:
-            seen_digests.add(recorded)
-            last_digest = recorded
-        prev_request = request
-        if on_step is not None:
-            on_step(step)
+        self.after_step(built, recorded)
         return step
 
+
+@dataclass(slots=True)
+class _Built:
+    request: NeutralRequest
+    binding: _Binding
+    schemas: list[dict]
+    digest: str
+    projected: project.Projection
+    n_open: int
+    placed: int | None
+    tail: str
+    tail_sources: list[str]
+    win: Mapping[str, Any] | None
+    chars: int
+
+
+def replay_log(
+    log: SessionLog,
+    *,
+    host: HostParams | None = None,
+    generation: str | None = None,
+    on_step: Callable[[ReplayStep], None] | None = None,
+) -> Iterator[ReplayStep]:
+    """Yield every execute step of `log`'s active chain with its request and checks."""
+    rp = _Replay(log, host or HostParams(), generation)
+    chain = rp.chain
+    cuts: dict[int, list[_StepPlan]] = {}
+    for plan in _pre_pass(chain).values():
+        cuts.setdefault(plan.cut_pos, []).append(plan)
+    walker = StepWalker(rp)
     for pos, e in enumerate(chain):
         for sp in cuts.get(pos, ()):
-            yield emit(sp)
-        kind = e.kind
-        if kind == "turn_capabilities_bound":
-            latest_binding = _Binding(e.id, e.payload)
-            bindings[e.id] = latest_binding
-        elif kind == "turn_capabilities_ref":
-            latest_binding = _resolve_ref(e, bindings, latest_binding)
-        elif kind == "message":
-            if _is_directive(e):
-                turn_no += 1
-                turn_dir_pos = pos
-                open_members = []
-                turn_binding = latest_binding
-                turn_work = False
-                step_in_turn = 0
-                frozen_tail = None
-                frozen_plan = None
-                turn_entries[e.id] = [e.id]
-            elif turn_no > 0 and _open_turn_member(e):
-                open_members.append(pos)
-                turn_entries[chain[turn_dir_pos].id].append(e.id)
-        elif kind == "work":
-            turn_work = True
-        elif kind == "turn_card":
-            tid = e.payload.get("turn_id")
-            if isinstance(tid, str):
-                card_entries[tid] = e.id
-        elif kind == "activity":
-            ak = e.payload.get("activity_kind")
-            if ak in ("capacity_probe", "capacity_feedback"):
-                data = e.payload.get("data")
-                if isinstance(data, Mapping):
-                    snap = profile_from_activity(data, base_profile)
-                    if snap is not None:
-                        if ak == "capacity_probe" and not profile.recorded:
-                            snap = replace(snap, tpc_samples=0)  # bind-time snapshot, unsampled (§10.3)
-                        profile = snap
-        builder.add(e)
+            step = walker.step_at(sp, chain)
+            if on_step is not None:
+                on_step(step)
+            yield step
+        walker.add(e)
 
 
 def _resolve_ref(entry: Any, bindings: Mapping[str, _Binding], latest: _Binding | None) -> _Binding:
@@ -876,6 +939,49 @@ def _drop_tail_block(message: Mapping[str, Any], tail: str) -> dict:
     return out
 
 
+class StepRequestBuilder:
+    """Incremental request builder for a ledger being written (e.g. a synthetic home generator).
+
+    Keep one per open `SessionLog`; call `request(...)` right before appending an execute receipt.
+    Entries appended since the previous call are fed once, so a whole session costs linear time.
+    """
+
+    def __init__(
+        self, log: SessionLog, *, host: HostParams | None = None, generation: str | None = None
+    ) -> None:
+        self.log = log
+        self._walker = StepWalker(_Replay(log, host or HostParams(), generation, chain=[]))
+        self._fed = 0
+
+    def _catch_up(self) -> None:
+        entries = self.log.entries
+        fed = self._walker.chain
+        new = entries[self._fed :]
+        if new and fed and new[0].parent_id != fed[-1].id:
+            # the log branched: rebuild from its active chain
+            self._walker = StepWalker(_Replay(self.log, self._walker.host, self._walker.gen, chain=[]))
+            for e in self.log.chain_to_root():
+                self._walker.add(e)
+        else:
+            for e in new:
+                self._walker.add(e)
+        self._fed = len(entries)
+
+    def request(self, *, provider: str = "", model: str = "", tail: str | None = None) -> NeutralRequest:
+        """The request of an execute step dispatched now (after everything appended so far).
+
+        `tail` replaces the composed tail text (placement still follows the regime).
+        """
+        self._catch_up()
+        built = self._walker.request_now({"provider": provider, "model": model}, tail_override=tail)
+        self._walker.after_step(built, "")
+        return built.request
+
+    def message_chars(self, *, tail: str | None = None) -> int:
+        """`request_message_chars` of `request()`: the §11 message chars, tail included."""
+        return request_message_chars(self.request(tail=tail).messages)
+
+
 def build_step_request(
     log: SessionLog,
     *,
@@ -886,24 +992,7 @@ def build_step_request(
 ) -> NeutralRequest:
     """The request vak would send for an execute step dispatched now, at the end of `log`'s chain.
 
-    For writers of spec-following ledgers: `request_message_chars(req.messages)` is the message
-    chars of §11's `prefix_tokens` (tail included) and `prefix_digest(req.system, binding tools)`
-    the receipt's digest. Walks the whole chain on every call (linear per call).
+    One-shot form (walks the whole chain); use `StepRequestBuilder` when calling it per step.
     """
-    from vakaudit.ledger.entry import Entry
-
-    chain = log.chain_to_root()
-    parent = chain[-1].id if chain else None
-    probe = Entry(
-        "replay-probe",
-        parent,
-        "1970-01-01T00:00:00Z",
-        "receipt",
-        {"purpose": "execute", "provider": provider, "model": model, "attempts": [], "prefix_digest": ""},
-    )
-    last: ReplayStep | None = None
-    for step in replay_log(log, host=host, generation=generation, chain=[*chain, probe]):
-        last = step
-    if last is None or last.receipt_id != "replay-probe":
-        raise ValueError("no execute step could be built at the end of the chain")
-    return last.request
+    builder = StepRequestBuilder(log, host=host, generation=generation)
+    return builder.request(provider=provider, model=model)
