@@ -1,0 +1,67 @@
+"""``vakaudit scan [HOME]``: walk a vak home and write its tables (Parquet + manifest.json)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("scan")
+    def scan_cmd(
+        home: Path | None = typer.Argument(
+            None, help="The vak home (default: $VAK_HOME, else the platform data home)."
+        ),
+        out: Path | None = typer.Option(
+            None, "--out", help="Output directory (default: a per-home folder under ~/.cache/vakaudit/scans)."
+        ),
+        jobs: int | None = typer.Option(None, "--jobs", "-j", help="Worker processes (default: CPU count)."),
+        full: bool = typer.Option(
+            False, "--full", help="Read every file again instead of only what changed."
+        ),
+        json_out: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no text summary."),
+    ) -> None:
+        """Scan a vak home read-only into one Parquet folder per table; incremental on a second run."""
+        import json
+
+        from vakaudit.scan import scan_home
+
+        bar = None
+        progress = None
+        if not quiet and sys.stderr.isatty():
+            import click
+
+            bar = click.progressbar(length=1, label="scanning", file=sys.stderr, show_pos=False)
+            bar.__enter__()
+
+            def progress(p) -> None:  # noqa: ANN001 - a ScanProgress
+                bar.length = max(p.bytes_total, 1)
+                bar.update(p.bytes_done - bar.pos)
+
+        try:
+            result = scan_home(home, out=out, jobs=jobs, progress=progress, full=full)
+        finally:
+            if bar is not None:
+                bar.__exit__(None, None, None)
+        summary = result.summary()
+        if json_out:
+            typer.echo(json.dumps(summary, indent=2, sort_keys=False))
+            return
+        if quiet:
+            return
+        files = summary["files"]
+        mb = summary["bytes_scanned"] / 1e6
+        typer.echo(
+            f"scanned {summary['home']} ({summary['layout']}): {files['total']} files, "
+            f"{files['full']} read, {files['appended']} appended, {files['unchanged']} unchanged; "
+            f"{mb:.1f} MB in {summary['elapsed_s']:.2f} s"
+        )
+        for name, rows in summary["tables"].items():
+            if rows:
+                typer.echo(f"  {name:<22} {rows:>10} rows")
+        if summary["findings"]:
+            typer.echo("findings: " + ", ".join(f"{k} {v}" for k, v in summary["findings"].items()))
+        typer.echo(f"tables in {summary['out']}")

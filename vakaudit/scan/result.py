@@ -1,0 +1,124 @@
+"""The result of a scan: its tables as Arrow, as DuckDB views, and a summary.
+
+A :class:`ScanResult` only points at the output directory; tables are read on demand, so holding
+one costs nothing. :func:`open_scan` reopens a scan written earlier.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from vakaudit.errors import ScanError
+from vakaudit.scan.engine import MANIFEST, ScanStats
+from vakaudit.scan.tables import all_tables
+
+if TYPE_CHECKING:  # pragma: no cover
+    import duckdb
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    """Where a scan's tables are, and what the scan did."""
+
+    home: Path
+    out: Path
+    layout: str  # g1 | g2 | g3
+    scanned_at: str
+    tool_version: str
+    stats: ScanStats
+    row_counts: dict[str, int]
+
+    @property
+    def table_names(self) -> tuple[str, ...]:
+        return tuple(self.row_counts)
+
+    def _parts(self, name: str) -> list[Path]:
+        if name not in self.row_counts:
+            raise KeyError(f"no table {name!r} in this scan; tables: {', '.join(self.row_counts)}")
+        return sorted((self.out / name).glob("*.parquet"))
+
+    def table(self, name: str) -> pa.Table:
+        """One table, read whole from its Parquet folder (use :meth:`duckdb` for big ones)."""
+        schema = _schema(name)
+        parts = self._parts(name)
+        tables = [pq.read_table(p) for p in parts]
+        tables = [t.cast(schema) if schema is not None and t.schema != schema else t for t in tables]
+        if not tables:
+            return schema.empty_table() if schema is not None else pa.table({})
+        return pa.concat_tables(tables)
+
+    def duckdb(self, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
+        """A DuckDB connection with one view per table (reading the Parquet files, not copying them)."""
+        import duckdb
+
+        con = con or duckdb.connect()
+        for name in self.row_counts:
+            parts = self._parts(name)
+            if parts:
+                files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in parts)
+                con.execute(
+                    f'CREATE OR REPLACE VIEW "{name}" AS SELECT * FROM read_parquet([{files}], union_by_name=true)'
+                )
+            else:
+                schema = _schema(name) or pa.schema([])
+                con.register(f"__empty_{name}", schema.empty_table())
+                con.execute(f'CREATE OR REPLACE VIEW "{name}" AS SELECT * FROM "__empty_{name}"')
+        return con
+
+    def findings_by_code(self) -> dict[str, int]:
+        t = self.table("findings")
+        counts: dict[str, int] = {}
+        for code in t["code"].to_pylist():
+            counts[code] = counts.get(code, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def summary(self) -> dict[str, Any]:
+        """What ``vakaudit scan --json`` prints."""
+        return {
+            "home": str(self.home),
+            "out": str(self.out),
+            "layout": self.layout,
+            "scanned_at": self.scanned_at,
+            "tool_version": self.tool_version,
+            "tables": dict(self.row_counts),
+            "bytes_scanned": self.stats.bytes_scanned,
+            "bytes_read": self.stats.bytes_read,
+            "home_bytes": self.stats.home_bytes,
+            "files": {
+                "total": self.stats.files,
+                "full": self.stats.files_full,
+                "appended": self.stats.files_appended,
+                "unchanged": self.stats.files_unchanged,
+                "not_read": self.stats.files_not_read,
+            },
+            "findings": self.findings_by_code(),
+            "elapsed_s": self.stats.elapsed_s,
+        }
+
+
+def _schema(name: str) -> pa.Schema | None:
+    t = all_tables().get(name)
+    return None if t is None else t[0]
+
+
+def open_scan(out: str | os.PathLike[str]) -> ScanResult:
+    """Reopen the scan written into ``out`` (raises :class:`ScanError` when there is none)."""
+    out_p = Path(os.path.abspath(out))
+    path = out_p / MANIFEST
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ScanError(
+            f"no vakaudit scan in {out_p} ({exc}); run `vakaudit scan HOME --out {out_p}`"
+        ) from exc
+    stats = ScanStats(**{k: v for k, v in doc.get("stats", {}).items() if k in ScanStats.__slots__})
+    return ScanResult(
+        Path(doc["home"]), out_p, doc["layout"], doc["scanned_at"], doc["tool_version"], stats, doc["tables"]
+    )

@@ -1,0 +1,213 @@
+"""The tables a scan writes: explicit Arrow schemas, one Parquet folder and one SQL view each.
+
+Core tables are declared here (``files``, ``turns``, ``sessions``, ``findings``) or by the session
+ledger kind (``entries``, ``entry_fields``); every artifact kind with a schema adds one table named
+after the kind. :func:`render_tables_doc` renders ``docs/tables.md`` from these schemas, so the
+document cannot drift from the code. No I/O here.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from vakaudit.artifacts import all_kinds
+from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA, ENTRY_FIELDS_SCHEMA
+from vakaudit.findings import FINDINGS_SCHEMA
+
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+
+FILES_SCHEMA = pa.schema(
+    [
+        pa.field("rel_path", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("file_type", pa.string(), nullable=False),
+        pa.field("size_bytes", pa.int64(), nullable=False),
+        pa.field("allocated_bytes", pa.int64(), nullable=False),
+        pa.field("mtime", pa.timestamp("ns", tz="UTC")),
+        pa.field("inode", pa.int64()),
+        pa.field("home_scope", pa.string(), nullable=False),
+        pa.field("session_id", pa.string()),
+        pa.field("readable", pa.bool_(), nullable=False),
+        pa.field("scan_state", pa.string(), nullable=False),
+        pa.field("scanned_bytes", pa.int64(), nullable=False),
+    ]
+)
+
+TURNS_SCHEMA = pa.schema(
+    [
+        pa.field("rel_path", pa.string(), nullable=False),
+        pa.field("session_id", pa.string()),
+        pa.field("agent_id", pa.string()),
+        pa.field("workspace_key", pa.string()),
+        pa.field("turn_no", pa.int64(), nullable=False),
+        pa.field("turn_id", pa.string()),
+        pa.field("started_at", TIMESTAMP),
+        pa.field("ended_at", TIMESTAMP),
+        pa.field("entry_count", pa.int64(), nullable=False),
+        pa.field("size_bytes", pa.int64(), nullable=False),
+        pa.field("binding_bytes", pa.int64(), nullable=False),
+        pa.field("binding_count", pa.int64(), nullable=False),
+        pa.field("message_count", pa.int64(), nullable=False),
+        pa.field("assistant_count", pa.int64(), nullable=False),
+        pa.field("control_count", pa.int64(), nullable=False),
+        pa.field("receipt_count", pa.int64(), nullable=False),
+        pa.field("activity_count", pa.int64(), nullable=False),
+        pa.field("tool_use_count", pa.int64(), nullable=False),
+        pa.field("tool_result_count", pa.int64(), nullable=False),
+        pa.field("tool_result_bytes", pa.int64(), nullable=False),
+        pa.field("input_tokens", pa.int64(), nullable=False),
+        pa.field("output_tokens", pa.int64(), nullable=False),
+        pa.field("cache_read_input_tokens", pa.int64(), nullable=False),
+        pa.field("cache_creation_input_tokens", pa.int64(), nullable=False),
+        pa.field("model", pa.string()),
+        pa.field("chain_broken_count", pa.int64(), nullable=False),
+    ]
+)
+
+SESSIONS_SCHEMA = pa.schema(
+    [
+        pa.field("rel_path", pa.string(), nullable=False),
+        pa.field("session_id", pa.string()),
+        pa.field("agent_id", pa.string()),
+        pa.field("workspace_key", pa.string()),
+        pa.field("app_version", pa.string()),
+        pa.field("provider", pa.string()),
+        pa.field("model", pa.string()),
+        pa.field("first_at", TIMESTAMP),
+        pa.field("last_at", TIMESTAMP),
+        pa.field("entry_count", pa.int64(), nullable=False),
+        pa.field("turn_count", pa.int64(), nullable=False),
+        pa.field("size_bytes", pa.int64(), nullable=False),
+        pa.field("binding_bytes", pa.int64(), nullable=False),
+        pa.field("unparseable_count", pa.int64(), nullable=False),
+        pa.field("chain_broken_count", pa.int64(), nullable=False),
+        pa.field("unchained_count", pa.int64(), nullable=False),
+        pa.field("chain_ok", pa.bool_(), nullable=False),
+        pa.field("input_tokens", pa.int64(), nullable=False),
+        pa.field("output_tokens", pa.int64(), nullable=False),
+        pa.field("cache_read_input_tokens", pa.int64(), nullable=False),
+        pa.field("cache_creation_input_tokens", pa.int64(), nullable=False),
+    ]
+)
+
+#: tables every scan writes whatever kinds are registered, with what one row is
+CORE_TABLES: dict[str, tuple[pa.Schema, str]] = {
+    "files": (
+        FILES_SCHEMA,
+        "one row per non-directory entry of the home (every byte lands in exactly one kind)",
+    ),
+    "entries": (ENTRIES_SCHEMA, "one row per physical line of every session ledger"),
+    "entry_fields": (
+        ENTRY_FIELDS_SCHEMA,
+        "bytes per top-level payload member, per entry kind, per ledger file",
+    ),
+    "turns": (TURNS_SCHEMA, "one row per turn of a ledger (file order), derived from entries"),
+    "sessions": (SESSIONS_SCHEMA, "one row per session ledger file, derived from entries"),
+    "findings": (FINDINGS_SCHEMA, "one row per data problem found, with provenance"),
+}
+
+#: the session ledger kind's rows are the ``entries`` table
+LEDGER_KIND = "session_ledger"
+
+COLUMN_NOTES: dict[tuple[str, str], str] = {
+    ("files", "kind"): "artifact kind (`vakaudit kinds`); `unclassified` when no kind claims the path",
+    ("files", "size_bytes"): "lstat size: a symlink counts its own bytes, never its target's",
+    ("files", "allocated_bytes"): "st_blocks × 512 (what the file occupies on disk)",
+    ("files", "mtime"): "modification time as the walk saw it",
+    ("files", "home_scope"): "agent home holding the file: `` (data root), `agents/vak`, or deeper (D2)",
+    ("files", "readable"): "a read-only open succeeded (false for secrets, symlinks, sockets, FIFOs)",
+    ("files", "scan_state"): "`full` (read from byte 0), `appended` (only new bytes read), `unchanged` "
+    "(not reopened), `not_read` (no reader, secret, unreadable, G3 home)",
+    ("files", "scanned_bytes"): "bytes newly covered by the kind's reader in this scan",
+    ("entries", "line_no"): "1-based physical line number",
+    ("entries", "offset_bytes"): "byte offset of the line's first byte",
+    ("entries", "size_bytes"): "the line including its terminator: the sum per file equals the file size",
+    (
+        "entries",
+        "kind",
+    ): "envelope kind; null for a line that does not parse (a finding says why) or is blank",
+    ("entries", "ts_at"): "`ts` parsed (RFC 3339, microseconds)",
+    (
+        "entries",
+        "line_sha256",
+    ): "SHA-256 of the line without LF / stripped CR (the next line's expected prev_hash)",
+    ("entries", "chain_ok"): "true: prev_hash verified; false: mismatch; null: nothing to verify (header, "
+    "first line after a skipped one, unchained, unparseable)",
+    ("entries", "chain_status"): "chain_ok | broken | unchained | unchecked | unparseable | blank "
+    "(ledger.md §3 reader rules)",
+    ("entries", "turn_no"): "1-based turn of the file in file order (branches included). Preparation entries "
+    "written before their directive (capability binding, goal update, an intent right after them) carry "
+    "the number of the turn they prepare",
+    ("entries", "turn_id"): "entry id of the turn's directive (G4 `at_turn` when present); null on "
+    "preparation entries and before the first turn",
+    ("entries", "is_directive"): "user message, not control, with a text block and no tool result",
+    ("entries", "model"): "message meta model, receipt model, or the header contract's model",
+    ("entries", "provider"): "receipt provider or the header contract's provider",
+    ("entries", "input_tokens"): "message meta usage (receipts are not counted: no double counting)",
+    ("entries", "tool_result_bytes"): "UTF-8 bytes of tool_result contents in a message",
+    ("entries", "purpose"): "receipt purpose",
+    ("entries", "attempt_count"): "receipt attempts",
+    ("entries", "prefix_digest"): "receipt prefix digest (empty string stored as null)",
+    ("entries", "epoch"): "capability epoch of turn_capabilities_bound / _ref",
+    ("entries", "app_version"): "header contract app_version",
+    ("entry_fields", "field"): "top-level payload key; `(envelope)` = id, parent_id, ts, prev_hash, at_turn, "
+    "kind, braces and the line terminator; `(unparsed)` / `(blank)` = whole lines",
+    (
+        "entry_fields",
+        "size_bytes",
+    ): '`,"key":value` bytes as written; per file all rows add up to the file size',
+    ("turns", "binding_bytes"): "bytes of turn_capabilities_bound lines of the turn",
+    ("turns", "model"): "model of the turn's last assistant message",
+    ("sessions", "chain_ok"): "no broken and no unparseable line",
+}
+
+
+def kind_tables() -> dict[str, tuple[pa.Schema, str]]:
+    """One table per registered kind that declares a schema (the ledger's is ``entries``)."""
+    out: dict[str, tuple[pa.Schema, str]] = {}
+    for kind in all_kinds():
+        if kind.schema is None or kind.name == LEDGER_KIND:
+            continue
+        out[kind.name] = (kind.schema, kind.title)
+    return out
+
+
+def all_tables() -> dict[str, tuple[pa.Schema, str]]:
+    """Every table a scan writes: core tables first, then kind tables by name."""
+    return {**CORE_TABLES, **kind_tables()}
+
+
+def _type_name(t: pa.DataType) -> str:
+    return str(t)
+
+
+def render_tables_doc() -> str:
+    """``docs/tables.md``: every table with its columns, types and notes."""
+    lines = [
+        "# Tables written by `vakaudit scan`",
+        "",
+        "Generated from the Arrow schemas in `vakaudit/scan/tables.py`, `vakaudit/artifacts/session_ledger.py`,",
+        "`vakaudit/findings.py` and each artifact kind module by `render_tables_doc()`; a test fails when this",
+        "file and the schemas disagree (`pytest tests/scan --update-golden` rewrites it).",
+        "",
+        "Each table is one folder of Parquet files under the scan's `--out` directory and one view in",
+        "`ScanResult.duckdb()`. Paths are `rel_path`, relative to the home, POSIX separators. Sizes are bytes.",
+        "`manifest.json` beside the folders records the tool version, the scan time and the per-file state",
+        "used by incremental rescans.",
+        "",
+    ]
+    for name, (schema, what) in all_tables().items():
+        lines += [
+            f"## `{name}`",
+            "",
+            what[0].upper() + what[1:] + ".",
+            "",
+            "| column | type | notes |",
+            "|---|---|---|",
+        ]
+        for f in schema:
+            note = COLUMN_NOTES.get((name, f.name), "")
+            null = "" if f.nullable else " not null"
+            lines.append(f"| `{f.name}` | {_type_name(f.type)}{null} | {note} |")
+        lines.append("")
+    return "\n".join(lines)
