@@ -80,7 +80,7 @@ def _table_dirs(scan: Path) -> dict[str, list[Path]]:
     out: dict[str, list[Path]] = {}
     for child in sorted(scan.iterdir()):
         if child.is_dir():
-            files = sorted(child.rglob("*.parquet"))
+            files = sorted(child.glob("*.parquet"))
             if files:
                 out[child.name] = files
         elif child.suffix == ".parquet":
@@ -182,12 +182,10 @@ def resolve_scan(
         return p
     from vakaudit.scan import scan_home
 
-    result = scan_home(p, out=out, progress=progress)
-    for attr in ("out", "path", "root", "scan_dir", "directory"):
-        got = getattr(result, attr, None)
-        if got is not None and is_scan_dir(Path(got)):
-            return Path(got)
-    raise ScanError(f"scanning {p} produced no scan directory with a {MANIFEST}")
+    result = scan_home(p, out=out, progress=(lambda s: progress(f"scan: {s}")) if progress else None)
+    if not is_scan_dir(Path(result.out)):
+        raise ScanError(f"scanning {p} produced no scan directory with a {MANIFEST} at {result.out}")
+    return Path(result.out)
 
 
 def read_manifest(scan: Path) -> dict[str, Any]:
