@@ -1,0 +1,71 @@
+"""Skills: promoted skills (``skills/<name>/SKILL.md`` plus any files a skill ships) of a home.
+
+Lives at ``<data>/skills/``, ``agents/<id>/skills/`` (G2) and the shared layer ``.vak/skills/``.
+Written when a skill proposal is promoted (vak-core ``learning.rs`` copies the proposal) and by the
+seeding of the shared layer; edited by people. Config, ``AdditiveOnly`` on update (home.md §3, §7.3).
+
+Rows: one per ``SKILL.md`` (front-matter ``name`` and ``description``, size); other files of a skill
+only count in the file table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._jsonl import parent_name
+from vakaudit.artifacts._markdown import scan_document
+
+SCHEMA = pa.schema(
+    [
+        pa.field("rel_path", pa.string(), nullable=False),
+        pa.field("home_scope", pa.string(), nullable=False),
+        pa.field("skill_dir", pa.string()),  # the <name> directory
+        pa.field("name", pa.string()),
+        pa.field("description", pa.string()),
+        pa.field("size_bytes", pa.int64(), nullable=False),
+        pa.field("line_count", pa.int64(), nullable=False),
+    ]
+)
+
+
+def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
+    """One row per SKILL.md."""
+    if ctx.rel_path.rsplit("/", 1)[-1] != "SKILL.md":
+        return
+    doc = scan_document(ctx)
+    meta = doc.front_matter
+    row = {
+        "rel_path": ctx.rel_path,
+        "home_scope": ctx.home_scope,
+        "skill_dir": parent_name(ctx.rel_path),
+        "name": meta.get("name"),
+        "description": meta.get("description"),
+        "size_bytes": doc.size_bytes,
+        "line_count": doc.line_count,
+    }
+    yield pa.RecordBatch.from_pylist([row], schema=SCHEMA)
+
+
+KIND = ArtifactKind(
+    name="skills",
+    title="Skills",
+    patterns=("**/skills/**",),
+    card=WriteCard(
+        writer="skill promotion (learning.rs) and shared-layer seeding — vak-core",
+        trigger="a proposal is promoted; an operator adds or edits a skill",
+        discipline="file copy / plain write; edited by people",
+        barriers_per_write=0,
+        read="skill index on demand",
+        bound="size follows configuration, not usage",
+        group=WriteGroup.MEMORY,
+        read_class="flat",
+    ),
+    registry_class=RegistryClass.CONFIG,
+    description=__doc__,
+    schema=SCHEMA,
+    reader=reader,
+    priority=6,  # the whole tree is this kind's, `.vak/skills` included (beats the .vak config tree)
+)
