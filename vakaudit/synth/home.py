@@ -1,0 +1,422 @@
+"""Build a whole synthetic vak home: plan the sessions, write them in time order, then the rest.
+
+Memory stays flat at any size: sessions are planned as small integer tables and written one after
+another (a worker session is written while its parent's handle is open); every side ledger is a
+streaming append; large bodies are shared from :mod:`vakaudit.synth.content`.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vakaudit.errors import UsageError
+from vakaudit.ledger.ids import format_ts
+from vakaudit.ledger.keys import workspace_key
+from vakaudit.replay.prefix import request_message_chars as _message_chars
+from vakaudit.synth import sidecars
+from vakaudit.synth.checkpoints import Workspace, store_checkpoint
+from vakaudit.synth.clock import DEFAULT_START_NS, IdSource, SynthClock
+from vakaudit.synth.content import WORKSPACES, ContentPools
+from vakaudit.synth.profiles import APP_VERSIONS, Profile, get_profile
+from vakaudit.synth.session import SessionResult, SessionSpec, write_session
+from vakaudit.synth.sinks import BudgetAlertSink, CostLogSink, JsonlSink
+from vakaudit.synth.store import StoreWriter
+
+__all__ = ["build_home", "SynthResult", "HomeWriter", "plan_sessions"]
+
+ProgressFn = Callable[[str, int, int], None]
+
+
+@dataclass(slots=True)
+class SynthResult:
+    """What was written (generator-side counts; tests read the files back instead)."""
+
+    out: Path
+    profile: str
+    layout: str
+    seed: int
+    sessions: int = 0
+    turns: int = 0
+    ledger_entries: int = 0
+    app_versions: dict = field(default_factory=dict)
+    compactions_shape_a: int = 0
+    compactions_shape_b: int = 0
+    checkpoints: int = 0
+    store_rows: int = 0
+    cost_log_compactions: int = 0
+
+
+@dataclass(slots=True)
+class _ParentPlan:
+    turns: int
+    version: str
+    cwd: str
+    surface: str
+    provider: str
+    checkpoint_turns: frozenset = frozenset()
+    workspace_bytes: int = 0
+    child_turns: frozenset = frozenset()
+    forced: frozenset = frozenset()
+    scheduled: bool = False
+
+
+def _split(total: int, weights: list[float]) -> list[int]:
+    """Largest-remainder split of ``total`` into len(weights) integers >= 1 (when total allows)."""
+    n = len(weights)
+    base = [1] * n if total >= n else [0] * n
+    rest = total - sum(base)
+    s = sum(weights) or 1.0
+    raw = [rest * w / s for w in weights]
+    ints = [math.floor(x) for x in raw]
+    left = rest - sum(ints)
+    order = sorted(range(n), key=lambda i: (-(raw[i] - ints[i]), i))
+    for i in order[:left]:
+        ints[i] += 1
+    return [b + i for b, i in zip(base, ints, strict=True)]
+
+
+def plan_sessions(profile: Profile, layout: str, seed: int) -> tuple[list[_ParentPlan], int]:
+    """Per parent session: turns, version, workspace, checkpoint turns; plus the worker count."""
+    rng = random.Random(f"plan:{seed}")
+    m = profile.sessions
+    children = round(m * profile.child_share) if m >= 2 else 0
+    if profile.force_every_kind and m >= 2:
+        children = max(1, children)
+    parents = max(1, m - children)
+    parents = min(parents, profile.turns)
+    children = m - parents if m > parents else 0
+    weights = [math.exp(rng.gauss(0, profile.turns_sigma)) for _ in range(parents)]
+    turns = _split(profile.turns, weights)
+    versions = profile.versions_g1 if layout == "g1" else profile.versions_g2
+    counts = _split(parents, [w for _, w in versions]) if parents >= len(versions) else [0] * len(versions)
+    if parents < len(versions):
+        counts[-1] = parents
+    version_of: list[str] = []
+    for (version, _), c in zip(versions, counts, strict=True):
+        version_of += [version] * c
+    plans: list[_ParentPlan] = []
+    for i in range(parents):
+        surface = rng.choices(("cli", "desktop", "telegram"), weights=(60, 30, 10))[0]
+        provider = rng.choices(("anthropic", "openai", "ollama", "openrouter"), weights=(70, 15, 10, 5))[0]
+        plans.append(
+            _ParentPlan(
+                turns=turns[i],
+                version=version_of[i],
+                cwd=rng.choice(WORKSPACES),
+                surface=surface,
+                provider=provider,
+            )
+        )
+    # checkpoints: a share of sessions holds them; files spread over those sessions
+    k = max(1, round(parents * profile.checkpoint_session_share))
+    k = min(k, parents)
+    chosen = sorted(rng.sample(range(parents), k))
+    files = max(k, round(profile.turns * profile.checkpoint_files_per_turn))
+    per = _split(files - k, [plans[i].turns for i in chosen]) if files > k else [0] * k
+    sizes = [math.exp(rng.gauss(0, 0.8)) for _ in chosen]
+    total_weight = sum(s * (1 + extra) for s, extra in zip(sizes, per, strict=True))
+    target_total = files * profile.checkpoint_file_mean_bytes
+    for idx, extra, s in zip(chosen, per, sizes, strict=True):
+        plan = plans[idx]
+        extra = min(extra, plan.turns - 1)
+        effect = rng.sample(range(1, plan.turns), extra) if extra else []
+        plan.checkpoint_turns = frozenset([0, *effect])
+        file_bytes = min(profile.checkpoint_file_max_bytes, target_total * s / total_weight)
+        plan.workspace_bytes = int(file_bytes * 3 / 4)
+    for plan in plans:
+        plan.scheduled = rng.random() < 0.08
+    # worker sessions hang off tool calls of parent turns
+    slots = [(i, t) for i, p in enumerate(plans) for t in range(p.turns)]
+    for i, t in sorted(rng.sample(slots, min(children, len(slots)))):
+        plans[i].child_turns = plans[i].child_turns | {t}
+    if profile.force_every_kind:
+        seen: set[str] = set()
+        for plan in plans:
+            gen = APP_VERSIONS[plan.version]
+            if gen not in seen:
+                seen.add(gen)
+                plan.forced = frozenset({"branch", "nudge", "presentation", "work", "goal", "epoch", "bash"})
+        plans[0].scheduled = True
+        plans[-1].surface = "telegram"
+    return plans, children
+
+
+class HomeWriter:
+    """The state shared by every session of one home: clock, ids, pools, side ledgers."""
+
+    def __init__(
+        self,
+        out: Path,
+        profile: Profile,
+        *,
+        seed: int,
+        layout: str,
+        fsync: bool,
+        progress: ProgressFn | None = None,
+    ) -> None:
+        self.out = out
+        self.profile = profile
+        self.seed = seed
+        self.layout = layout
+        self.fsync = fsync
+        self.progress = progress
+        self.clock = SynthClock(DEFAULT_START_NS, seed)
+        self.ids = IdSource(self.clock, seed)
+        self.rng = random.Random(f"home:{seed}")
+        self.pools = ContentPools(seed)
+        self.data = out
+        self.agent = out / "agents" / "vak"
+        self.cache = out / "cache"
+        self.compactions = [0, 0]  # shape A, shape B
+        self.checkpoints_written = 0
+        self.store = StoreWriter(self.cache)
+        a, d = self.agent, self.data
+        self.routing = JsonlSink(a / "routing-evidence.jsonl")
+        self.intent_ev = JsonlSink(a / "intent-evidence.jsonl")
+        self.cost = CostLogSink(a / "cost-log.jsonl")
+        self.cost_root = CostLogSink(d / "cost-log.jsonl")
+        self.activity_log = JsonlSink(a / "activity-log.jsonl")
+        self.activity_root = JsonlSink(d / "activity-log.jsonl")
+        self.security = JsonlSink(a / "security-events.jsonl")
+        self.security_root = JsonlSink(d / "security-events.jsonl")
+        self.alerts = BudgetAlertSink(d / "budget-alerts.jsonl")
+        self.inbox = JsonlSink(d / "inbox.jsonl")
+        self.commitments = JsonlSink(a / "commitments.jsonl")
+        self.incidents = JsonlSink(d / "operations" / "incidents.jsonl")
+        self.actions = JsonlSink(d / "operations" / "actions.jsonl")
+        self.deliveries = JsonlSink(d / "gateway" / "deliveries.jsonl")
+        self.sinks = [
+            self.routing,
+            self.intent_ev,
+            self.cost,
+            self.cost_root,
+            self.activity_log,
+            self.activity_root,
+            self.security,
+            self.security_root,
+            self.alerts,
+            self.inbox,
+            self.commitments,
+            self.incidents,
+            self.actions,
+            self.deliveries,
+        ]
+        self._sandbox: JsonlSink | None = None
+        self._sandbox_sid = ""
+        self._workspaces: dict[str, Workspace] = {}
+        self._variants = 0
+        self._child_seq = 0
+        self._ledger_bytes = 0
+        self._indexed_bytes = 0
+        self.side = sidecars.SideState(self)
+        self.result = SynthResult(out=out, profile=profile.name, layout=layout, seed=seed)
+
+    # -- paths --------------------------------------------------------------------------------
+
+    def session_path(self, cwd: str, session_id: str) -> Path:
+        return self.agent / "sessions" / workspace_key(cwd) / f"{session_id}.jsonl"
+
+    def next_variant(self, rng: random.Random) -> int:
+        """A capability surface for a new epoch: mostly a recent one, sometimes a new one."""
+        if self._variants == 0 or rng.random() < 0.35:
+            self._variants += 1
+            return self._variants - 1
+        return rng.randrange(max(0, self._variants - 4), self._variants)
+
+    # -- per-turn side effects (called by the session writer) ---------------------------------------
+
+    def trace(self, sw: Any, turn: int | None = None) -> dict | None:
+        if self.layout != "g2":
+            return None
+        t: dict[str, Any] = {
+            "tenant": "local",
+            "space": f"spc_{workspace_key(sw.spec.cwd)}",
+            "agent": "vak",
+            "run": f"run_{sw.spec.session_id[-12:]}_{turn or 0}",
+            "span": self.ids.nonzero_hex16(),
+            "cause": {"kind": "user", "request_id": f"req_{self.ids.hex(12)}"},
+            "actor": "usr_local",
+            "session": sw.spec.session_id,
+        }
+        if turn is not None:
+            t["turn"] = turn
+        return t
+
+    def with_trace(self, row: dict, sw: Any, turn: int | None = None) -> dict:
+        t = self.trace(sw, turn)
+        if t is not None:
+            row["trace"] = t
+            row["actor"] = "usr_local"
+        return row
+
+    def checkpoint(self, sw: Any, label: str) -> None:
+        sid = sw.spec.session_id
+        ws = self._workspaces.get(sid)
+        if ws is None:
+            ws = Workspace(self.pools, random.Random(f"ws:{self.seed}:{sid}"), sw.spec.workspace_bytes)
+            self._workspaces[sid] = ws
+        else:
+            ws.touch()
+        sw.checkpoint_seq += 1
+        store_checkpoint(self.agent, sid, sw.checkpoint_seq, self.clock.ts(), label, ws)
+        self.checkpoints_written += 1
+
+    def intent_evidence(self, sw: Any, act: str, stakes: str, tier: str) -> None:
+        self.side.intent_row(sw, act, stakes, tier)
+
+    def approval(self, sw: Any, tool: str, denied: bool) -> None:
+        self.side.approval(sw, tool, denied)
+
+    def sandbox_execution(self, sw: Any, command: str, output: str, is_error: bool) -> int:
+        if self._sandbox is None or self._sandbox_sid != sw.spec.session_id:
+            if self._sandbox is not None:
+                self._sandbox.close()
+            self._sandbox = JsonlSink(self.agent / "sandbox" / "executions" / f"{sw.spec.session_id}.jsonl")
+            self._sandbox_sid = sw.spec.session_id
+        return self.side.sandbox_events(sw, self._sandbox, command, output, is_error)
+
+    def remember(self, sw: Any, inp: dict) -> None:
+        self.side.remember(sw, inp)
+
+    def tool_ran(self, sw: Any, tool: str, tool_use_id: str, ok: bool, duration_ms: int) -> None:
+        self.side.tool_row(sw, tool, tool_use_id, ok, duration_ms)
+
+    def settle_turn(self, sw: Any, turn: Any) -> None:
+        self.side.settle(sw, turn)
+
+    def after_turn(self, sw: Any, t: int) -> None:
+        self.side.after_turn(sw, t)
+
+    def spawn_child(self, parent: Any, instructions: str) -> str:
+        self._child_seq += 1
+        child_id = f"child-{self.clock.ns}-{self._child_seq}"
+        spec = SessionSpec(
+            session_id=child_id,
+            cwd=parent.spec.cwd,
+            app_version=parent.spec.app_version,
+            generation=parent.gen,
+            turns=0,
+            surface=parent.spec.surface,
+            provider=parent.provider,
+            parent_session_id=parent.spec.session_id,
+            child_task=instructions,
+        )
+        res = write_session(self, spec, random.Random(f"child:{self.seed}:{child_id}"))
+        self.result.sessions += 1
+        self.result.ledger_entries += res.entries
+        return res.final_text
+
+    def after_session(self, sw: Any, res: SessionResult) -> None:
+        # Which sessions the server indexed is not recorded anywhere; index while the store is
+        # below the measured share of ledger bytes (profile.store_ratio).
+        size = res.path.stat().st_size
+        self._ledger_bytes += size
+        store_now = self.store.size_bytes()
+        per_byte = store_now / self._indexed_bytes if self._indexed_bytes else 0.3
+        if store_now + per_byte * size / 2 <= self.profile.store_ratio * self._ledger_bytes:
+            self.store.import_session(res.path, workspace_key(sw.spec.cwd))
+            self._indexed_bytes += size
+        self.side.after_session(sw, res)
+
+    def request_message_chars(self, sw: Any, tail_text: str) -> int:
+        """Message chars of the request about to be dispatched (replay.md §10.1, §11).
+
+        Uses the replay package's request builder when it offers one; otherwise the projection
+        without a plan plus the tail on the last user message (Regime A placement, §7.5).
+        """
+        builder = _replay_request_builder()
+        if builder is not None:
+            return builder(sw.log, tail_text)
+        messages = sw.log.derive_messages()
+        return _message_chars(messages) + (len(tail_text.encode("utf-8")) if tail_text else 0)
+
+    # -- the whole home ---------------------------------------------------------------------------
+
+    def build(self) -> SynthResult:
+        profile = self.profile
+        plans, _children = plan_sessions(profile, self.layout, self.seed)
+        self.side.begin(plans)
+        total = len(plans)
+        done_turns = 0
+        for i, plan in enumerate(plans):
+            self.clock.advance_ms(profile.minutes_between_sessions * 60_000 * self.rng.uniform(0.2, 1.8))
+            session_id = self.ids()
+            spec = SessionSpec(
+                session_id=session_id,
+                cwd=plan.cwd,
+                app_version=plan.version,
+                generation=APP_VERSIONS[plan.version],
+                turns=plan.turns,
+                surface=plan.surface,
+                provider=plan.provider,
+                checkpoint_turns=plan.checkpoint_turns,
+                workspace_bytes=plan.workspace_bytes,
+                child_turns=plan.child_turns,
+                forced=plan.forced,
+            )
+            self.side.session_plan = plan
+            res = write_session(self, spec, random.Random(f"session:{self.seed}:{i}"))
+            self.result.sessions += 1
+            self.result.turns += res.turns
+            self.result.ledger_entries += res.entries
+            self.result.app_versions[plan.version] = self.result.app_versions.get(plan.version, 0) + 1
+            done_turns += plan.turns
+            if self.progress is not None:
+                self.progress("sessions", i + 1, total)
+        self.side.finish()
+        if self._sandbox is not None:
+            self._sandbox.close()
+        for sink in self.sinks:
+            sink.close()
+        self.store.close()
+        r = self.result
+        r.compactions_shape_a, r.compactions_shape_b = self.compactions
+        r.checkpoints = self.checkpoints_written
+        r.store_rows = self.store.rows
+        r.cost_log_compactions = getattr(self.cost, "compactions", 0) + getattr(
+            self.cost_root, "compactions", 0
+        )
+        return r
+
+    @property
+    def now(self) -> str:
+        return format_ts(self.clock.ns)
+
+
+def _replay_request_builder() -> Callable[[Any, str], int] | None:
+    try:
+        from vakaudit.replay import step_request_message_chars  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return step_request_message_chars
+
+
+def build_home(
+    out: str | Path,
+    *,
+    profile: str = "tiny",
+    turns: int | None = None,
+    sessions: int | None = None,
+    seed: int = 0,
+    layout: str = "g2",
+    fsync: bool = True,
+    progress: ProgressFn | None = None,
+) -> SynthResult:
+    """Write a complete synthetic vak home into ``out`` (which must be missing or empty).
+
+    Same arguments give a byte-identical home. ``progress(stage, done, total)`` is called after each
+    session.
+    """
+    if layout not in ("g1", "g2"):
+        raise UsageError(f"unknown layout {layout!r}; choose g1 or g2")
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"{out} exists and is not an empty directory; choose a new output directory")
+    out.mkdir(parents=True, exist_ok=True)
+    prof = get_profile(profile, turns=turns, sessions=sessions)
+    return HomeWriter(out, prof, seed=seed, layout=layout, fsync=fsync, progress=progress).build()
