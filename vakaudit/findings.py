@@ -67,6 +67,13 @@ class FindingCode(StrEnum):
     READER_FAILED = "reader_failed"
     # sidecar rows
     SIDECAR_UNPARSEABLE_ROW = "sidecar_unparseable_row"
+    # across artifacts (verify)
+    RECEIPT_UNACCOUNTED = "receipt_unaccounted"
+    SIDECAR_ROW_UNMATCHED = "sidecar_row_unmatched"
+    SIDECAR_ROW_DUPLICATE = "sidecar_row_duplicate"
+    INDEX_MISSING_ROW = "index_missing_row"
+    INDEX_EXTRA_ROW = "index_extra_row"
+    INDEX_STALE_ROW = "index_stale_row"
 
 
 @dataclass(frozen=True, slots=True)
