@@ -187,3 +187,33 @@ def test_vak_sample_chains_verify_per_line(vak_samples: Path) -> None:
         assert warnings == []
         assert checks[0].status is LineStatus.UNCHECKED
         assert all(c.status is LineStatus.CHAIN_OK for c in checks[1:])
+
+
+def test_line_splitting_same_for_mapped_file_and_stream(tmp_path: Path) -> None:
+    import io
+
+    from vakaudit.ledger.chain import iter_lines, iter_raw_lines
+
+    data = b'{"a":1}\r\n\n' + b"x" * 70 + b"\n  \n" + b"y" * 33 + b"\ntail-without-lf"
+    p = tmp_path / "f.jsonl"
+    p.write_bytes(data)
+    expected = [
+        (b'{"a":1}\r', True),
+        (b"", True),
+        (b"x" * 70, True),
+        (b"  ", True),
+        (b"y" * 33, True),
+        (b"tail-without-lf", False),
+    ]
+    with open(p, "rb") as f:  # memory-mapped path
+        assert list(iter_lines(f)) == expected
+    for block in (1, 7, 64, 1 << 20):  # block path, lines spanning blocks
+        assert list(iter_lines(io.BytesIO(data), block_size=block)) == expected
+    raws = list(iter_raw_lines(io.BytesIO(data)))
+    assert [r.raw for r in raws][0] == b'{"a":1}'  # one CR stripped
+    assert [r.offset_bytes for r in raws] == [0, 10, 11, 82, 86, 120]
+    assert [r.line_no for r in raws] == [1, 2, 3, 4, 5, 6] and not raws[-1].terminated
+    empty = tmp_path / "empty.jsonl"
+    empty.touch()
+    with open(empty, "rb") as f:
+        assert list(iter_lines(f)) == []

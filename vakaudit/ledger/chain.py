@@ -15,6 +15,10 @@ No I/O here except reading from a file object the caller opened.
 from __future__ import annotations
 
 import hashlib
+import io
+import mmap
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -97,9 +101,25 @@ def is_blank(raw: bytes) -> bool:
 def iter_lines(f: BinaryIO, block_size: int = 4 << 20) -> Iterator[tuple[bytes, bool]]:
     """Yield ``(line_without_LF, terminated)`` for each physical line of a binary stream.
 
-    Reads large blocks and splits them: much faster than ``readline`` for long lines, and memory stays
-    at one block plus the lines the caller keeps. A trailing CR is NOT stripped here.
+    A regular file read from its start is memory-mapped read-only (the length is fixed when mapping,
+    so bytes appended meanwhile are not seen; vak never truncates a ledger, which a mapping would not
+    survive). Other streams are read in large blocks. Either way memory stays at the lines the caller
+    keeps, and long lines cost no ``readline`` joins. A trailing CR is NOT stripped here.
     """
+    mm = _map(f)
+    if mm is not None:
+        with mm:
+            n = len(mm)
+            find = mm.find
+            i = 0
+            while i < n:
+                j = find(b"\n", i)
+                if j < 0:
+                    yield mm[i:], False
+                    return
+                yield mm[i:j], True
+                i = j + 1
+        return
     rest = b""
     while True:
         block = f.read(block_size)
@@ -113,6 +133,24 @@ def iter_lines(f: BinaryIO, block_size: int = 4 << 20) -> Iterator[tuple[bytes, 
             yield part, True
     if rest:
         yield rest, False
+
+
+def _map(f: BinaryIO) -> mmap.mmap | None:
+    try:
+        fd = f.fileno()
+        if f.tell() != 0:
+            return None
+        st = os.fstat(fd)
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+        return None
+    try:
+        return mmap.mmap(
+            fd, st.st_size, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0), prot=mmap.PROT_READ
+        )
+    except (OSError, ValueError):
+        return None
 
 
 def iter_raw_lines(f: BinaryIO) -> Iterator[RawLine]:
