@@ -341,11 +341,11 @@ def _derive_turn_based(index: TurnIndex, plan: WorkingSetPlan | None) -> list[Pr
             continue
         selected = _select(turn, plan, fidelity, packet_span, packet, gen)
         if selected == Fidelity.FULL:
-            out.extend(ProjectedMessage(turn.turn_id, m) for m in turn.full_record(gen))
+            out.extend(_full_tagged(turn, gen))
         elif selected == Fidelity.CARD:
-            card = turn.card if gen == Generation.G2 else turn.effective_card()
-            if card is not None:
-                card_lines.append(card_line(card, turn.number))
+            text = turn.card_line(provisional=gen != Generation.G2)
+            if text is not None:
+                card_lines.append(text)
     if card_lines:
         block = ProjectedMessage(
             "", _user_text("<turns>\n" + "\n".join(card_lines) + "\n</turns>"), is_summary=True
@@ -355,6 +355,15 @@ def _derive_turn_based(index: TurnIndex, plan: WorkingSetPlan | None) -> list[Pr
         else:
             out.insert(leading, block)
     return out
+
+
+def _full_tagged(turn: Turn, gen: Generation) -> list[ProjectedMessage]:
+    key = (str(gen), turn.version)
+    cached = turn._cache.get("full_tagged")
+    if cached is None or cached[0] != key:
+        cached = (key, [ProjectedMessage(turn.turn_id, m) for m in turn.full_record(gen)])
+        turn._cache["full_tagged"] = cached
+    return cached[1]
 
 
 def _select(
@@ -495,7 +504,7 @@ def _covered_directives(index: TurnIndex, plan: WorkingSetPlan | None) -> set[st
         if turn.behind_reset:
             continue
         if not turn.closed or plan is None or fidelity.get(turn.turn_id) in (Fidelity.FULL, Fidelity.CARD):
-            covered.add(rust_trim(turn.directive_text))
+            covered.add(turn.directive_key)
     return covered
 
 

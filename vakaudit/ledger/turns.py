@@ -23,6 +23,7 @@ from typing import Any
 from vakaudit.ledger.digest import (
     args_digest,
     build_card,
+    card_line,
     evidence_digest,
     evidence_shape,
     first_sentence_by_words,
@@ -171,6 +172,15 @@ class Turn:
     @property
     def directive_text(self) -> str:
         return text_content(self.directive_message)
+
+    @property
+    def directive_key(self) -> str:
+        """The trimmed directive text (what the conversation thread compares), cached."""
+        key = self._cache.get("directive_key")
+        if key is None:
+            key = rust_trim(self.directive_text)
+            self._cache["directive_key"] = key
+        return key
 
     @property
     def card_written(self) -> bool:
@@ -334,6 +344,20 @@ class Turn:
         card = self.build_card("unrecorded", narration)
         self._cache["provisional"] = (key, card)
         return card
+
+    def card_line(self, *, provisional: bool = True) -> str | None:
+        """This turn's ``<turns>`` line (§7.3) from the written card, else (``provisional``, closed
+        turns) the provisional one; None without a card. Cached per version."""
+        card = self.effective_card() if provisional else self.card
+        if card is None:
+            return None
+        key = (self.version, self.closed, provisional, self.number)
+        cached = self._cache.get("card_line")
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        line = card_line(card, self.number)
+        self._cache["card_line"] = (key, line)
+        return line
 
     def effective_card(self) -> dict | None:
         """The written card, else (closed turns) the provisional one, else None."""
@@ -627,8 +651,9 @@ class TurnIndexBuilder:
 
     def _new_turn(self, entry: Any, pos: int) -> None:
         idx = self.index
-        if idx.turns:
+        if idx.turns and not idx.turns[-1].closed:
             idx.turns[-1].closed = True
+            idx.turns[-1].version += 1
         turn = Turn(turn_id=entry.id, number=len(idx.turns) + 1, directive=entry, position=pos)
         pending = self._pending_presentations.pop(entry.id, None)
         if pending:
