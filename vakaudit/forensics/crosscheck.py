@@ -1,0 +1,272 @@
+"""Cross-artifact checks ("fsck for a home"): do the sidecars and the index agree with the ledgers?
+
+The session ledgers are the one rich original; the side ledgers and ``store.db`` are written from the
+same events by other code paths. This module compares them after the per-file pass:
+
+- Receipts vs routing evidence (home.md §4.1): every attempt of an ``execute`` receipt settled
+  ``ok``/``failed``/``unknown`` is one routing row, credited to the leg that served it; ``cancelled``
+  attempts write nothing. Compared home-wide as a multiset of (provider, model, outcome,
+  latency_ms) (routing rows carry no session id).
+- Receipts vs the cost log (§4.2): one row per settled paid dispatch. Compared per root session
+  (worker sessions are folded into the session that spawned them, which is how runs are billed) as
+  token totals of the winning attempts: fewer tokens in the cost log = a dispatch not accounted,
+  more = accounted twice (or a row for a session with no ledger). The cost log compacts itself at
+  5 MB keeping 90 days, so rows of old receipts may be legitimately gone: warning, not error.
+- ``store.db`` vs the ledgers (§8.1): the index is derived and may lag, so ledger entries missing
+  from it are info; index rows naming an entry no ledger holds (extra) or holding another session or
+  kind for it (stale) are warnings.
+
+Summarize/verify receipts are not required to have sidecar rows (whether vak records them is
+unconfirmed). A check runs only when both of its sides exist in the home. No writes; SQLite is opened
+read-only and immutable (no lock, no WAL replay).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from vakaudit.findings import Finding, FindingCode
+from vakaudit.forensics.policy import severity_of
+
+__all__ = ["CrossCollector"]
+
+C = FindingCode
+_OUTCOME = {"ok": "success", "failed": "failure", "unknown": "unknown"}
+
+
+@dataclass(slots=True)
+class _Receipt:
+    rel_path: str
+    line_no: int
+    entry_id: str
+    session_id: str
+    body: dict
+
+
+@dataclass(slots=True)
+class CrossCollector:
+    """Collects what the cross checks need while the per-file pass runs, then compares."""
+
+    receipts: list[_Receipt] = field(default_factory=list)
+    parent_session: dict[str, str | None] = field(default_factory=dict)
+    entries: dict[str, tuple[str, str, str, int]] = field(default_factory=dict)  # id -> (session, kind, rel, line)
+    routing_rows: list[tuple[str, int, tuple]] = field(default_factory=list)  # (rel, line, key)
+    cost_rows: list[tuple[str, int, dict]] = field(default_factory=list)
+    store_dbs: list[tuple[str, Path]] = field(default_factory=list)
+    has_routing_file: bool = False
+    has_cost_file: bool = False
+
+    def ledger_hook(self, rel_path: str, session_id: str) -> Callable[[int, str, str, str | None, bytes], None]:
+        """An ``on_entry`` callback for :func:`~vakaudit.forensics.verify_ledger` of one ledger."""
+        entries = self.entries
+
+        def on_entry(line_no: int, entry_id: str, kind: str, parent_id: str | None, raw: bytes) -> None:
+            entries.setdefault(entry_id, (session_id, kind, rel_path, line_no))
+            if kind == "receipt" or kind == "header":
+                try:
+                    body = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    return
+                if not isinstance(body, dict):
+                    return
+                if kind == "header":
+                    psid = body.get("parent_session_id")
+                    self.parent_session.setdefault(session_id, psid if isinstance(psid, str) else None)
+                else:
+                    self.receipts.append(_Receipt(rel_path, line_no, entry_id, session_id, body))
+
+        return on_entry
+
+    def add_routing_rows(self, rel_path: str, rows: Iterable[dict[str, Any]]) -> None:
+        self.has_routing_file = True
+        for r in rows:
+            key = (r.get("provider") or "", r.get("model") or "", r.get("outcome") or "", r.get("latency_ms"))
+            self.routing_rows.append((rel_path, r.get("line_no") or 0, key))
+
+    def add_cost_rows(self, rel_path: str, rows: Iterable[dict[str, Any]]) -> None:
+        self.has_cost_file = True
+        for r in rows:
+            self.cost_rows.append((rel_path, r.get("line_no") or 0, r))
+
+    # -- comparisons --------------------------------------------------------------------------------
+
+    def findings(self) -> list[Finding]:
+        out: list[Finding] = []
+        if self.receipts and self.has_routing_file:
+            out += self._routing()
+        if self.receipts and self.has_cost_file:
+            out += self._cost()
+        for rel, path in self.store_dbs:
+            out += self._store(rel, path)
+        return out
+
+    def _execute_receipts(self) -> Iterable[_Receipt]:
+        return (r for r in self.receipts if r.body.get("purpose", "execute") == "execute")
+
+    def _routing(self) -> list[Finding]:
+        expected: Counter = Counter()
+        where: dict[tuple, _Receipt] = {}
+        for rc in self._execute_receipts():
+            b = rc.body
+            attempts = b.get("attempts")
+            if not isinstance(attempts, list):
+                continue
+            for a in attempts:
+                if not isinstance(a, dict):
+                    continue
+                outcome = _OUTCOME.get(a.get("settlement"))
+                if outcome is None:
+                    continue  # cancelled: writes nothing
+                key = (a.get("provider") or b.get("provider") or "", a.get("model") or b.get("model") or "",
+                       outcome, a.get("latency_ms"))  # fmt: skip
+                expected[key] += 1
+                where.setdefault(key, rc)
+        actual: Counter = Counter(k for _, _, k in self.routing_rows)
+        first_row = {}
+        for rel, line, k in self.routing_rows:
+            first_row.setdefault(k, (rel, line))
+        out = []
+        for key in sorted(set(expected) | set(actual), key=repr):
+            e, a = expected[key], actual[key]
+            label = f"{key[0]}/{key[1]} {key[2]} {key[3]} ms"
+            if a < e:
+                rc = where[key]
+                out.append(self._f(C.RECEIPT_UNACCOUNTED, rc.rel_path,
+                                   f"{e - a} settled attempt(s) ({label}) have no routing-evidence row",
+                                   rc.line_no, rc.entry_id, f"{e} row(s)", f"{a} row(s)"))  # fmt: skip
+            elif a > e:
+                rel, line = first_row[key]
+                code = C.SIDECAR_ROW_DUPLICATE if e else C.SIDECAR_ROW_UNMATCHED
+                what = "recorded more than once" if e else "matching no receipt attempt in any ledger"
+                out.append(self._f(code, rel, f"{a - e} routing-evidence row(s) ({label}) {what}", line, None,
+                                   f"{e} row(s)", f"{a} row(s)"))  # fmt: skip
+        return out
+
+    def _root(self, sid: str) -> str:
+        seen = set()
+        while sid not in seen:
+            seen.add(sid)
+            parent = self.parent_session.get(sid)
+            if not parent:
+                return sid
+            sid = parent
+        return sid
+
+    def _cost(self) -> list[Finding]:
+        want: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        first_receipt: dict[str, _Receipt] = {}
+        for rc in self._execute_receipts():
+            b = rc.body
+            attempts = b.get("attempts") if isinstance(b.get("attempts"), list) else []
+            win = b.get("winning_attempt")
+            usage = None
+            for a in attempts:
+                if isinstance(a, dict) and a.get("ordinal") == win and a.get("settlement") == "ok":
+                    usage = a.get("usage")
+            if not isinstance(usage, dict):
+                continue  # no settled usage: not a paid dispatch
+            root = self._root(rc.session_id)
+            w = want[root]
+            w[0] += int(usage.get("input_tokens") or 0)
+            w[1] += int(usage.get("output_tokens") or 0)
+            first_receipt.setdefault(root, rc)
+        have: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        first_row: dict[str, tuple[str, int]] = {}
+        seen_rows: Counter = Counter()
+        dup_at: dict[str, tuple[str, int]] = {}
+        known_sessions = set(self.parent_session) | {r.session_id for r in self.receipts}
+        out = []
+        for rel, line, row in self.cost_rows:
+            sid = row.get("session_id")
+            if not isinstance(sid, str):
+                continue
+            root = self._root(sid)
+            h = have[root]
+            h[0] += int(row.get("input_tokens") or 0)
+            h[1] += int(row.get("output_tokens") or 0)
+            first_row.setdefault(root, (rel, line))
+            key = (row.get("ts"), sid, row.get("model"), row.get("input_tokens"), row.get("output_tokens"))
+            seen_rows[key] += 1
+            if seen_rows[key] == 2:
+                dup_at.setdefault(root, (rel, line))
+            if sid not in known_sessions and root not in known_sessions:
+                out.append(self._f(C.SIDECAR_ROW_UNMATCHED, rel, f"cost row for session {sid}, which has no ledger "
+                                   "in this home", line, None, "a session ledger", None))  # fmt: skip
+        for root in sorted(set(want) | set(have)):
+            w, h = want.get(root, [0, 0]), have.get(root, [0, 0])
+            if root not in want and root not in known_sessions:
+                continue  # reported row by row above
+            if h[0] < w[0] or h[1] < w[1]:
+                rc = first_receipt[root]
+                out.append(self._f(C.RECEIPT_UNACCOUNTED, rc.rel_path,
+                                   f"session {root}: receipts settled {w[0]} input / {w[1]} output tokens, the cost "
+                                   f"log accounts {h[0]} / {h[1]} (dispatches missing, or compacted away after 90 days)",
+                                   rc.line_no, rc.entry_id, f"{w[0]}/{w[1]}", f"{h[0]}/{h[1]}"))  # fmt: skip
+            elif h[0] > w[0] or h[1] > w[1]:
+                rel, line = dup_at.get(root) or first_row[root]
+                code = C.SIDECAR_ROW_DUPLICATE if root in dup_at else C.SIDECAR_ROW_UNMATCHED
+                out.append(self._f(code, rel,
+                                   f"session {root}: the cost log accounts {h[0]} input / {h[1]} output tokens, its "
+                                   f"receipts settled only {w[0]} / {w[1]} (a dispatch accounted twice?)",
+                                   line, None, f"{w[0]}/{w[1]}", f"{h[0]}/{h[1]}"))  # fmt: skip
+        return out
+
+    def _store(self, rel: str, path: Path) -> list[Finding]:
+        try:
+            con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+        except sqlite3.Error as exc:
+            return [self._f(C.UNREADABLE_FILE, rel, f"cannot open the index read-only: {exc}")]
+        try:
+            cols = {r[1] for r in con.execute("PRAGMA table_info(entries)")}
+            if not {"entry_id", "session_id", "kind"} <= cols:
+                return []
+            rows = con.execute("SELECT entry_id, session_id, kind FROM entries").fetchall()
+        except sqlite3.Error as exc:
+            return [self._f(C.UNREADABLE_FILE, rel, f"cannot read the entries table: {exc}")]
+        finally:
+            con.close()
+        out = []
+        indexed: set[str] = set()
+        extra = stale = 0
+        first_extra = first_stale = None
+        for entry_id, session_id, kind in rows:
+            indexed.add(entry_id)
+            e = self.entries.get(entry_id)
+            if e is None:
+                extra += 1
+                first_extra = first_extra or entry_id
+            elif e[0] != session_id or e[1] != kind:
+                stale += 1
+                first_stale = first_stale or (entry_id, e, session_id, kind)
+        if extra:
+            out.append(self._f(C.INDEX_EXTRA_ROW, rel, f"{extra} index row(s) name entries no ledger holds "
+                               f"(first: {first_extra}); deleted or rewritten ledgers?", None, first_extra,
+                               "0", str(extra)))  # fmt: skip
+        if stale:
+            eid, e, sid, kind = first_stale
+            out.append(self._f(C.INDEX_STALE_ROW, rel, f"{stale} index row(s) disagree with the ledger line they "
+                               f"index (first: {eid} is {e[1]} in session {e[0]}, indexed as {kind} in {sid})",
+                               None, eid, f"{e[0]}/{e[1]}", f"{sid}/{kind}"))  # fmt: skip
+        missing: Counter = Counter()
+        first_missing: dict[str, tuple[str, int, str]] = {}
+        for entry_id, (sid, _kind, lrel, line) in self.entries.items():
+            if entry_id not in indexed:
+                missing[sid] += 1
+                first_missing.setdefault(sid, (lrel, line, entry_id))
+        for sid in sorted(missing):
+            lrel, line, eid = first_missing[sid]
+            out.append(self._f(C.INDEX_MISSING_ROW, lrel, f"{missing[sid]} entr(ies) of session {sid} are not in "
+                               f"{rel} yet (the index is derived and may lag)", line, eid, "indexed", "absent"))  # fmt: skip
+        return out
+
+    @staticmethod
+    def _f(code: FindingCode, rel: str, message: str, line_no: int | None = None, entry_id: str | None = None,
+           expected: str | None = None, actual: str | None = None) -> Finding:  # fmt: skip
+        return Finding(code, severity_of(code), rel, message, line_no, None, entry_id, expected, actual)

@@ -1,0 +1,145 @@
+"""Verify a whole home: every file walked, every ledger verified, sidecars compared with the ledgers.
+
+:func:`verify_home` is ``vakaudit verify`` without the printing: one walk of the home
+(:func:`vakaudit.scan.iter_home_files`, which classifies every file and reports undeclared files,
+symlinks out of the home, unreadable files and nested homes), :func:`verify_ledger` on every session
+ledger, the sidecar rows the cross checks need (:mod:`vakaudit.forensics.crosscheck`), and, given a
+seal, the append-only proof (:func:`vakaudit.forensics.seal.verify_since`). All findings are graded by
+one policy (:mod:`vakaudit.forensics.policy`). Nothing in the home is written, locked or repaired.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vakaudit.artifacts import ReadContext
+from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.forensics.crosscheck import CrossCollector
+from vakaudit.forensics.ledger import LedgerReport, verify_ledger
+from vakaudit.forensics.policy import TornPolicy, regrade, severity_of
+from vakaudit.scan import detect_layout, iter_home_files, resolve_home
+
+__all__ = ["HomeReport", "verify_home"]
+
+_CROSS_SIDECARS = {"routing_evidence": "add_routing_rows", "cost_log": "add_cost_rows"}
+_ROW_COLUMNS = ("line_no", "provider", "model", "outcome", "latency_ms", "ts", "input_tokens", "output_tokens",
+                "session_id")  # fmt: skip
+
+
+@dataclass(slots=True)
+class HomeReport:
+    """Everything :func:`verify_home` found. ``findings`` includes every ledger's findings."""
+
+    layout: str
+    torn: TornPolicy
+    file_count: int = 0
+    ledger_count: int = 0
+    bytes_verified: int = 0
+    ledgers: list[LedgerReport] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    cross_checks: list[str] = field(default_factory=list)  # the cross checks that had both sides
+
+    def counts(self) -> dict[str, int]:
+        """Number of findings per severity, every severity listed."""
+        out = {s.value: 0 for s in Severity}
+        for f in self.findings:
+            out[f.severity.value] += 1
+        return out
+
+    def at_or_above(self, threshold: Severity) -> list[Finding]:
+        return [f for f in self.findings if f.severity.rank >= threshold.rank]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "layout": self.layout,
+            "torn": self.torn.value,
+            "file_count": self.file_count,
+            "ledger_count": self.ledger_count,
+            "bytes_verified": self.bytes_verified,
+            "counts": self.counts(),
+            "cross_checks": self.cross_checks,
+            "ledgers": [{k: v for k, v in r.to_dict().items() if k != "findings"} for r in self.ledgers],
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def verify_home(
+    home: str | os.PathLike | None,
+    *,
+    torn: TornPolicy = TornPolicy.TOLERATE_TAIL,
+    deep: bool = False,
+    cross: bool = True,
+    since: dict | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> HomeReport:
+    """Verify every file of ``home`` (None: ``$VAK_HOME`` or the platform home).
+
+    ``since``: a seal (:func:`vakaudit.forensics.seal.read_seal`) to prove append-only growth against.
+    ``progress(rel_path, size_bytes)`` is called before each file is verified. Raises
+    :class:`~vakaudit.errors.HomeNotFoundError` when the home is not a directory.
+    """
+    root = resolve_home(home)
+    files = list(iter_home_files(root))
+    layout = detect_layout(root, files)
+    report = HomeReport(layout=layout, torn=torn, file_count=len(files))
+    out = report.findings
+    if layout == "g3":
+        out.append(Finding(FindingCode.TENANT_STORE_HOME, severity_of(FindingCode.TENANT_STORE_HOME), "tenants",
+                           "a G3 tenant-store home: its segmented record chains are not plain JSONL and are not "
+                           "verified here"))  # fmt: skip
+    collector = CrossCollector()
+    for hf in files:
+        out.extend(regrade(f, torn) for f in hf.findings)
+        if not hf.readable:
+            continue
+        name = hf.kind.name
+        if name == "session_ledger":
+            if progress is not None:
+                progress(hf.rel_path, hf.size_bytes)
+            sid = hf.session_id or Path(hf.rel_path).stem
+            rep = verify_ledger(root / hf.rel_path, hf.rel_path, torn=torn, deep=deep,
+                                on_entry=collector.ledger_hook(hf.rel_path, sid) if cross else None)  # fmt: skip
+            report.ledgers.append(rep)
+            report.ledger_count += 1
+            report.bytes_verified += rep.size_bytes
+            out.extend(rep.findings)
+        elif cross and name in _CROSS_SIDECARS and hf.kind.reader is not None:
+            if progress is not None:
+                progress(hf.rel_path, hf.size_bytes)
+            rows, found = _read_rows(root, hf)
+            getattr(collector, _CROSS_SIDECARS[name])(hf.rel_path, rows)
+            out.extend(regrade(f, torn) for f in found)
+        elif cross and name == "store_db" and hf.rel_path.endswith("store.db"):
+            collector.store_dbs.append((hf.rel_path, root / hf.rel_path))
+    if cross:
+        out.extend(collector.findings())
+        if collector.receipts and collector.has_routing_file:
+            report.cross_checks.append("receipts_vs_routing_evidence")
+        if collector.receipts and collector.has_cost_file:
+            report.cross_checks.append("receipts_vs_cost_log")
+        if collector.store_dbs:
+            report.cross_checks.append("store_db_vs_ledgers")
+    if since is not None:
+        from vakaudit.forensics.seal import verify_since
+
+        out.extend(regrade(f, torn) for f in verify_since(root, since))
+    out.sort(key=lambda f: (f.rel_path or "", f.line_no if f.line_no is not None else 0, f.code))
+    return report
+
+
+def _read_rows(root: Path, hf: Any) -> tuple[list[dict], list[Finding]]:
+    found: list[Finding] = []
+    ctx = ReadContext(root, hf.rel_path, hf.home_scope, hf.session_id, emit=found.append)
+    rows: list[dict] = []
+    try:
+        for batch in hf.kind.reader(ctx):
+            cols = [c for c in _ROW_COLUMNS if c in batch.schema.names]
+            rows.extend(batch.select(cols).to_pylist())
+    except Exception as exc:  # noqa: BLE001 - a reader bug must not stop verification
+        found.append(Finding(FindingCode.READER_FAILED, Severity.ERROR, hf.rel_path,
+                             f"the {hf.kind.name} reader failed: {type(exc).__name__}: {exc}"))  # fmt: skip
+    return rows, found
