@@ -84,18 +84,44 @@ def one_turn(log: SessionLog, tool_input: object | None = None) -> None:
     log.append_message(
         {
             "role": "assistant",
-            "content": [{"type": "tool_use", "id": "call_1", "name": "read",
-                         "input": tool_input if tool_input is not None else {"path": "notes.txt"}}],
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "call_1",
+                    "name": "read",
+                    "input": tool_input if tool_input is not None else {"path": "notes.txt"},
+                }
+            ],
         },  # fmt: skip
-        {"model": "claude-sonnet-4-5", "stop_reason": "tool_use", "usage": {"input_tokens": 812, "output_tokens": 41}},
+        {
+            "model": "claude-sonnet-4-5",
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 812, "output_tokens": 41},
+        },
     )
     log.append_message(
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1",
-                                      "content": "milk, eggs, café au lait", "is_error": False}]}  # fmt: skip
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_1",
+                    "content": "milk, eggs, café au lait",
+                    "is_error": False,
+                }
+            ],
+        }  # fmt: skip
     )
     log.append_message(
-        {"role": "assistant", "content": [{"type": "text", "text": "A shopping list: milk, eggs and coffee."}]},
-        {"model": "claude-sonnet-4-5", "stop_reason": "end_turn", "usage": {"input_tokens": 880, "output_tokens": 12}},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "A shopping list: milk, eggs and coffee."}],
+        },
+        {
+            "model": "claude-sonnet-4-5",
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 880, "output_tokens": 12},
+        },
     )
     log.append(
         "receipt",
@@ -104,8 +130,16 @@ def one_turn(log: SessionLog, tool_input: object | None = None) -> None:
             "provider": "anthropic",
             "model": "claude-sonnet-4-5",
             "winning_attempt": 0,
-            "attempts": [{"ordinal": 0, "reason": "initial", "domain": "unknown", "settlement": "ok",
-                          "latency_ms": 2140, "usage": {"input_tokens": 880, "output_tokens": 12}}],  # fmt: skip
+            "attempts": [
+                {
+                    "ordinal": 0,
+                    "reason": "initial",
+                    "domain": "unknown",
+                    "settlement": "ok",
+                    "latency_ms": 2140,
+                    "usage": {"input_tokens": 880, "output_tokens": 12},
+                }
+            ],  # fmt: skip
             "prefix_digest": "",
         },
     )
@@ -121,7 +155,9 @@ def ledger_path(home: Path, scope: str = "agents/vak", session_id: str = "s-samp
 def write_session(path: Path, seed: str, body: Callable[[SessionLog], None] | None = None,
                   clock: FixedClock | None = None) -> bytes:  # fmt: skip
     """Write one ledger with SessionLog (fixed clock and ids) and return its bytes."""
-    log = SessionLog.create(path, header(path.stem), clock=clock or FixedClock(), new_id=FixedIds(seed), fsync=False)
+    log = SessionLog.create(
+        path, header(path.stem), clock=clock or FixedClock(), new_id=FixedIds(seed), fsync=False
+    )
     try:
         (body or one_turn)(log)
     finally:

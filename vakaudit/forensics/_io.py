@@ -42,7 +42,9 @@ def open_evidence(path: str | os.PathLike) -> int:
     return fd
 
 
-def iter_framed_lines(fd: int, size: int, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, int, bytes, bool]]:
+def iter_framed_lines(
+    fd: int, size: int, chunk_bytes: int = CHUNK_BYTES
+) -> Iterator[tuple[int, int, bytes, bool]]:
     """Yield ``(line_no, offset_bytes, raw, terminated)`` for the first ``size`` bytes of ``fd``.
 
     ``raw`` excludes the LF but keeps a CR (callers decide about CRLF). A final fragment without LF is

@@ -56,14 +56,18 @@ class CrossCollector:
 
     receipts: list[_Receipt] = field(default_factory=list)
     parent_session: dict[str, str | None] = field(default_factory=dict)
-    entries: dict[str, tuple[str, str, str, int]] = field(default_factory=dict)  # id -> (session, kind, rel, line)
+    entries: dict[str, tuple[str, str, str, int]] = field(
+        default_factory=dict
+    )  # id -> (session, kind, rel, line)
     routing_rows: list[tuple[str, int, tuple]] = field(default_factory=list)  # (rel, line, key)
     cost_rows: list[tuple[str, int, dict]] = field(default_factory=list)
     store_dbs: list[tuple[str, Path]] = field(default_factory=list)
     has_routing_file: bool = False
     has_cost_file: bool = False
 
-    def ledger_hook(self, rel_path: str, session_id: str) -> Callable[[int, str, str, str | None, bytes], None]:
+    def ledger_hook(
+        self, rel_path: str, session_id: str
+    ) -> Callable[[int, str, str, str | None, bytes], None]:
         """An ``on_entry`` callback for :func:`~vakaudit.forensics.verify_ledger` of one ledger."""
         entries = self.entries
 

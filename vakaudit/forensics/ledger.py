@@ -201,7 +201,9 @@ def verify_ledger(
 
     def add(code: FindingCode, message: str, line_no: int | None = None, offset: int | None = None,
             entry_id: str | None = None, expected: str | None = None, actual: str | None = None) -> None:  # fmt: skip
-        out.append(Finding(code, severity_of(code, torn), rel, message, line_no, offset, entry_id, expected, actual))
+        out.append(
+            Finding(code, severity_of(code, torn), rel, message, line_no, offset, entry_id, expected, actual)
+        )
 
     try:
         fd = open_evidence(p)
@@ -224,7 +226,9 @@ def verify_ledger(
     return report
 
 
-def _scan(fd, size, rel, report, add, deep, long_line_bytes, progress, on_entry) -> tuple[list[int], list[str]]:  # noqa: ANN001, C901
+def _scan(
+    fd, size, rel, report, add, deep, long_line_bytes, progress, on_entry
+) -> tuple[list[int], list[str]]:  # noqa: ANN001, C901
     verifier = ChainVerifier(rel)
     sha = _sha256
     env_match = _ENVELOPE.match
@@ -541,7 +545,7 @@ def _tree_findings(report, ids, id_lines, parents, has_child, late_parents, bad_
             path.append(node)
             node = parents[node]
         if node is not None and state.get(node) == 1:
-            cycle = path[path.index(node):]
+            cycle = path[path.index(node) :]
             first = min(cycle, key=lambda i: id_lines[i])
             add(C.PARENT_CYCLE, "parent_id links form a cycle: " + " -> ".join(cycle + [node]),
                 id_lines[first], None, first)  # fmt: skip
