@@ -957,7 +957,10 @@ class StepRequestBuilder:
         entries = self.log.entries
         fed = self._walker.chain
         new = entries[self._fed :]
-        if new and fed and new[0].parent_id != fed[-1].id:
+        tip = fed[-1].id if fed else None
+        for e in new:  # linear only if every new entry continues the fed chain
+            tip = e.id if e.parent_id == tip else "\0"
+        if tip != self.log.tail_id:
             # the log branched: rebuild from its active chain
             self._walker = StepWalker(_Replay(self.log, self._walker.host, self._walker.gen, chain=[]))
             for e in self.log.chain_to_root():
