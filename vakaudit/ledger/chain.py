@@ -108,10 +108,14 @@ def iter_lines(f: BinaryIO, block_size: int = 4 << 20) -> Iterator[tuple[bytes, 
     """
     mm = _map(f)
     if mm is not None:
+        # Pages already split are dropped from this process's RSS as it goes, so peak memory stays at
+        # the lines kept plus one window of the file.
+        dontneed = getattr(mmap, "MADV_DONTNEED", None)
+        window = 8 << 20
         with mm:
             n = len(mm)
             find = mm.find
-            i = 0
+            i = released = 0
             while i < n:
                 j = find(b"\n", i)
                 if j < 0:
@@ -119,6 +123,10 @@ def iter_lines(f: BinaryIO, block_size: int = 4 << 20) -> Iterator[tuple[bytes, 
                     return
                 yield mm[i:j], True
                 i = j + 1
+                if dontneed is not None and i - released >= window:
+                    upto = i - i % mmap.PAGESIZE
+                    mm.madvise(dontneed, released, upto - released)
+                    released = upto
         return
     rest = b""
     while True:
@@ -146,9 +154,7 @@ def _map(f: BinaryIO) -> mmap.mmap | None:
     if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
         return None
     try:
-        return mmap.mmap(
-            fd, st.st_size, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0), prot=mmap.PROT_READ
-        )
+        return mmap.mmap(fd, st.st_size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
     except (OSError, ValueError):
         return None
 
