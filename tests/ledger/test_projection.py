@@ -1003,3 +1003,82 @@ def test_a_turn_index_for_another_generation_is_refused() -> None:
         derive_messages(index, generation="g2")
     with pytest.raises(ValueError):
         derive_messages([], generation="g9")
+
+
+# -- message-level compaction planning (G1/G1', §7.1) ----------------------------------------------
+
+
+def compaction_chain() -> Chain:
+    c = Chain()
+    c.user("one")  # e001
+    c.say("r1")  # e002
+    c.call("k", "read")  # e003
+    c.result("k", "text")  # e004
+    c.say("r2")  # e005
+    c.user("two")  # e006
+    c.say("r3")  # e007
+    return c
+
+
+def test_plan_compaction_moves_the_boundary_past_tool_results() -> None:
+    from vakaudit.ledger.projection import plan_compaction
+
+    c = compaction_chain()
+    for keep in (3, 4):  # keep=4 would start the kept part at the tool result e004: moved to e005
+        plan = plan_compaction(c.entries, keep, generation="g1")
+        assert plan.first_kept_entry_id == "e005"
+        assert plan.older == (U("one"), A("r1"), CALL("k", "read"), RESULT("k", "text"))
+        assert plan.dropped_entry_ids == ("e001", "e002", "e003", "e004")
+        assert plan.selected_entry_ids == ("e005", "e006", "e007")
+        assert plan.partition() == {
+            "selected_entry_ids": ["e005", "e006", "e007"],
+            "dropped_entry_ids": ["e001", "e002", "e003", "e004"],
+        }
+    assert plan_compaction(c.entries, 7, generation="g1") is None
+    assert plan_compaction(c.entries, 0, generation="g1") is None
+    # applying the plan: summary first, then the kept messages
+    c.compaction_a("S", "e005")
+    assert derive_messages(c.entries, generation="g1") == [SUMMARY("S"), A("r2"), U("two"), A("r3")]
+    # a second plan summarises the first summary (it is part of `older`, never of the partition)
+    plan = plan_compaction(c.entries, 1, generation="g1")
+    assert plan.older == (SUMMARY("S"), A("r2"), U("two"))
+    assert plan.dropped_entry_ids == ("e005", "e006")
+
+
+def test_control_messages_and_intent_notes_never_reach_the_summariser_input() -> None:
+    from vakaudit.ledger.projection import plan_compaction
+
+    c = Chain()
+    c.intent("Be brief.")
+    c.user("one")
+    c.control("stop_hook", "[stop-hook]: go on")
+    c.say("r1")
+    c.user("two")
+    c.say("r2")
+    plan = plan_compaction(c.entries, 2, generation="g1")
+    assert plan.older == (U("one"), A("r1"))
+    assert "e003" not in plan.dropped_entry_ids  # control: in neither side of the partition
+    with pytest.raises(ValueError):
+        plan_compaction(c.entries, 2, generation="g3")
+
+
+def test_presentation_duplicate_check_is_per_turn_and_digest_and_chain_order_is_kept() -> None:
+    from vakaudit.ledger.projection import has_presentation
+
+    c = Chain()
+    t1 = c.user("one").id
+    for title, digest in (("first", "d1"), ("second", "d2")):
+        c.add(
+            "presentation",
+            {
+                "turn_id": t1,
+                "source": {"kind": "fence", "message_entry_id": t1},
+                "payload_digest": digest,
+                "title": title,
+            },
+        )
+    assert has_presentation(c.entries, t1, "d1")
+    assert not has_presentation(c.entries, t1, "d3")
+    assert not has_presentation(c.entries, "other-turn", "d1")
+    turn = TurnIndex.from_chain(c.entries, generation="g3").turns[0]
+    assert [p.payload["title"] for p in turn.presentations] == ["first", "second"]

@@ -52,8 +52,11 @@ __all__ = [
     "derive_messages",
     "derive_tagged",
     "derive_with_plan",
+    "CompactionPlan",
     "evidence",
     "generation_for",
+    "has_presentation",
+    "plan_compaction",
     "latest_directive_entry_id",
     "non_card_evidence_since",
     "packet_needs_compaction",
@@ -123,6 +126,7 @@ class ProjectedMessage:
     message: dict
     is_summary: bool = False
     is_control: bool = False
+    is_intent: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +255,7 @@ def _trim_historical_results(out: list[ProjectedMessage]) -> list[ProjectedMessa
             blocks.append(block)
         if changed:
             out[i] = ProjectedMessage(
-                item.entry_id, {"role": "user", "content": blocks}, item.is_summary, False
+                item.entry_id, {"role": "user", "content": blocks}, item.is_summary, False, item.is_intent
             )
     return out
 
@@ -264,7 +268,7 @@ def _derive_message_level(index: TurnIndex) -> list[ProjectedMessage]:
             if gen != Generation.G1 or item.entry_id != index.latest_visible_intent_id:
                 continue
             text = truncate_utf8(item.message["content"][0]["text"], TAIL_LIMIT_BYTES)
-            out.append(ProjectedMessage(item.entry_id, _user_text(text)))
+            out.append(ProjectedMessage(item.entry_id, _user_text(text), is_intent=True))
             continue
         out.append(
             ProjectedMessage(item.entry_id, _serde_message(item.message), item.is_summary, item.is_control)
@@ -751,3 +755,69 @@ def non_card_evidence_since(
                 if not (name is not None and is_card_tool(name)) and rid not in out:
                     out.append(rid)
     return out
+
+
+def has_presentation(chain: Sequence[Any], turn_id: str, payload_digest: str) -> bool:
+    """Whether a presentation with this payload digest already exists for this turn (the duplicate
+    rule is per (turn_id, payload_digest), §4.12)."""
+    return any(
+        e.kind == "presentation"
+        and e.payload.get("turn_id") == turn_id
+        and e.payload.get("payload_digest") == payload_digest
+        for e in chain
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPlan:
+    """A G1/G1' message-level compaction plan (§7.1): what to summarise and where the kept part starts."""
+
+    older: tuple[dict, ...]
+    first_kept_entry_id: str
+    selected_entry_ids: tuple[str, ...]
+    dropped_entry_ids: tuple[str, ...]
+
+    def partition(self) -> dict[str, list[str]]:
+        """The ``partition`` object of the compaction entry."""
+        return {
+            "selected_entry_ids": list(self.selected_entry_ids),
+            "dropped_entry_ids": list(self.dropped_entry_ids),
+        }
+
+
+def plan_compaction(
+    chain: Sequence[Any] | TurnIndex, keep_recent: int, *, generation: str
+) -> CompactionPlan | None:
+    """``plan_compaction(keep_recent)`` of G1/G1' (§7.1), or None when there is nothing to summarise.
+
+    The summarised part is every projected message before the last ``keep_recent``, the boundary moved
+    forward past messages holding tool results; control messages (and, G1, the intent note) are left
+    out of the summariser input; the partition lists non-summary, non-control message ids. G2 counts
+    whole turns instead and is not implemented here.
+    """
+    index = _index_for(chain, generation)
+    if index.generation not in MESSAGE_LEVEL:
+        raise ValueError(f"plan_compaction is message-level (G1/G1'); {index.generation} plans by turns")
+    tagged = _derive_message_level(index)
+    if len(tagged) <= keep_recent:
+        return None
+    boundary = len(tagged) - keep_recent
+    while boundary < len(tagged) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result"
+        for b in tagged[boundary].message.get("content") or ()
+    ):
+        boundary += 1
+    if boundary == 0 or boundary >= len(tagged):
+        return None
+    selected = []
+    dropped = []
+    for i, item in enumerate(tagged):
+        if item.is_summary or item.is_control or not item.entry_id:
+            continue
+        (dropped if i < boundary else selected).append(item.entry_id)
+    return CompactionPlan(
+        older=tuple(p.message for p in tagged[:boundary] if not p.is_control and not p.is_intent),
+        first_kept_entry_id=tagged[boundary].entry_id,
+        selected_entry_ids=tuple(selected),
+        dropped_entry_ids=tuple(dropped),
+    )
