@@ -7,8 +7,9 @@ already built for it — a replay that projects after each step should keep one
 :class:`~vakaudit.ledger.turns.TurnIndexBuilder` and pass ``builder.index``, which costs no re-walk.
 
 Messages come out in vak's serde form (``{"role": …, "content": [blocks]}``, block keys in struct
-order). Verbatim blocks are shared with the entries they come from: copy before mutating a block
-(the message dicts and content lists are fresh). Pure computation; no I/O.
+order). Returned messages and blocks are shared with the entries they come from and with the
+renderings cached on each turn: treat them as read-only and copy a message before changing it (the
+returned list itself is fresh). Pure computation; no I/O.
 """
 
 from __future__ import annotations
