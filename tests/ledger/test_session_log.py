@@ -389,3 +389,23 @@ def test_cycle_in_parents_does_not_hang(tmp_path: Path) -> None:
     log = SessionLog.open_read_only(p)
     assert [e.id for e in log.chain_to_root()] == ["a", "b"]
     assert log.header is None
+
+
+def test_projection_delegation_on_vak_sample(vak_samples: Path) -> None:
+    from vakaudit.ledger import Fidelity, TurnIndex, WorkingSetPlan
+
+    exp = json.loads((vak_samples / "basic" / "expected.json").read_text())
+    log = SessionLog.open_read_only(vak_samples / "basic" / "ledger.jsonl")
+    index = log.turn_index()
+    assert isinstance(index, TurnIndex)
+    assert len(index.turns) == 3  # the sample README: header + 3 turns
+    assert [t.turn_id for t in index.turns] == [
+        "01a22d2b-2691-75f2-bc21-abf3beca6ab8",
+        "01a22d2b-2693-73e9-b8b5-81d10ffe8c19",
+        "01a22d2b-2695-70a9-b144-3c26baf583a5",
+    ]
+    # No plan: every closed turn at Full, the same as the plan-free projection vak recorded (§7.5).
+    assert log.derive_with_plan(None) == exp["derive_messages"]
+    assert all(t.closed for t in index.turns)  # the last turn has its final answer
+    full = WorkingSetPlan(per_turn=tuple((t.turn_id, Fidelity.FULL) for t in index.turns))
+    assert log.derive_with_plan(full) == exp["derive_messages"]
