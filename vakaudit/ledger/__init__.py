@@ -7,7 +7,16 @@ Spec: ``ledger.md`` (envelope §2, hash chain §3, payload kinds §4, handle sem
 from __future__ import annotations
 
 from vakaudit.errors import CorruptError, ExistsError, LedgerError, LockedError
-from vakaudit.ledger.chain import ChainVerifier, LineCheck, LineStatus, RawLine, iter_raw_lines, line_digest
+from vakaudit.ledger.chain import (
+    ChainVerifier,
+    LineCheck,
+    LineStatus,
+    RawLine,
+    iter_lines,
+    iter_raw_lines,
+    line_digest,
+    verify_lines,
+)
 from vakaudit.ledger.entry import KNOWN_KINDS, Entry, EntryKind, EntryParseError
 from vakaudit.ledger.ids import format_ts, new_uuid7, parse_ts
 from vakaudit.ledger.jsonenc import dumps
@@ -34,6 +43,8 @@ __all__ = [
     "LineStatus",
     "RawLine",
     "iter_raw_lines",
+    "iter_lines",
+    "verify_lines",
     "dumps",
     "new_uuid7",
     "format_ts",
