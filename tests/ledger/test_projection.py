@@ -1082,3 +1082,38 @@ def test_presentation_duplicate_check_is_per_turn_and_digest_and_chain_order_is_
     assert not has_presentation(c.entries, "other-turn", "d1")
     turn = TurnIndex.from_chain(c.entries, generation="g3").turns[0]
     assert [p.payload["title"] for p in turn.presentations] == ["first", "second"]
+
+
+def test_g4_workspace_section_comes_from_the_newest_workspace_delta_activity() -> None:
+    # The activity shape is unconfirmed in the spec (§7.7): this pins the port's reading of it
+    # (data.section == "workspace_delta", the delta text in `detail`), not vak's.
+    c = Chain()
+    c.user("edit files")
+    c.add(
+        "activity",
+        {
+            "activity_id": "w1",
+            "activity_kind": "diagnostic",
+            "status": "succeeded",
+            "label": "ws",
+            "detail": "old",
+            "data": {"section": "workspace_delta"},
+        },
+    )
+    c.add(
+        "activity",
+        {
+            "activity_id": "w2",
+            "activity_kind": "diagnostic",
+            "status": "succeeded",
+            "label": "ws",
+            "detail": "a.txt changed",
+            "data": {"section": "workspace_delta"},
+        },
+    )
+    assert (
+        tail_sections(c.entries, generation="g4").workspace
+        == "<workspace_delta>\na.txt changed\n</workspace_delta>"
+    )
+    assert tail_sections(c.entries, generation="g3").workspace is None
+    assert derive_messages(c.entries, generation="g4") == [U("edit files")]

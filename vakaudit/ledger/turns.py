@@ -577,16 +577,18 @@ class TurnIndexBuilder:
         elif kind == "compaction":
             self._add_compaction(entry, pos)
         elif kind == "presentation":
-            self._add_presentation(entry)
+            if self._gen in TURN_BASED:
+                self._add_presentation(entry)
         elif kind == "turn_card":
-            self._add_card(entry)
+            if self._gen in TURN_BASED:
+                self._add_card(entry)
         elif kind == "goal_update":
             if idx.goal is None:
                 idx.goal = GoalState()
             idx.goal.apply(entry.payload)
         elif kind == "work":
             idx.work = _apply_work(idx.work, entry.payload)
-        elif kind == "activity":
+        elif kind == "activity" and self._gen == Generation.G4:
             data = entry.payload.get("data")
             if isinstance(data, dict) and data.get("section") == "workspace_delta":
                 idx.latest_workspace = entry
