@@ -409,3 +409,26 @@ def test_projection_delegation_on_vak_sample(vak_samples: Path) -> None:
     assert all(t.closed for t in index.turns)  # the last turn has its final answer
     full = WorkingSetPlan(per_turn=tuple((t.turn_id, Fidelity.FULL) for t in index.turns))
     assert log.derive_with_plan(full) == exp["derive_messages"]
+
+
+def test_public_contract_names() -> None:
+    import vakaudit.errors as errors
+    import vakaudit.ledger as ledger
+    from vakaudit.ledger import (  # noqa: F401 - the contract other parts import
+        CorruptError,
+        Entry,
+        ExistsError,
+        Fidelity,
+        LockedError,
+        SessionLog,
+        TurnIndex,
+        WorkingSetPlan,
+        line_digest,
+        workspace_key,
+    )
+
+    assert LockedError is errors.LockedError and ExistsError is errors.ExistsError
+    assert CorruptError is errors.CorruptError
+    assert all(hasattr(ledger, name) for name in ledger.__all__)
+    assert callable(SessionLog.create) and callable(SessionLog.open) and callable(SessionLog.open_read_only)
+    assert callable(Entry.from_line) and callable(Entry.to_line)
