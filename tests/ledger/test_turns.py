@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from vakaudit.ledger import Entry, TurnIndex
 from vakaudit.ledger.digest import card_line, strip_duplicate_fences
-from vakaudit.ledger.turns import TurnIndexBuilder
+from vakaudit.ledger.turns import Generation, TurnIndexBuilder, generation_for
 
 ARROW = "\u2192"
 
@@ -457,3 +459,29 @@ def test_turn_index_works_on_entries_parsed_from_lines() -> None:
     )
     index = TurnIndex.from_chain([Entry.from_line(line)], generation="g3")
     assert index.turns[0].directive_text == "hi"
+
+
+@pytest.mark.parametrize(
+    ("version", "generation"),
+    [
+        ("2.0.1", "g1"),
+        ("3.4.9", "g1"),
+        ("3.5.0", "g2"),
+        ("3.5", "g2"),
+        ("3.5.0-rc.1", "g2"),
+        ("3.5.1", "g3"),
+        ("4.0.0", "g3"),
+        ("oracle", "g3"),
+        ("test", "g3"),
+        ("", "g3"),
+    ],
+)
+def test_generation_for_app_version(version: str, generation: str) -> None:
+    assert generation_for(version) == generation
+
+
+def test_generation_names() -> None:
+    assert [g.value for g in Generation] == ["g1", "g1p", "g2", "g3", "g4"]
+    assert TurnIndex.from_chain([], generation="G1'").generation is Generation.G1P
+    with pytest.raises(ValueError):
+        TurnIndex.from_chain([], generation="g5")

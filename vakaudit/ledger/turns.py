@@ -696,6 +696,9 @@ class TurnIndexBuilder:
             target.version += 1
 
     def _add_compaction(self, entry: Any, pos: int) -> None:
+        # vak reads only its own compaction shape (spec §4.3): shape A (first_kept_entry_id) in
+        # G1/G2, shape B (turn range) in G3/G4; the other shape fails to parse there and is skipped.
+        # The port does the same, except that a reset (reset_all) is honoured in either shape.
         idx = self.index
         p = entry.payload
         summary = p.get("summary")
