@@ -73,6 +73,10 @@ ENVELOPE_KEYS = ("id", "parent_id", "ts", "prev_hash", "at_turn")
 # Any RFC 3339 date-time with Z or an offset (chrono is the writer; readers accept offsets).
 _TS_RE = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
 
+_ts_match = _TS_RE.fullmatch
+_orjson_loads = orjson.loads
+_JSONDecodeError = orjson.JSONDecodeError
+
 _ACTIVITY_ALIASES = {"subagent": "worker"}
 
 
@@ -125,38 +129,44 @@ def _pairs_parse(raw: bytes) -> tuple[tuple, dict]:
     ), payload
 
 
-def _loads(raw: bytes) -> Any:
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise EntryParseError(f"not valid JSON: {exc}") from exc
-
-
-def parse_envelope(raw: bytes) -> tuple[tuple, dict | None]:
+def parse_envelope(raw: bytes) -> tuple[tuple, dict]:
     """Parse ``raw`` (validating it fully) and return ``(envelope, payload)``.
 
     ``envelope`` = ``(id, parent_id, ts, prev_hash, at_turn, kind)``. ``payload`` is the decoded payload
-    dict. Raises :class:`EntryParseError`.
+    dict. Raises :class:`EntryParseError`. This is the per-line hot path of every open.
     """
-    d = _loads(raw)
+    try:
+        d = _orjson_loads(raw)
+    except _JSONDecodeError as exc:
+        raise EntryParseError(f"not valid JSON: {exc}") from exc
     if type(d) is not dict:
         raise EntryParseError("line is not a JSON object")
     kind = d.get("kind")
-    if kind == "work" or (kind is not None and type(kind) is not str):
+    if type(kind) is not str or kind == "work":
         # orjson keeps only one of two duplicate keys; re-read the pairs in order.
         env, payload = _pairs_parse(raw)
         _check_envelope(*env)
         return env, payload
+    pop = d.pop
     env = (
-        d.pop("id", None),
-        d.pop("parent_id", None),
-        d.pop("ts", None),
-        d.pop("prev_hash", None),
-        d.pop("at_turn", None),
-        d.pop("kind", None),
+        pop("id", None),
+        pop("parent_id", None),
+        pop("ts", None),
+        pop("prev_hash", None),
+        pop("at_turn", None),
     )
-    _check_envelope(*env)
-    return env, d
+    del d["kind"]
+    ident, parent, ts, prev, at_turn = env
+    if (
+        type(ident) is not str
+        or type(ts) is not str
+        or (parent is not None and type(parent) is not str)
+        or (prev is not None and type(prev) is not str)
+        or (at_turn is not None and type(at_turn) is not str)
+        or _ts_match(ts) is None
+    ):
+        _check_envelope(ident, parent, ts, prev, at_turn, kind)  # raises with the precise reason
+    return (ident, parent, ts, prev, at_turn, kind), d
 
 
 class Entry:
