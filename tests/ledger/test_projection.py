@@ -1117,3 +1117,22 @@ def test_g4_workspace_section_comes_from_the_newest_workspace_delta_activity() -
     )
     assert tail_sections(c.entries, generation="g3").workspace is None
     assert derive_messages(c.entries, generation="g4") == [U("edit files")]
+
+
+def test_projected_blocks_take_vak_llm_serialization_order() -> None:
+    # unknown keys are dropped and a missing is_error is written, as serde would on re-serializing
+    c = Chain()
+    c.user("go")
+    c.msg("assistant", [{"name": "read", "type": "tool_use", "input": {}, "id": "k", "extra": 1}])
+    c.msg("user", [{"tool_use_id": "k", "type": "tool_result", "content": "boom"}])
+    for generation in ("g1", "g3"):
+        messages = derive_messages(c.entries, generation=generation)
+        assert [list(b) for m in messages for b in m["content"]] == [
+            ["type", "text"],
+            ["type", "id", "name", "input"],
+            ["type", "tool_use_id", "content", "is_error"],
+        ]
+        assert messages[2]["content"][0]["is_error"] is False
+    c.say("done")
+    closed = derive_messages(c.entries, generation="g3")
+    assert list(closed[1]["content"][0]) == ["type", "id", "name", "input"]

@@ -366,7 +366,7 @@ def _full_tagged(turn: Turn, gen: Generation) -> list[ProjectedMessage]:
     key = (str(gen), turn.version)
     cached = turn._cache.get("full_tagged")
     if cached is None or cached[0] != key:
-        cached = (key, [ProjectedMessage(turn.turn_id, m) for m in turn.full_record(gen)])
+        cached = (key, [ProjectedMessage(turn.turn_id, _serde_message(m)) for m in turn.full_record(gen)])
         turn._cache["full_tagged"] = cached
     return cached[1]
 
