@@ -15,6 +15,13 @@ from vakaudit.errors import HomeNotFoundError, UsageError, VakauditError
 
 DEBUG = False
 
+try:  # typer >= 0.20 vendors its own click: its usage errors are not click.ClickException
+    from typer._click.exceptions import ClickException as _TyperClickException
+
+    _VENDORED_CLICK: tuple[type[Exception], ...] = (_TyperClickException,)
+except ImportError:  # pragma: no cover - typer using the real click
+    _VENDORED_CLICK = ()
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -31,7 +38,7 @@ def run(app) -> None:  # noqa: ANN001 - a typer.Typer
     except click.exceptions.Abort:
         sys.stderr.write("vakaudit: aborted\n")
         sys.exit(130)
-    except click.ClickException as exc:
+    except (click.ClickException, *_VENDORED_CLICK) as exc:
         exc.show()
         sys.exit(EXIT_USAGE)
     except (UsageError, HomeNotFoundError) as exc:
