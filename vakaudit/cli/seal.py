@@ -1,0 +1,38 @@
+"""``vakaudit seal HOME -o seal.json``: record what every append-only file holds now."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("seal")
+    def seal_cmd(
+        home: Path = typer.Argument(..., help="The vak home directory."),
+        out: Path = typer.Option(..., "-o", "--out", help="Seal file to write (outside the home)."),
+    ) -> None:
+        """Seal the append-only files of a home: per file its size, line count, head digest and a
+        running SHA-256. Later, `vakaudit verify HOME --since SEAL` proves every one only grew and
+        names any file rewritten, truncated or deleted, with its first changed line.
+
+        Exit codes: 0 sealed; 2 usage error (home not found, output inside the home).
+        """
+        from vakaudit.errors import UsageError
+        from vakaudit.forensics import is_inside, seal_home, write_seal
+        from vakaudit.scan import resolve_home
+
+        root = resolve_home(home)
+        if is_inside(root, out):
+            raise UsageError(
+                f"{out} is inside the home; vakaudit never writes into a home, choose another path"
+            )
+        seal = seal_home(root)
+        write_seal(seal, out)
+        unsealed = len(seal["unsealed"])
+        sizes = sum(f["size_bytes"] for f in seal["files"])
+        typer.echo(
+            f"sealed {seal['file_count']} append-only file(s), {sizes:,} bytes, at {seal['sealed_at']} -> {out}"
+            + (f" ({unsealed} could not be read: listed under 'unsealed')" if unsealed else "")
+        )

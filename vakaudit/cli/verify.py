@@ -1,0 +1,109 @@
+"""``vakaudit verify HOME``: fsck for a vak home (hash chains, entry trees, sidecars vs ledgers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from vakaudit.findings import Severity
+from vakaudit.forensics.policy import TornPolicy
+
+HELP = """Verify a vak home read-only: every session ledger's hash chain and entry tree, every file's
+place in the home, and the sidecars and index against the ledgers.
+
+Output: a table of findings (code, severity, file, line, byte offset, entry id, expected/actual,
+message), or JSON with --json. With --since SEAL, also prove that every append-only file only grew
+since `vakaudit seal` wrote SEAL.
+
+\b
+--torn (how bad lines are graded; RocksDB WAL recovery modes):
+  strict         a torn last line is an error like any bad line
+  tolerate-tail  a torn last line is a warning (vak skips it too); the default
+  skip           every bad line (torn, unparseable, invalid UTF-8, too deep) is a warning
+Chain breaks (prev_hash_mismatch, line_modified, lines_reordered) are errors in every mode.
+
+\b
+Exit codes:
+  0  no finding at or above --fail-on (default: error)
+  1  findings at or above --fail-on
+  2  usage error (bad option, home not found, unreadable seal file)
+"""
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("verify", help=HELP)
+    def verify_cmd(
+        home: Path = typer.Argument(..., help="The vak home directory (the data home, e.g. $VAK_HOME)."),
+        json_out: bool = typer.Option(False, "--json", help="Print the report as JSON on stdout."),
+        torn: TornPolicy = typer.Option(
+            TornPolicy.TOLERATE_TAIL, "--torn", case_sensitive=False, help="How bad lines are graded."
+        ),
+        fail_on: Severity = typer.Option(
+            Severity.ERROR,
+            "--fail-on",
+            case_sensitive=False,
+            help="Exit 1 when a finding is at least this bad.",
+        ),
+        since: Path | None = typer.Option(
+            None, "--since", help="A seal file from `vakaudit seal`: prove append-only growth since then."
+        ),
+        deep: bool = typer.Option(
+            False, "--deep", help="JSON-decode every ledger line, also those the hash chain already attests."
+        ),
+        no_cross: bool = typer.Option(False, "--no-cross", help="Skip the cross-artifact checks."),
+    ) -> None:
+        import json
+
+        from vakaudit.forensics import read_seal, verify_home
+
+        seal = read_seal(since) if since is not None else None
+        report = verify_home(home, torn=torn, deep=deep, cross=not no_cross, since=seal)
+        failing = report.at_or_above(fail_on)
+        if json_out:
+            doc = report.to_dict()
+            doc["fail_on"] = fail_on.value
+            doc["exit_code"] = 1 if failing else 0
+            typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        else:
+            _print_table(report, fail_on, len(failing))
+        raise typer.Exit(1 if failing else 0)
+
+
+def _print_table(report, fail_on: Severity, failing: int) -> None:  # noqa: ANN001 - a HomeReport
+    rows = [
+        (
+            f.severity.value,
+            f.code.value,
+            f.rel_path or "",
+            "" if f.line_no is None else str(f.line_no),
+            "" if f.offset_bytes is None else str(f.offset_bytes),
+            f.message + _expected_actual(f),
+        )
+        for f in report.findings
+    ]
+    head = ("SEVERITY", "CODE", "FILE", "LINE", "OFFSET", "MESSAGE")
+    if rows:
+        widths = [max(len(head[i]), *(len(r[i]) for r in rows)) for i in range(5)]
+        widths = [min(w, 60) for w in widths]
+        typer.echo("  ".join(h.ljust(w) for h, w in zip(head[:5], widths, strict=True)) + "  " + head[5])
+        for r in rows:
+            cells = [c if len(c) <= w else "…" + c[-(w - 1) :] for c, w in zip(r[:5], widths, strict=True)]
+            typer.echo("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + "  " + r[5])
+        typer.echo("")
+    counts = report.counts()
+    typer.echo(
+        f"verified {report.ledger_count} ledger(s), {report.bytes_verified:,} bytes, {report.file_count} file(s) "
+        f"({report.layout} layout, --torn {report.torn.value}); cross checks: "
+        f"{', '.join(report.cross_checks) or 'none (their inputs are absent)'}"
+    )
+    typer.echo(
+        "findings: " + ", ".join(f"{counts[s.value]} {s.value}" for s in reversed(Severity))
+        + f"; {failing} at or above {fail_on.value}"
+    )  # fmt: skip
+
+
+def _expected_actual(f) -> str:  # noqa: ANN001 - a Finding
+    if f.expected is None and f.actual is None:
+        return ""
+    return f" [expected {f.expected if f.expected is not None else '-'}, actual {f.actual if f.actual is not None else '-'}]"
