@@ -145,6 +145,14 @@ def _blob(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
     yield pa.RecordBatch.from_pylist([row], schema=SCHEMA)
 
 
+def session_of(rel_path: str) -> str | None:
+    """``checkpoints/<session_id>/NNNN.json`` names its session; blobs belong to none."""
+    parts = rel_path.split("/")
+    if len(parts) >= 3 and parts[-3] == "checkpoints" and parts[-2] != "blobs":
+        return parts[-2]
+    return None
+
+
 def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
     """Rows of one snapshot file, or the size row of one blob; temp files give none."""
     if "/checkpoints/blobs/" in f"/{ctx.rel_path}":
@@ -178,4 +186,5 @@ KIND = ArtifactKind(
     schema=SCHEMA,
     reader=reader,
     priority=25,  # the whole tree is this kind's, whatever a file inside is called
+    session_id_of=session_of,
 )

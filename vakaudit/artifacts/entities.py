@@ -34,7 +34,7 @@ ROWS = RowSpec(
 KIND = ArtifactKind(
     name="entities",
     title="Entities",
-    patterns=("**/entities/*/ENTITIES.jsonl", "**/entities/*/ENTITIES.tmp"),
+    patterns=("**/entities/*/ENTITIES.jsonl", "**/entities/*/ENTITIES.tmp", "**/entities/**"),
     card=WriteCard(
         writer="upsert_entity / delete_entity — vak-core",
         trigger="the model or operator adds, changes or deletes an entity",
@@ -49,4 +49,5 @@ KIND = ArtifactKind(
     description=__doc__,
     schema=ROWS.schema,
     reader=ROWS.reader(("ENTITIES.jsonl",)),
+    priority=5,  # the whole tree is this kind's
 )

@@ -2,7 +2,8 @@
 
 Lives at ``<data>/gateway/deliveries.jsonl``. Written by vak-server gateway ``deliver_log``: one
 ``write_all`` per line, no fsync (home.md §10). The row fields are unconfirmed, so the likely ones
-are typed when present (``ts``, ``kind``, ``target``, ``surface``, ``session_id``, ``ok``/``success``)
+are typed when present (``ts``, ``kind``, ``target``, ``surface``, ``session_id``, ``job_id``,
+``state``, ``ok``/``success``)
 and ``keys`` lists every top-level key of the row (names only, no values).
 """
 
@@ -33,6 +34,8 @@ ROWS = RowSpec(
         col("target", pa.string(), _first("target", "key", "chat")),
         col("surface", pa.string()),
         col("session_id", pa.string()),
+        col("job_id", pa.string()),
+        col("state", pa.string()),
         col("ok", pa.bool_(), _first("ok", "success", "delivered")),
         col("keys", pa.string(), lambda o: sorted(o), json=True),
     )

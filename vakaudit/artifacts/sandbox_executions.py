@@ -20,7 +20,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import (
+    ArtifactKind,
+    ReadContext,
+    RegistryClass,
+    WriteCard,
+    WriteGroup,
+    stem_session_id,
+)
 from vakaudit.artifacts._jsonl import FileCol, Line, RowSpec, col, count_of, file_stem, ts_cols, utf8_len
 
 _WRAPPERS = ("event", "sandbox_event")
@@ -84,4 +91,5 @@ KIND = ArtifactKind(
     reader=ROWS.reader(),
     append_only=True,
     priority=30,  # beats the generic sandbox working-tree kind
+    session_id_of=stem_session_id,
 )
