@@ -80,3 +80,9 @@ def test_days_until_a_size_at_the_observed_turn_rate() -> None:
 def test_days_until_is_none_when_only_bounded_kinds_remain() -> None:
     p = project([ArtifactGrowth("budget_alerts", 100, rows=1)], _rates(), turns=(1000,), gb=(1,))
     assert p.days_until[0]["turns"] is None and p.days_until[0]["days"] is None
+
+
+def test_a_home_without_turns_projects_nothing() -> None:
+    p = project([ArtifactGrowth("session_ledger", 5000, rows=7)], _rates(turns=0, sessions=1), turns=(1000,))
+    assert p.rows == [] and p.total_bytes == {} and p.days_until == []
+    assert "nothing to project" in p.method

@@ -95,7 +95,8 @@ def analyze(
 def _headline(m: dict[str, MetricResult]) -> dict[str, Any]:
     ov = m["overview"].one()
     per_turn = next((r for r in m["per_turn"].rows if r["scope"] == "all"), {})
-    barriers = sum(r["barriers_per_turn"] or 0 for r in m["barriers_per_turn"].rows)
+    turns = ov["turns"] or 0
+    barriers = sum(r["barriers"] or 0 for r in m["barriers_per_turn"].rows) / turns if turns else None
     binding = next(
         (r for r in m["ledger_bytes_by_kind"].rows if r["kind"] == "turn_capabilities_bound"), None
     )
@@ -105,7 +106,7 @@ def _headline(m: dict[str, MetricResult]) -> dict[str, Any]:
         "entries": ov["entries"],
         "entries_per_turn": per_turn.get("entries_per_turn"),
         "bytes_per_turn": per_turn.get("bytes_per_turn"),
-        "barriers_per_turn": _projection._r(barriers),
+        "barriers_per_turn": _projection._r(barriers) if barriers is not None else None,
         "binding_share": binding["share"] if binding else 0.0,
         "ledger_bytes": ov["ledger_bytes"],
         "home_bytes": ov["home_bytes"],

@@ -76,6 +76,13 @@ def write_cards_table() -> pa.Table:
     )
 
 
+def _scan_schemas() -> dict[str, pa.Schema]:
+    """Declared schema of every table a scan can write (so an empty table still has its columns)."""
+    from vakaudit.scan import all_tables
+
+    return {name: spec[0] for name, spec in all_tables().items()}
+
+
 def _table_dirs(scan: Path) -> dict[str, list[Path]]:
     out: dict[str, list[Path]] = {}
     for child in sorted(scan.iterdir()):
@@ -103,6 +110,10 @@ def open_scan(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
         raise ScanError(f"{scan} is not a scan directory (no {MANIFEST}); scan the home first")
     con = duckdb.connect(":memory:")
     tables = _table_dirs(scan)
+    for name, schema in _scan_schemas().items():
+        if name not in tables:  # the scan wrote no rows for it: an empty view with its schema
+            con.register(f"_empty_{name}", schema.empty_table())
+            con.execute(f"CREATE VIEW {_quote(name)} AS SELECT * FROM {_quote('_empty_' + name)}")
     for name, files in tables.items():
         listing = "[" + ", ".join(_sql_str(str(f)) for f in files) + "]"
         con.execute(
@@ -128,11 +139,14 @@ _REQUIRED: dict[str, str] = {
 
 
 def _ensure_required(con: duckdb.DuckDBPyConnection, tables: dict[str, list[Path]]) -> None:
+    existing = {
+        r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
+    }
     for must in ("files", "entries"):
-        if must not in tables:
+        if must not in existing:
             raise ScanError(f"scan has no {must!r} table; re-run the scan")
     for name, cols in _REQUIRED.items():
-        if name not in tables:
+        if name not in existing:
             con.execute(f"CREATE VIEW {_quote(name)} AS SELECT {cols} WHERE false")
 
 

@@ -163,7 +163,16 @@ def project(
     """Project every artifact to each N in ``turns``; add the "without repeated bindings" row and
     the days until the home reaches each size in ``gb`` (decimal GB) at the observed turn rate."""
     ns = sorted({int(n) for n in turns})
-    t = max(rates.turns, 1)
+    if rates.turns < 1:
+        return Projection(
+            turns=ns,
+            rows=[],
+            total_bytes={},
+            turns_per_day=None,
+            days_until=[],
+            method=METHOD + " No turn (intent entry) was observed in this home: nothing to project.",
+        )
+    t = rates.turns
     ledger = next((a for a in artifacts if a.kind == ledger_kind), None)
 
     def ledger_at(n: float) -> float:

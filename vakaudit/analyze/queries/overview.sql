@@ -1,9 +1,10 @@
 -- title: Overview
--- measured: counts over the scan's parsed ledger entries (a turn = one intent entry; user-role messages include the ones carrying tool results); bytes are file sizes from the scan's files table
+-- measured: counts over the scan's parsed ledger entries (a turn = one intent entry; directives = user messages with text and no tool result, not control messages, for ledgers written without intents; user-role messages include the ones carrying tool results); bytes are file sizes from the scan's files table
 -- order: 10
 SELECT
     (SELECT count(DISTINCT rel_path) FROM ledger_file) AS sessions,
     (SELECT count(*) FROM ledger_entry WHERE kind = 'intent') AS turns,
+    (SELECT count(*) FROM ledger_entry WHERE is_directive) AS directives,
     (SELECT count(*) FROM ledger_entry) AS entries,
     (SELECT count(*) FROM ledger_entry WHERE kind = 'message' AND role = 'user') AS user_messages,
     (SELECT count(*) FROM ledger_entry WHERE kind = 'message' AND role = 'assistant') AS assistant_messages,
