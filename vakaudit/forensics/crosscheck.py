@@ -12,8 +12,9 @@ same events by other code paths. This module compares them after the per-file pa
   token totals of the winning attempts: fewer tokens in the cost log = a dispatch not accounted,
   more = accounted twice (or a row for a session with no ledger). The cost log compacts itself at
   5 MB keeping 90 days, so rows of old receipts may be legitimately gone: warning, not error.
-- ``store.db`` vs the ledgers (§8.1): the index is derived and may lag, so ledger entries missing
-  from it are info; index rows naming an entry no ledger holds (extra) or holding another session or
+- ``store.db`` vs the ledgers (§8.1): the index is derived and may lag, so ledger entries of the
+  kinds its schema indexes (v1: header, message, compaction, receipt, goal, activity, work; v2 adds
+  intent and turn_card) missing from it are info; index rows naming an entry no ledger holds (extra) or holding another session or
   kind for it (stale) are warnings.
 
 Summarize/verify receipts are not required to have sidecar rows (whether vak records them is
@@ -39,6 +40,9 @@ __all__ = ["CrossCollector"]
 
 C = FindingCode
 _OUTCOME = {"ok": "success", "failed": "failure", "unknown": "unknown"}
+# entry kinds store.db indexes (home.md §8.1): schema v1, and v2 which adds intent and turn_card
+_INDEXED_KINDS_V1 = frozenset({"header", "message", "compaction", "receipt", "goal", "activity", "work"})
+_INDEXED_KINDS_V2 = _INDEXED_KINDS_V1 | {"intent", "turn_card"}
 
 
 @dataclass(slots=True)
@@ -232,6 +236,10 @@ class CrossCollector:
             if not {"entry_id", "session_id", "kind"} <= cols:
                 return []
             rows = con.execute("SELECT entry_id, session_id, kind FROM entries").fetchall()
+            try:
+                meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+            except sqlite3.Error:
+                meta = {}
         except sqlite3.Error as exc:
             return [self._f(C.UNREADABLE_FILE, rel, f"cannot read the entries table: {exc}")]
         finally:
@@ -260,8 +268,9 @@ class CrossCollector:
                                None, eid, f"{e[0]}/{e[1]}", f"{sid}/{kind}"))  # fmt: skip
         missing: Counter = Counter()
         first_missing: dict[str, tuple[str, int, str]] = {}
-        for entry_id, (sid, _kind, lrel, line) in self.entries.items():
-            if entry_id not in indexed:
+        indexed_kinds = _INDEXED_KINDS_V2 if meta.get("schema") == "2" else _INDEXED_KINDS_V1
+        for entry_id, (sid, kind, lrel, line) in self.entries.items():
+            if entry_id not in indexed and kind in indexed_kinds:
                 missing[sid] += 1
                 first_missing.setdefault(sid, (lrel, line, entry_id))
         for sid in sorted(missing):
