@@ -25,7 +25,7 @@ from typing import IO, Any
 import orjson
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ReadContext
+from vakaudit.artifacts._base import ArtifactKind, ReadContext
 from vakaudit.findings import Finding, FindingCode, Severity
 
 CHUNK_BYTES = 1 << 20
@@ -284,34 +284,38 @@ def iter_lines(f: IO[bytes], start_offset: int = 0) -> Iterator[Line]:
 # --------------------------------------------------------------------------- findings
 
 
+def line_finding(
+    ctx: ReadContext, line: Line, code: FindingCode, severity: Severity, message: str
+) -> Finding:
+    return Finding(code, severity, ctx.rel_path, message, line_no=line.line_no, offset_bytes=line.offset)
+
+
 def unparseable(ctx: ReadContext, line: Line, why: str) -> Finding:
+    """A line vak would skip: torn when it is the unterminated last line, else an unparseable row."""
     if line.term_len == 0:
-        return Finding(
+        return line_finding(
+            ctx,
+            line,
             FindingCode.TORN_LAST_LINE,
             Severity.WARNING,
-            ctx.rel_path,
             f"unterminated last line does not parse ({why}); vak skips it",
-            line_no=line.line_no,
-            offset_bytes=line.offset,
         )
-    return Finding(
+    return line_finding(
+        ctx,
+        line,
         FindingCode.SIDECAR_UNPARSEABLE_ROW,
         Severity.WARNING,
-        ctx.rel_path,
         f"row does not parse ({why}); vak skips it",
-        line_no=line.line_no,
-        offset_bytes=line.offset,
     )
 
 
 def unterminated(ctx: ReadContext, line: Line) -> Finding:
-    return Finding(
+    return line_finding(
+        ctx,
+        line,
         FindingCode.TORN_LAST_LINE,
         Severity.INFO,
-        ctx.rel_path,
         "last line has no line terminator but parses (a write may be in flight)",
-        line_no=line.line_no,
-        offset_bytes=line.offset,
     )
 
 
@@ -405,6 +409,10 @@ class RowSpec:
             return read_jsonl(ctx, self)
 
         return reader
+
+    def kind(self, doc: str | None, *, names: tuple[str, ...] = (), **fields: Any) -> ArtifactKind:
+        """The ArtifactKind of a JSONL sidecar: description, schema and reader come from here."""
+        return ArtifactKind(description=doc or "", schema=self.schema, reader=self.reader(names), **fields)
 
 
 def read_jsonl(ctx: ReadContext, spec: RowSpec) -> Iterator[pa.RecordBatch]:

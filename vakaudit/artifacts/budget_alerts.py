@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 ROWS = RowSpec(
@@ -24,7 +24,8 @@ ROWS = RowSpec(
     )
 )
 
-KIND = ArtifactKind(
+KIND = ROWS.kind(
+    __doc__,
     name="budget_alerts",
     title="Budget alerts",
     patterns=("**/budget-alerts.jsonl", "**/budget-alerts.jsonl.compact.tmp"),
@@ -39,7 +40,5 @@ KIND = ArtifactKind(
         read_class="flat",
     ),
     registry_class=RegistryClass.UNDECLARED,
-    description=__doc__,
-    schema=ROWS.schema,
-    reader=ROWS.reader(("budget-alerts.jsonl",)),
+    names=("budget-alerts.jsonl",),
 )

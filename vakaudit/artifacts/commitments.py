@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 ROWS = RowSpec(
@@ -41,7 +41,8 @@ ROWS = RowSpec(
     )
 )
 
-KIND = ArtifactKind(
+KIND = ROWS.kind(
+    __doc__,
     name="commitments",
     title="Commitments",
     patterns=("**/commitments.jsonl", "**/commitments.lock", "**/commitments.jsonl.lock"),
@@ -56,9 +57,7 @@ KIND = ArtifactKind(
         read_class="home",
     ),
     registry_class=RegistryClass.LEDGER,
-    description=__doc__,
-    schema=ROWS.schema,
-    reader=ROWS.reader(("commitments.jsonl",)),
+    names=("commitments.jsonl",),
     append_only=True,
     priority=10,  # its lock files beat the generic `*.lock` of `locks`
 )

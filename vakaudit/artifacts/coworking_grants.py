@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._jsonl import RowSpec, col, count_of, ts_cols
 
 ROWS = RowSpec(
@@ -27,7 +27,8 @@ ROWS = RowSpec(
     )
 )
 
-KIND = ArtifactKind(
+KIND = ROWS.kind(
+    __doc__,
     name="coworking_grants",
     title="Coworking grants",
     patterns=("**/coworking/grants.jsonl",),
@@ -42,9 +43,6 @@ KIND = ArtifactKind(
         read_class="flat",
     ),
     registry_class=RegistryClass.LEDGER,
-    description=__doc__,
-    schema=ROWS.schema,
-    reader=ROWS.reader(),
     append_only=True,
     priority=10,  # beats config_files' `coworking/**`
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._jsonl import FileCol, RowSpec, col, count_of, parent_dir, ts_cols
 
 ROWS = RowSpec(
@@ -31,7 +31,8 @@ ROWS = RowSpec(
     file_cols=(FileCol(pa.field("entities_scope", pa.string()), parent_dir),),
 )
 
-KIND = ArtifactKind(
+KIND = ROWS.kind(
+    __doc__,
     name="entities",
     title="Entities",
     patterns=("**/entities/*/ENTITIES.jsonl", "**/entities/*/ENTITIES.tmp", "**/entities/**"),
@@ -46,8 +47,6 @@ KIND = ArtifactKind(
         read_class="flat",
     ),
     registry_class=RegistryClass.DOCUMENT,
-    description=__doc__,
-    schema=ROWS.schema,
-    reader=ROWS.reader(("ENTITIES.jsonl",)),
+    names=("ENTITIES.jsonl",),
     priority=5,  # the whole tree is this kind's
 )

@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 
@@ -29,7 +29,8 @@ ROWS = RowSpec(
     trace=False,
 )
 
-KIND = ArtifactKind(
+KIND = ROWS.kind(
+    __doc__,
     name="feeds_security_log",
     title="Feeds security log",
     patterns=("**/feeds/security.log",),
@@ -44,9 +45,6 @@ KIND = ArtifactKind(
         read_class="flat",
     ),
     registry_class=RegistryClass.LEDGER,
-    description=__doc__,
-    schema=ROWS.schema,
-    reader=ROWS.reader(),
     append_only=True,
     priority=10,  # beats `logs` (`*.log`) and the feeds store kind
 )

@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 
@@ -41,7 +41,8 @@ ROWS = RowSpec(
     )
 )
 
-KIND = ArtifactKind(
+KIND = ROWS.kind(
+    __doc__,
     name="gateway_deliveries",
     title="Gateway delivery log",
     patterns=("**/gateway/deliveries.jsonl",),
@@ -56,9 +57,6 @@ KIND = ArtifactKind(
         read_class="flat",
     ),
     registry_class=RegistryClass.CONFIG,  # declared only as part of the `gateway` Config entry
-    description=__doc__,
-    schema=ROWS.schema,
-    reader=ROWS.reader(),
     append_only=True,
     priority=10,  # beats config_files' `gateway/*`
 )

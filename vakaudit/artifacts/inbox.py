@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 ROWS = RowSpec(
@@ -32,7 +32,8 @@ ROWS = RowSpec(
     )
 )
 
-KIND = ArtifactKind(
+KIND = ROWS.kind(
+    __doc__,
     name="inbox",
     title="Inbox",
     patterns=("**/inbox.jsonl", "**/inbox.dedupe.lock"),
@@ -47,9 +48,7 @@ KIND = ArtifactKind(
         read_class="flat",
     ),
     registry_class=RegistryClass.LEDGER,
-    description=__doc__,
-    schema=ROWS.schema,
-    reader=ROWS.reader(("inbox.jsonl",)),
+    names=("inbox.jsonl",),
     append_only=True,
     priority=10,  # its lock file beats the generic `*.lock` of `locks`
 )

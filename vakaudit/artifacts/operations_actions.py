@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 ROWS = RowSpec(
@@ -25,7 +25,8 @@ ROWS = RowSpec(
     )
 )
 
-KIND = ArtifactKind(
+KIND = ROWS.kind(
+    __doc__,
     name="operations_actions",
     title="Operations actions",
     patterns=("**/operations/actions.jsonl",),
@@ -40,8 +41,5 @@ KIND = ArtifactKind(
         read_class="flat",
     ),
     registry_class=RegistryClass.LEDGER,
-    description=__doc__,
-    schema=ROWS.schema,
-    reader=ROWS.reader(),
     append_only=True,
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._jsonl import TIMESTAMP, RowSpec, col, ts_cols
 
 
@@ -39,7 +39,8 @@ ROWS = RowSpec(
     )
 )
 
-KIND = ArtifactKind(
+KIND = ROWS.kind(
+    __doc__,
     name="operations_incidents",
     title="Operations incidents",
     patterns=("**/operations/incidents.jsonl",),
@@ -54,8 +55,5 @@ KIND = ArtifactKind(
         read_class="flat",
     ),
     registry_class=RegistryClass.LEDGER,
-    description=__doc__,
-    schema=ROWS.schema,
-    reader=ROWS.reader(),
     append_only=True,
 )

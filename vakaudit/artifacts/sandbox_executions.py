@@ -21,7 +21,6 @@ from typing import Any
 import pyarrow as pa
 
 from vakaudit.artifacts._base import (
-    ArtifactKind,
     ReadContext,
     RegistryClass,
     WriteCard,
@@ -71,7 +70,8 @@ ROWS = RowSpec(
     file_cols=(FileCol(pa.field("session_id", pa.string()), lambda ctx: ctx.session_id or file_stem(ctx)),),
 )
 
-KIND = ArtifactKind(
+KIND = ROWS.kind(
+    __doc__,
     name="sandbox_executions",
     title="Sandbox execution logs",
     patterns=("**/sandbox/executions/*.jsonl",),
@@ -86,9 +86,6 @@ KIND = ArtifactKind(
         read_class="session",
     ),
     registry_class=RegistryClass.LEDGER,
-    description=__doc__,
-    schema=ROWS.schema,
-    reader=ROWS.reader(),
     append_only=True,
     priority=30,  # beats the generic sandbox working-tree kind
     session_id_of=stem_session_id,
