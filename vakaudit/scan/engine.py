@@ -610,6 +610,10 @@ def scan_home(
     _write_table(out_p, "findings", _findings_table(walk_findings), "walk.parquet")
     files_path = out_p / "findings" / "files.parquet"
     old = _keep_rows(_read_part(files_path, FINDINGS_SCHEMA), kept)
+    if old.num_rows:  # a "still being written" note only describes the scan that made it
+        import pyarrow.compute as pc
+
+        old = old.filter(pc.not_equal(old["code"], str(FindingCode.LEDGER_GROWING)))
     new_f = [f for r in results for f in r.findings]
     _write_table(out_p, "findings", pa.concat_tables([old, _findings_table(new_f)]), "files.parquet")
 
@@ -634,7 +638,8 @@ def scan_home(
                 "file_type": hf.file_type,
                 "size_bytes": hf.size_bytes,
                 "allocated_bytes": hf.allocated_bytes,
-                "mtime": hf.mtime_ns,
+                "mtime": hf.mtime_ns // 1000,
+                "mtime_ns": hf.mtime_ns,
                 "inode": hf.inode,
                 "home_scope": hf.home_scope,
                 "session_id": hf.session_id,

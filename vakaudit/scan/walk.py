@@ -176,24 +176,55 @@ def iter_home_files(home: str | os.PathLike[str], *, layout: str | None = None) 
     root = os.path.abspath(os.fspath(home))
     real_root = os.path.realpath(root)
     seen_nested: set[str] = set()
-    stack: list[tuple[str, str]] = [(root, "")]
-    while stack:
-        abs_dir, rel_dir = stack.pop()
+    yield from _walk_dir(root, "", real_root, layout, seen_nested)
+
+
+def _walk_dir(
+    abs_dir: str, rel_dir: str, real_root: str, layout: str | None, seen_nested: set[str]
+) -> Iterator[HomeFile]:
+    try:
+        with os.scandir(abs_dir) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        rel = rel_dir or "."
+        yield HomeFile(
+            rel,
+            classify(rel),
+            "other",
+            0,
+            0,
+            0,
+            0,
+            0,
+            home_scope_of(rel + "/x"),
+            None,
+            False,
+            (
+                Finding(
+                    FindingCode.UNREADABLE_FILE,
+                    Severity.ERROR,
+                    rel,
+                    f"directory cannot be listed: {exc.strerror or exc}",
+                ),
+            ),
+        )
+        return
+    for entry in entries:
+        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
         try:
-            with os.scandir(abs_dir) as it:
-                entries = sorted(it, key=lambda e: e.name)
+            st = entry.stat(follow_symlinks=False)
         except OSError as exc:
-            rel = rel_dir or "."
+            kind = classify(rel)
             yield HomeFile(
                 rel,
-                classify(rel),
+                kind,
                 "other",
                 0,
                 0,
                 0,
                 0,
                 0,
-                home_scope_of(rel + "/x"),
+                home_scope_of(rel),
                 None,
                 False,
                 (
@@ -201,45 +232,15 @@ def iter_home_files(home: str | os.PathLike[str], *, layout: str | None = None) 
                         FindingCode.UNREADABLE_FILE,
                         Severity.ERROR,
                         rel,
-                        f"directory cannot be listed: {exc.strerror or exc}",
+                        f"cannot stat: {exc.strerror or exc} (vanished during the scan?)",
                     ),
                 ),
             )
             continue
-        subdirs: list[tuple[str, str]] = []
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                kind = classify(rel)
-                yield HomeFile(
-                    rel,
-                    kind,
-                    "other",
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    home_scope_of(rel),
-                    None,
-                    False,
-                    (
-                        Finding(
-                            FindingCode.UNREADABLE_FILE,
-                            Severity.ERROR,
-                            rel,
-                            f"cannot stat: {exc.strerror or exc} (vanished during the scan?)",
-                        ),
-                    ),
-                )
-                continue
-            if stat_mod.S_ISDIR(st.st_mode):
-                subdirs.append((entry.path, rel))
-                continue
-            yield _home_file(entry.path, rel, st, real_root, layout, seen_nested)
-        stack.extend(reversed(subdirs))
+        if stat_mod.S_ISDIR(st.st_mode):
+            yield from _walk_dir(entry.path, rel, real_root, layout, seen_nested)
+            continue
+        yield _home_file(entry.path, rel, st, real_root, layout, seen_nested)
 
 
 def _home_file(

@@ -1,0 +1,166 @@
+"""Incremental rescans read only appended bytes; rewrites are detected; a live writer is tolerated."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pyarrow as pa
+from scan_homes import fixed_clock, make_ledger, write_turns
+
+from vakaudit.artifacts.session_ledger import LedgerScanner
+from vakaudit.ledger import SessionLog
+from vakaudit.scan import scan_home
+
+LEDGER = "agents/vak/sessions/2599eb06cf360587/s1.jsonl"
+
+
+def _sorted_entries(res) -> pa.Table:
+    return res.table("entries").sort_by([("rel_path", "ascending"), ("line_no", "ascending")])
+
+
+def test_unchanged_home_is_not_reopened(small_home: Path, tmp_path: Path) -> None:
+    first = scan_home(small_home, out=tmp_path / "out", jobs=1)
+    assert first.stats.bytes_read > 0
+    again = scan_home(small_home, out=tmp_path / "out", jobs=1)
+    assert again.stats.bytes_read == 0 and again.stats.bytes_scanned == 0
+    assert again.stats.files_unchanged == 3  # two ledgers and the cost log; notes.txt has no reader
+    assert again.row_counts == first.row_counts
+    assert _sorted_entries(again).equals(_sorted_entries(first))
+
+
+def test_rescan_reads_only_the_appended_bytes(small_home: Path, tmp_path: Path) -> None:
+    led = small_home / LEDGER
+    scan_home(small_home, out=tmp_path / "out", jobs=1)
+    old = led.read_bytes()
+    last_line = old[old.rstrip(b"\n").rfind(b"\n") + 1 :]
+    log = SessionLog.open(led, clock=fixed_clock(), fsync=False)
+    try:
+        write_turns(log, 2, start=100)
+    finally:
+        log.close()
+    appended = led.stat().st_size - len(old)
+    res = scan_home(small_home, out=tmp_path / "out", jobs=1)
+    # what was read: the appended bytes, plus the two anchors (first 4 KiB and the last scanned line)
+    assert res.stats.bytes_scanned == appended
+    assert res.stats.bytes_read == appended + min(len(old), 4096) + len(last_line)
+    assert res.stats.files_appended == 1 and res.stats.files_unchanged == 2
+    # and the tables equal a full scan from scratch
+    fresh = scan_home(small_home, out=tmp_path / "fresh", jobs=1)
+    for name in ("entries", "entry_fields", "turns", "sessions", "findings"):
+        a = res.table(name)
+        b = fresh.table(name)
+        keys = [
+            (c, "ascending")
+            for c in a.column_names
+            if c in ("rel_path", "line_no", "turn_no", "kind", "field", "code")
+        ]
+        assert a.sort_by(keys).equals(b.sort_by(keys)), name
+    assert sum(
+        res.table("entries")["size_bytes"].to_pylist()[i] for i in range(res.row_counts["entries"])
+    ) == sum((small_home / r).stat().st_size for r in set(res.table("entries")["rel_path"].to_pylist()))
+
+
+def test_rewritten_prefix_is_an_append_only_violation(small_home: Path, tmp_path: Path) -> None:
+    led = small_home / LEDGER
+    scan_home(small_home, out=tmp_path / "out", jobs=1)
+    data = led.read_bytes()
+    mutated = data.replace(b"question 0", b"question Z", 1)  # same size, an early line changed
+    assert mutated != data
+    with open(led, "ab") as f:  # and something appended, so it looks like plain growth by size
+        f.write(b"\n")
+    with open(led, "r+b") as f:
+        f.write(mutated)
+    res = scan_home(small_home, out=tmp_path / "out", jobs=1)
+    v = [x for x in res.table("findings").to_pylist() if x["code"] == "append_only_violation"]
+    assert [x["rel_path"] for x in v] == [LEDGER]
+    assert res.stats.files_full == 1
+    rows = res.table("entries").filter(pa.compute.equal(res.table("entries")["rel_path"], LEDGER))
+    assert sum(rows["size_bytes"].to_pylist()) == led.stat().st_size  # rescanned from byte 0, no stale rows
+
+
+def test_shrunk_ledger_is_an_append_only_violation(small_home: Path, tmp_path: Path) -> None:
+    led = small_home / LEDGER
+    scan_home(small_home, out=tmp_path / "out", jobs=1)
+    data = led.read_bytes()
+    cut = data.rstrip(b"\n").rfind(b"\n") + 1
+    led.write_bytes(data[:cut])  # last line removed
+    res = scan_home(small_home, out=tmp_path / "out", jobs=1)
+    assert "append_only_violation" in res.findings_by_code()
+    n = sum(1 for r in res.table("entries")["rel_path"].to_pylist() if r == LEDGER)
+    assert n == data[:cut].count(b"\n")
+
+
+def test_deleted_file_leaves_the_tables(small_home: Path, tmp_path: Path) -> None:
+    scan_home(small_home, out=tmp_path / "out", jobs=1)
+    (small_home / LEDGER).unlink()
+    res = scan_home(small_home, out=tmp_path / "out", jobs=1)
+    assert LEDGER not in set(res.table("entries")["rel_path"].to_pylist())
+    assert res.row_counts["sessions"] == 1
+
+
+def test_scanner_leaves_a_line_in_flight_for_the_next_scan(tmp_path: Path) -> None:
+    led = make_ledger(tmp_path / "s.jsonl", 1)
+    good = led.stat().st_size
+    with open(led, "ab") as f:
+        f.write(b'{"id":"half')
+    findings = []
+    scanner = LedgerScanner("sessions/k/s.jsonl", emit=findings.append)
+    with open(led, "rb") as f:
+        rows = sum(b.num_rows for b in scanner.scan(f, led.stat().st_size, still_growing=lambda: True))
+    assert rows == led.read_bytes()[:good].count(b"\n")  # every complete line, not the fragment
+    assert scanner.state.offset == good and not scanner.state.torn
+    assert [f.code.value for f in findings] == ["ledger_growing"]
+
+
+WRITER = textwrap.dedent(
+    """
+    import itertools, os, sys, time
+    from pathlib import Path
+    from vakaudit.ledger import SessionLog
+    path, ready, stop = sys.argv[1:4]
+    log = SessionLog.open(path, fsync=False)
+    n = 0
+    while not os.path.exists(stop):
+        log.append_message({"role": "assistant", "content": [{"type": "text", "text": "x" * 3000}]})
+        n += 1
+        if n == 20:
+            Path(ready).write_text("ready")
+    log.close()
+    """
+)
+
+
+def test_ledger_appended_by_another_process_gives_a_consistent_prefix(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    led = make_ledger(home / LEDGER, 400)  # a few MB, so the scan takes a while
+    ready, stop = tmp_path / "ready", tmp_path / "stop"
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(led), str(ready), str(stop)])
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert writer.poll() is None and time.monotonic() < deadline, "writer did not start"
+            time.sleep(0.01)
+        res = scan_home(home, out=tmp_path / "out", jobs=1)
+    finally:
+        stop.write_text("stop")
+        writer.wait(timeout=60)
+    rows = res.table("entries").to_pylist()
+    # a consistent prefix: every row parsed and chained, no torn or unparseable line, ends on a line end
+    assert all(r["kind"] is not None for r in rows)
+    assert all(r["chain_ok"] for r in rows[1:])
+    codes = res.findings_by_code()
+    assert "torn_last_line" not in codes and "unparseable_line" not in codes
+    covered = sum(r["size_bytes"] for r in rows)
+    data = led.read_bytes()
+    assert data[covered - 1 : covered] == b"\n" and covered < len(data)
+    assert codes.get("ledger_growing") == 1
+    # the next scan picks up the rest as an append, and the whole file is then covered
+    res2 = scan_home(home, out=tmp_path / "out", jobs=1)
+    assert res2.stats.files_appended == 1
+    assert "ledger_growing" not in res2.findings_by_code()  # the note was about the previous scan
+    assert sum(res2.table("entries")["size_bytes"].to_pylist()) == os.path.getsize(led)
