@@ -110,6 +110,7 @@ def test_closed_wal_db_rows_and_no_companion_files(tmp_path: Path) -> None:
     assert {r["schema_version"] for r in rows} == {"1"}
     assert {r["rel_path"] for r in rows} == {"cache/store.db"}
     assert {r["home_scope"] for r in rows} == {"cache"}
+    assert {r["wal_bytes"] for r in rows} == {None}  # no -wal file beside it
     # every page of the file belongs to exactly one row: b-trees + freelist = the file size
     assert sum(r["size_bytes"] for r in rows) == (cache / "store.db").stat().st_size
 
@@ -134,6 +135,8 @@ def test_live_wal_db_is_read_without_touching_wal_or_shm(tmp_path: Path) -> None
         # immutable=1 sees only the main file: the two rows still in the WAL are not counted
         by_name = {r["object_name"]: r for r in rows}
         assert by_name["entries"]["row_count"] == 3
+        assert {r["wal_bytes"] for r in rows} == {(cache / "store.db-wal").stat().st_size}
+        assert rows[0]["wal_bytes"] > 0
     finally:
         writer.close()
 

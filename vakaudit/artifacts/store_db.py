@@ -9,11 +9,11 @@ commits once. ``rebuild()`` drops and re-imports everything (home.md §8.1).
 
 Rows: one per b-tree (table, index, FTS5 shadow table) of the main database file, plus a
 ``(freelist)`` row. The reader opens ``file:…?mode=ro&immutable=1`` so SQLite takes no lock, creates
-no ``-wal``/``-shm`` and writes nothing; the price is that pages still only in ``store.db-wal`` are not
-seen (its bytes are counted by the file walk). Sizes come from the ``dbstat`` virtual table when
-SQLite is compiled with it (``size_method = 'dbstat'``); otherwise each b-tree is walked with
-``count(*)`` only and sizes are null except a ``(database)`` row from ``pragma page_count``
-(``size_method = 'page_count'``). The ``-wal``/``-shm``/``-journal`` files give no rows.
+no ``-wal``/``-shm`` and writes nothing; the price is that pages still only in ``store.db-wal`` are
+not seen (``wal_bytes`` on every row gives the size of the ``-wal`` beside it). Sizes come from the
+``dbstat`` virtual table when SQLite is compiled with it (``size_method = 'dbstat'``); otherwise each
+b-tree only gets its ``count(*)``, sizes are null, and a ``(database)`` row carries ``pragma
+page_count`` (``size_method = 'page_count'``). The ``-wal``/``-shm``/``-journal`` files give no rows.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ SCHEMA = pa.schema(
         pa.field("page_size", pa.int64()),
         pa.field("schema_version", pa.string()),  # meta 'schema' (v2) or 'version' (v1)
         pa.field("size_method", pa.string()),  # dbstat | page_count
+        pa.field("wal_bytes", pa.int64()),  # size of store.db-wal beside it: frames these rows do not see
     ]
 )
 
@@ -97,6 +98,13 @@ def _row_count(con: sqlite3.Connection, name: str, typ: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
+def _wal_bytes(ctx: ReadContext) -> int | None:
+    try:
+        return ctx.path.with_name(ctx.path.name + "-wal").lstat().st_size  # metadata only
+    except OSError:
+        return None
+
+
 def _rows(con: sqlite3.Connection, ctx: ReadContext) -> list[dict[str, object]]:
     page_size = _scalar(con, "PRAGMA page_size")
     version = _schema_version(con)
@@ -118,6 +126,7 @@ def _rows(con: sqlite3.Connection, ctx: ReadContext) -> list[dict[str, object]]:
         "page_size": page_size,
         "schema_version": version,
         "size_method": method,
+        "wal_bytes": _wal_bytes(ctx),
     }
     rows: list[dict[str, object]] = []
     names = sorted(set(objects) | set(stats or ()))
