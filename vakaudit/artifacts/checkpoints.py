@@ -1,4 +1,4 @@
-"""Checkpoints: a workspace snapshot taken before a turn that may have an effect (vak-core ``checkpoints.rs``).
+"""Checkpoints: a workspace snapshot before a turn that may have an effect (vak-core ``checkpoints.rs``).
 
 Lives at ``<sessions_home>/checkpoints/<session_id>/NNNN.json`` (``NNNN`` = seq, at least 4 digits),
 with the temporary ``.NNNN.tmp`` beside it and, in an intermediate build, a content-addressed
