@@ -131,6 +131,14 @@ def open_scan(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     return con
 
 
+# what one write is, for kinds whose table rows are not one row per write: a checkpoint write is one
+# snapshot file (its table has a row per captured file); store.db rows are b-tree objects, so its
+# writes are counted as files (None)
+WRITE_UNITS: dict[str, str | None] = {
+    "checkpoints": "count(DISTINCT rel_path) FILTER (WHERE format IS DISTINCT FROM 'blob')",
+    "store_db": None,
+}
+
 _REQUIRED: dict[str, str] = {
     # table -> empty-view column list, used only when the scan wrote no file for it
     "entry_fields": "NULL::VARCHAR AS rel_path, NULL::VARCHAR AS session_id, NULL::VARCHAR AS kind, "
@@ -158,7 +166,11 @@ def _artifact_writes_sql(tables: dict[str, list[Path]]) -> str:
     ]
     counts = [f"SELECT {_sql_str(LEDGER_KIND)} AS kind, count(*) AS n FROM entries WHERE kind IS NOT NULL"]
     for name in sorted(tables):
-        if name in {k.name for k in artifact_kinds()} and name != LEDGER_KIND:
+        if name in {k.name for k in artifact_kinds()} and name != LEDGER_KIND and name in WRITE_UNITS:
+            unit = WRITE_UNITS[name]
+            if unit:
+                counts.append(f"SELECT {_sql_str(name)} AS kind, {unit} AS n FROM {_quote(name)}")
+        elif name in {k.name for k in artifact_kinds()} and name != LEDGER_KIND:
             counts.append(f"SELECT {_sql_str(name)} AS kind, count(*) AS n FROM {_quote(name)}")
     return (
         "CREATE VIEW artifact_writes AS WITH f AS ("

@@ -139,7 +139,7 @@ def _project(g: ArtifactGrowth, rule: str, n: float, rates: HomeRates, ledger_at
         share = g.size_bytes / rates.ledger_bytes if rates.ledger_bytes else 0.0
         return share * ledger_at_n
     if rule == "checkpoints":
-        files = g.rows or g.files
+        files = g.rows or g.files  # snapshot files written (one per checkpoint)
         if files == 0 or g.size_bytes == 0:
             return 0.0
         mean = min(g.size_bytes / files, float(CHECKPOINT_SNAPSHOT_CAP))

@@ -1,0 +1,92 @@
+"""The measured synthetic profile reproduces the reference capacity report's figures within 5 %.
+
+The reference (write-paths-and-growth, vak 3.5.1, one real home: 60 sessions, 1 386 turns, 18 187
+entries, 92 MB of ledgers, a 256 MB home) is a G1 "flat" home, so the synthetic home is built with
+``layout="g1"`` (rows without G2 ``trace``/``actor`` keys). Every expected number below is typed
+from the report; analyze computes the actual one from the synthetic home's scan.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from vakaudit.analyze import analyze
+from vakaudit.scan import scan_home
+
+MB = 1_000_000
+KB = 1_000
+REL = 0.05
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory: pytest.TempPathFactory):
+    from vakaudit.synth import build_home
+
+    root = tmp_path_factory.mktemp("measured")
+    build_home(root / "home", profile="measured", layout="g1", fsync=False)
+    scan_home(root / "home", out=root / "scan", jobs=2)
+    return analyze(root / "scan")
+
+
+def _row(a, metric: str, **match):
+    return next(r for r in a[metric].rows if all(r[k] == v for k, v in match.items()))
+
+
+def _proj(a, artifact: str):
+    return next(r for r in a.projection.rows if r.artifact == artifact)
+
+
+@pytest.mark.slow
+def test_headline_per_turn_figures(measured) -> None:
+    h = measured.headline
+    assert h["sessions"] == 60
+    assert h["turns"] == 1386
+    assert h["entries"] == pytest.approx(18187, rel=REL)
+    assert h["ledger_bytes"] == pytest.approx(92 * MB, rel=REL)
+    assert h["home_bytes"] == pytest.approx(256 * MB, rel=REL)
+    assert h["entries_per_turn"] == pytest.approx(13, rel=REL)  # "about 13 ledger entries"
+    assert h["bytes_per_turn"] == pytest.approx(66 * KB, rel=REL)  # "66 KB"
+    assert h["binding_share"] == pytest.approx(0.72, rel=REL)  # "72% of the bytes are one audit record"
+    ledger = _row(measured, "barriers_per_turn", artifact="session_ledger")
+    assert ledger["barriers_per_turn"] == pytest.approx(13, rel=REL)  # "13 fsyncs", one sync_data per entry
+    assert h["barriers_per_turn"] == pytest.approx(
+        13, rel=REL
+    )  # all declared barriers, outbox + memory included
+
+
+@pytest.mark.slow
+def test_ledger_composition(measured) -> None:
+    ov = measured["overview"].one()
+    assert ov["user_messages"] == pytest.approx(3132, rel=REL)
+    assert ov["tool_result_blocks"] == pytest.approx(1563, rel=REL)
+    assert _row(measured, "message_averages", role="user")["mean_bytes"] == pytest.approx(3.7 * KB, rel=REL)
+    assert _row(measured, "message_averages", role="assistant")["mean_bytes"] == pytest.approx(
+        1.3 * KB, rel=REL
+    )
+    assert _row(measured, "ledger_bytes_by_kind", kind="turn_capabilities_bound")[
+        "mean_bytes"
+    ] == pytest.approx(48 * KB, rel=REL)
+    cp = _row(measured, "disk_by_kind", kind="checkpoints")
+    assert cp["file_count"] == 41
+    assert cp["size_bytes"] == pytest.approx(134 * MB, rel=REL)
+    store = _row(measured, "disk_by_kind", kind="store_db")
+    assert store["size_bytes"] == pytest.approx(11.4 * MB, rel=REL)
+
+
+@pytest.mark.slow
+def test_projection_rows_that_reproduce(measured) -> None:
+    ledger = _proj(measured, "session_ledger")
+    for n, mb in (("1000", 66), ("10000", 660), ("100000", 6600)):
+        assert ledger.projected_bytes[n] == pytest.approx(mb * MB, rel=REL)
+    # the report's "without repeated bindings" row is 66 KB - 48 KB: every binding body removed
+    w = measured["ledger_without_repeated_bindings"].one()
+    assert w["bytes_per_turn_without_any_binding_body"] == pytest.approx(18 * KB, rel=REL)
+    routing = _proj(measured, "routing_evidence")
+    for n, mb in (("1000", 0.3), ("10000", 3), ("100000", 30)):
+        assert routing.projected_bytes[n] == pytest.approx(mb * MB, rel=REL)
+    intent = _proj(measured, "intent_evidence")
+    for n, mb in (("10000", 1.4), ("100000", 14)):
+        assert intent.projected_bytes[n] == pytest.approx(mb * MB, rel=REL)
+    cost = _proj(measured, "cost_log")
+    assert cost.projected_bytes["100000"] <= 5 * 1024 * 1024  # "<= 5 MB: compacts at 5 MB, keeps 90 days"
+    assert measured.projection.estimate
