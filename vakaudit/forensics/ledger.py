@@ -270,26 +270,20 @@ def _scan(
 
     def full_check(off: int, raw: bytes, terminated: bool):  # noqa: ANN202
         """Decode a line fully: ('entry', env) | ('bad', (code, message, offset)) | ('blank', None)."""
-        if not raw.isascii():
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                return "bad", (C.INVALID_UTF8, f"byte {exc.start} of the line is not valid UTF-8 "
-                               f"({raw[exc.start:exc.start + 4].hex()}); vak refuses to open the ledger",
-                               off + exc.start)  # fmt: skip
-        depth = json_depth(raw)
-        if depth > MAX_JSON_DEPTH:
-            return "bad", (C.NESTING_TOO_DEEP, f"JSON nested {depth} levels deep; vak's reader (serde_json, "
-                           f"limit {MAX_JSON_DEPTH}) skips this line", off)  # fmt: skip
+        defect = _line_defect(raw, off)
+        if defect is not None and terminated:
+            return "bad", defect
         try:
             env6, _ = parse_envelope(raw)
         except EntryParseError as exc:
             if is_blank(raw):
                 return "blank", None
-            if not terminated:
+            if not terminated:  # cut anywhere, even inside a multi-byte character
                 return "bad", (C.TORN_LAST_LINE, f"the last line ({len(raw)} bytes) has no LF and is not a "
                                f"complete entry: an interrupted write ({exc})", off)  # fmt: skip
             return "bad", (C.UNPARSEABLE_LINE, f"not a ledger entry: {exc}", off)
+        if defect is not None:
+            return "bad", defect
         ident, parent, ts, prev, _at, kind = env6
         return "entry", (ident, parent, ts, prev, kind)
 
@@ -404,7 +398,9 @@ def _scan(
             if p_bad is None and not p_definitive:
                 attested = cur_env is not None and cur_env[3] == p_digest
                 if attested:
-                    _light_check(p_raw, p_line, p_off, add)
+                    defect = _line_defect(p_raw, p_off)
+                    if defect is not None:
+                        p_env, p_bad = None, defect
                 else:
                     what, val = full_check(p_off, p_raw, p_term)
                     if what == "bad":
@@ -456,20 +452,23 @@ def _scan(
     return entry_lines, entry_ids
 
 
-def _light_check(raw: bytes, line_no: int, off: int, add) -> None:  # noqa: ANN001
-    """Checks an attested line still needs: UTF-8 and nesting depth (vak's writer has no depth limit)."""
-    # UTF-8: the decoder is far faster than the digest; only non-ASCII lines pay for it.
+def _line_defect(raw: bytes, off: int) -> tuple | None:
+    """``(code, message, offset)`` when a line cannot be read by vak whatever its JSON: invalid UTF-8 or
+    nesting deeper than serde_json's limit (vak's writer has no depth limit, so even a line the chain
+    attests can be one); else None. The UTF-8 decoder is far faster than the digest, and only
+    non-ASCII lines pay for it."""
     if not raw.isascii():
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            add(C.INVALID_UTF8, f"byte {exc.start} of the line is not valid UTF-8", line_no, off + exc.start)
+            bad = raw[exc.start : exc.start + 4].hex()
+            return (C.INVALID_UTF8, f"byte {exc.start} of the line is not valid UTF-8 ({bad}); vak refuses to "
+                    "open the ledger", off + exc.start)  # fmt: skip
     depth = json_depth(raw)
     if depth > MAX_JSON_DEPTH:
-        m = _LEADING_ID.match(raw)
-        add(C.NESTING_TOO_DEEP, f"JSON nested {depth} levels deep; vak's reader (serde_json, limit "
-            f"{MAX_JSON_DEPTH}) skips this line although its digest verifies", line_no, off,
-            m.group(1).decode() if m else None)  # fmt: skip
+        return (C.NESTING_TOO_DEEP, f"JSON nested {depth} levels deep; vak's reader (serde_json, limit "
+                f"{MAX_JSON_DEPTH}) skips this line", off)  # fmt: skip
+    return None
 
 
 def _chain_findings(breaks, unchained_runs, digest_line, ids, bad_ids, ts_back, add) -> None:  # noqa: ANN001

@@ -1,0 +1,92 @@
+"""Cross-artifact checks on a synthetic home: clean as built, then one real defect at a time."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from vakaudit.forensics import verify_home
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from vakaudit.synth import build_home
+
+    home = tmp_path_factory.mktemp("cross") / "home"
+    build_home(home, profile="tiny", fsync=False)
+    return home
+
+
+def _copy(built: Path, tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    shutil.copytree(built, home, symlinks=True)
+    return home
+
+
+def _codes(home: Path) -> set[tuple[str, str]]:
+    return {
+        (f.code.value, f.rel_path or "") for f in verify_home(home).findings if f.severity.value != "info"
+    }
+
+
+def test_as_built_every_dispatch_is_accounted_once(built: Path) -> None:
+    report = verify_home(built)
+    assert report.cross_checks == [
+        "receipts_vs_routing_evidence",
+        "receipts_vs_cost_log",
+        "store_db_vs_ledgers",
+    ]
+    assert [
+        f
+        for f in report.findings
+        if f.code.value.startswith(("receipt_", "sidecar_row", "index_extra", "index_stale"))
+    ] == []
+
+
+def test_a_lost_routing_row_is_a_receipt_unaccounted(built: Path, tmp_path: Path) -> None:
+    home = _copy(built, tmp_path)
+    path = next(home.rglob("routing-evidence.jsonl"))
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:3] + lines[4:]))
+    codes = _codes(home)
+    assert {c for c, _ in codes} == {"receipt_unaccounted"}
+    assert all(rel.endswith(".jsonl") and "/sessions/" in rel for _, rel in codes)
+
+
+def test_a_cost_row_written_twice_is_a_duplicate(built: Path, tmp_path: Path) -> None:
+    home = _copy(built, tmp_path)
+    path = next(home.rglob("cost-log.jsonl"))
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:2] + [lines[1]] + lines[2:]))
+    rel = path.relative_to(home).as_posix()
+    assert _codes(home) == {("sidecar_row_duplicate", rel)}
+
+
+def test_a_cost_row_for_an_unknown_session_is_unmatched(built: Path, tmp_path: Path) -> None:
+    home = _copy(built, tmp_path)
+    path = next(home.rglob("cost-log.jsonl"))
+    with open(path, "ab") as f:
+        f.write(b'{"ts":"2026-08-24T09:15:03.002114Z","model":"m","provider":"p","input_tokens":1,'
+                b'"output_tokens":1,"source":"estimated","session_id":"no-such-session"}\n')  # fmt: skip
+    rel = path.relative_to(home).as_posix()
+    assert _codes(home) == {("sidecar_row_unmatched", rel)}
+
+
+def test_index_rows_for_gone_or_rewritten_entries(built: Path, tmp_path: Path) -> None:
+    home = _copy(built, tmp_path)
+    db = next(home.rglob("store.db"))
+    con = sqlite3.connect(db)
+    with con:
+        con.execute(
+            "UPDATE entries SET kind = 'goal' WHERE rowid = (SELECT min(rowid) FROM entries WHERE kind = 'message')"
+        )
+        con.execute("INSERT INTO entries (entry_id, session_id, project_hash, ts, kind, content_text) "
+                    "VALUES ('gone-1', 's', '', '2026-01-01T00:00:00+00:00', 'message', '')")  # fmt: skip
+    con.close()
+    for extra in ("-wal", "-shm"):
+        Path(str(db) + extra).unlink(missing_ok=True)
+    rel = db.relative_to(home).as_posix()
+    assert _codes(home) == {("index_extra_row", rel), ("index_stale_row", rel)}
