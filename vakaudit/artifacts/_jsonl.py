@@ -24,6 +24,7 @@ from typing import IO, Any
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from vakaudit.artifacts._base import ArtifactKind, ReadContext
 from vakaudit.findings import Finding, FindingCode, Severity
@@ -132,12 +133,67 @@ def dig(obj: Any, path: tuple[str, ...]) -> Any:
     return obj
 
 
+_NONE = type(None)
+
+
+def _fast_types(type_: pa.DataType) -> frozenset[type]:
+    """Python types a column takes as is (the common case: the JSON already has the right type)."""
+    if pa.types.is_string(type_):
+        return frozenset({str, _NONE})
+    if pa.types.is_integer(type_):
+        return frozenset({int, _NONE})
+    if pa.types.is_floating(type_):
+        return frozenset({float, int, _NONE})
+    if pa.types.is_boolean(type_):
+        return frozenset({bool, _NONE})
+    return frozenset()
+
+
+def _timestamps(values: list[Any]) -> pa.Array:
+    """RFC 3339 strings to ``timestamp[us, UTC]``: Arrow's ISO-8601 cast (via ns, truncating like
+    ``datetime.fromisoformat``) when every value takes it, else value by value."""
+    if all(v is None or type(v) is str for v in values):
+        try:
+            ns = pc.cast(pa.array(values, type=pa.string()), pa.timestamp("ns", tz="UTC"))
+            return pc.cast(ns, TIMESTAMP, safe=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+    return pa.array([parse_ts(v) for v in values], type=TIMESTAMP)
+
+
 @dataclass(frozen=True, slots=True)
 class Col:
     """One typed row column and how its value is taken from a decoded JSON object."""
 
     field: pa.Field
-    get: Callable[[dict[str, Any]], Any]
+    source: Callable[[dict[str, Any]], Any]  # the value as decoded, before coercion
+    conv: Callable[[Any], Any]  # decoded value -> value of the column's type (or None)
+    json: bool = False
+    key: str | None = None  # set when the source is one top-level key (a faster path)
+
+    def get(self, obj: dict[str, Any]) -> Any:
+        return self.conv(self.source(obj))
+
+    def array(self, objs: list[dict[str, Any] | None]) -> pa.Array:
+        """The column for a batch of rows (None = a row that did not parse)."""
+        if self.key is not None:
+            key = self.key
+            values = [None if o is None else o.get(key) for o in objs]
+        else:
+            src = self.source
+            values = [None if o is None else src(o) for o in objs]
+        type_ = self.field.type
+        if self.json:
+            return pa.array([to_json(v) for v in values], type=type_)
+        if pa.types.is_timestamp(type_):
+            return _timestamps(values)
+        if set(map(type, values)) <= _fast_types(type_):
+            try:
+                return pa.array(values, type=type_)
+            except (OverflowError, pa.ArrowInvalid):
+                pass
+        conv = self.conv
+        return pa.array([conv(v) for v in values], type=type_)
 
 
 def col(name: str, type_: pa.DataType, src: Source | None = None, *, json: bool = False) -> Col:
@@ -145,26 +201,22 @@ def col(name: str, type_: pa.DataType, src: Source | None = None, *, json: bool 
 
     ``json=True`` stores the value as JSON text (``type_`` must then be string).
     """
-    conv = coercer(type_, json=json)
     if src is None:
         src = name
     if isinstance(src, str):
         key = src
 
-        def get(obj: dict[str, Any]) -> Any:
-            return conv(obj.get(key))
+        def source(obj: dict[str, Any]) -> Any:
+            return obj.get(key)
     elif isinstance(src, tuple):
         path = src
 
-        def get(obj: dict[str, Any]) -> Any:
-            return conv(dig(obj, path))
+        def source(obj: dict[str, Any]) -> Any:
+            return dig(obj, path)
     else:
-        fn = src
-
-        def get(obj: dict[str, Any]) -> Any:
-            return conv(fn(obj))
-
-    return Col(pa.field(name, type_), get)
+        source = src
+    key = src if isinstance(src, str) else None
+    return Col(pa.field(name, type_), source, coercer(type_, json=json), json, key)
 
 
 def ts_cols(src: str = "ts") -> tuple[Col, ...]:
@@ -396,9 +448,8 @@ class RowSpec:
         return row_schema(self.cols, trace=self.trace, common=common)
 
     @property
-    def getters(self) -> list[Callable[[dict[str, Any]], Any]]:
-        cols = self.cols + TRACE_COLS if self.trace else self.cols
-        return [c.get for c in cols]
+    def columns(self) -> tuple[Col, ...]:
+        return self.cols + TRACE_COLS if self.trace else self.cols
 
     def reader(self, names: tuple[str, ...] = ()) -> Callable[[ReadContext], Iterator[pa.RecordBatch]]:
         """A reader; with ``names``, files of other basenames (locks, temp files) give no rows."""
@@ -415,17 +466,32 @@ class RowSpec:
         return ArtifactKind(description=doc or "", schema=self.schema, reader=self.reader(names), **fields)
 
 
-def read_jsonl(ctx: ReadContext, spec: RowSpec) -> Iterator[pa.RecordBatch]:
+def read_jsonl(ctx: ReadContext, spec: RowSpec, batch_rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
     """One row per physical line of a JSONL sidecar, typed by ``spec``; streams from ``ctx.start_offset``.
 
     A line that does not parse (or that ``spec.prepare`` rejects) still gives a row with null fields,
-    plus a finding, so the rows' ``size_bytes`` always add up to the bytes read.
+    plus a finding, so the rows' ``size_bytes`` always add up to the bytes read. Columns are built a
+    batch at a time.
     """
-    getters = spec.getters
     prepare = spec.prepare
-    nulls = [None] * len(getters)
     per_file = [c.get(ctx) for c in spec.file_cols]
-    builder = BatchBuilder(spec.schema)
+    schema = spec.schema
+    columns = spec.columns
+    common_types = [f.type for f in schema][: len(COMMON_FIELDS) + len(per_file)]
+    objs: list[dict[str, Any] | None] = []
+    where: list[tuple[int, int, int]] = []
+
+    def cut() -> pa.RecordBatch:
+        n = len(objs)
+        line_nos, offsets, sizes = zip(*where, strict=True) if n else ((), (), ())
+        fixed = [[ctx.rel_path] * n, [ctx.home_scope] * n, line_nos, offsets, sizes]
+        fixed += [[v] * n for v in per_file]
+        arrays = [pa.array(list(v), type=t) for v, t in zip(fixed, common_types, strict=True)]
+        arrays += [c.array(objs) for c in columns]
+        objs.clear()
+        where.clear()
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
     with ctx.open() as f:
         for line in iter_lines(f, ctx.start_offset):
             obj, why = decode_object(line.raw)
@@ -434,19 +500,14 @@ def read_jsonl(ctx: ReadContext, spec: RowSpec) -> Iterator[pa.RecordBatch]:
                 why = "not a record of this kind" if obj is None else None
             if obj is None:
                 ctx.emit(unparseable(ctx, line, why or "unparseable"))
-                values = nulls
-            else:
-                if line.term_len == 0:
-                    ctx.emit(unterminated(ctx, line))
-                values = [g(obj) for g in getters]
-            batch = builder.add(
-                [ctx.rel_path, ctx.home_scope, line.line_no, line.offset, line.size, *per_file, *values]
-            )
-            if batch is not None:
-                yield batch
-    batch = builder.flush()
-    if batch is not None:
-        yield batch
+            elif line.term_len == 0:
+                ctx.emit(unterminated(ctx, line))
+            objs.append(obj)
+            where.append((line.line_no, line.offset, line.size))
+            if len(objs) >= batch_rows:
+                yield cut()
+    if objs:
+        yield cut()
 
 
 def basename(rel_path: str) -> str:
