@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import run_reader
+from conftest import run_reader, utc
 
 from vakaudit.findings import FindingCode, Severity
 
@@ -114,3 +114,32 @@ def test_many_rows_are_cut_into_batches_of_at_most_65536(tmp_path: Path) -> None
     ctx = ReadContext(home=tmp_path, rel_path="routing-evidence.jsonl", home_scope="", session_id=None)
     sizes = [b.num_rows for b in kind.reader(ctx)]
     assert sizes == [65_536, n - 65_536]
+
+
+def test_values_of_the_wrong_json_type_are_coerced_or_nulled(tmp_path: Path) -> None:
+    (tmp_path / "routing-evidence.jsonl").write_bytes(
+        b'{"ts":"2026-08-24T09:15:02Z","provider":123,"latency_ms":"fast","outcome":true}\n'
+        b'{"ts":"not a time","provider":"p","latency_ms":12.0,"model":null}\n'
+        b'{"ts":"2026-08-24T09:15:02.123456789+00:00","latency_ms":true}\n'
+        b'{"ts":"2300-01-01T00:00:00Z","latency_ms":18446744073709551615}\n'
+    )
+    rows, findings = run_reader("routing_evidence", tmp_path, "routing-evidence.jsonl")
+    assert findings == []
+    assert [(r["provider"], r["outcome"], r["latency_ms"], r["ts_at"]) for r in rows] == [
+        ("123", "true", None, utc(2026, 8, 24, 9, 15, 2)),  # a number where a string goes: its JSON text
+        ("p", None, 12, None),  # an integral float is an integer; an unparseable timestamp is null
+        (None, None, None, utc(2026, 8, 24, 9, 15, 2, 123456)),  # a bool is not an integer; ns truncated
+        (None, None, None, utc(2300, 1, 1)),  # beyond int64 is null; a year beyond 2262 still parses
+    ]
+
+
+def test_typed_columns_all_well_typed_take_the_fast_path_with_the_same_values(tmp_path: Path) -> None:
+    (tmp_path / "routing-evidence.jsonl").write_bytes(
+        b'{"ts":"2026-08-24T09:15:02+02:00","provider":"a","latency_ms":1,"outcome":"success"}\n'
+        b'{"ts":"2026-08-24T09:15:02.5Z","provider":null,"latency_ms":-3}\n'
+    )
+    rows, _ = run_reader("routing_evidence", tmp_path, "routing-evidence.jsonl")
+    assert [(r["provider"], r["latency_ms"], r["ts_at"]) for r in rows] == [
+        ("a", 1, utc(2026, 8, 24, 7, 15, 2)),
+        (None, -3, utc(2026, 8, 24, 9, 15, 2, 500000)),
+    ]
