@@ -204,48 +204,57 @@ def _split_fields_slow(raw: bytes) -> list[tuple[str, int]] | None:
     return out
 
 
-def _envelope_bytes(env: tuple) -> bytes:
-    ident, parent, ts, prev, at_turn, kind = env
-    d = orjson.dumps
-    parts = [
-        b'{"id":',
-        d(ident),
-        b',"parent_id":',
-        b"null" if parent is None else d(parent),
-        b',"ts":',
-        d(ts),
-    ]
-    if prev is not None:
-        parts += [b',"prev_hash":', d(prev)]
-    if at_turn is not None:
-        parts += [b',"at_turn":', d(at_turn)]
-    parts += [b',"kind":', d(kind)]
-    return b"".join(parts)
+def kind_end(raw: bytes, kind: str) -> int:
+    """Offset just after the envelope's ``"kind":"…"`` member, or -1.
+
+    ``"kind":`` cannot occur inside a JSON string (its quote would be escaped) and the envelope keys
+    before it are plain strings, so its first occurrence is the envelope tag.
+    """
+    i = raw.find(b'"kind":')
+    if i < 0:
+        return -1
+    tag = orjson.dumps(kind)
+    j = i + 7
+    return j + len(tag) if raw.startswith(tag, j) else -1
 
 
-def field_sizes(raw: bytes, env: tuple, payload: dict[str, Any]) -> list[tuple[str, int]] | None:
+_KEY_TOKENS: dict[str, bytes] = {}
+
+
+def field_sizes(raw: bytes, payload: dict[str, Any], end_of_kind: int) -> list[tuple[str, int]] | None:
     """Bytes of each payload member of one parsed line, exactly as written (``,"key":value``).
 
-    Fast path: the writer is serde_json-compatible, so re-encoding the envelope and each value gives
-    their exact lengths; every boundary is checked against the raw bytes. Any mismatch (a work line's
-    second ``kind``, a float written differently, spaces) falls back to tokenizing the line.
+    Fast path: the writer is serde_json-compatible, so re-encoding each value gives its exact length;
+    every boundary is checked against the raw bytes. Any mismatch (a work line's second ``kind``, a
+    float written differently, spaces) falls back to tokenizing the line.
     """
-    head = _envelope_bytes(env)
-    if raw.startswith(head):
-        pos = len(head)
+    if end_of_kind > 0:
+        pos = end_of_kind
         out: list[tuple[str, int]] = []
         dumps = orjson.dumps
         ok = True
+        toks = _KEY_TOKENS
         for key, value in payload.items():
-            tok = b"," + dumps(key) + b":"
+            tok = toks.get(key)
+            if tok is None:
+                tok = b"," + dumps(key) + b":"
+                if len(toks) < 4096:
+                    toks[key] = tok
             if not raw.startswith(tok, pos):
                 ok = False
                 break
+            t = type(value)
             try:
-                size = len(tok) + len(dumps(value))
+                if t is int:
+                    n = len(str(value))
+                elif value is None:
+                    n = 4
+                else:
+                    n = len(dumps(value))
             except (TypeError, orjson.JSONEncodeError):
                 ok = False
                 break
+            size = len(tok) + n
             out.append((key, size))
             pos += size
         if ok and pos == len(raw) - 1 and raw.endswith(b"}"):
@@ -293,6 +302,7 @@ class LedgerScanner:
         self._chain.expected = self.state.expected
         self._rows: list[tuple] = []
         self._head = bytearray()
+        self._last: tuple[bytes, bool] | None = None
 
     # -- fields accounting --------------------------------------------------------------------------
 
@@ -388,28 +398,29 @@ class LedgerScanner:
                 )
             )
         st.expected = self._chain.expected
+        if self._last is not None:
+            raw, terminated = self._last
+            h = hashlib.sha256(raw)
+            if terminated:
+                h.update(b"\n")
+            st.last_line_sha256 = h.hexdigest()
         if self._rows:
             yield self._flush()
 
     def _line(self, buf: bytes, start: int, stop: int, base: int) -> None:
         st = self.state
-        line = buf[start:stop]
         size = stop - start
         offset = base
         if offset < HEAD_ANCHOR_BYTES:
-            self._head += line[: HEAD_ANCHOR_BYTES - offset]
+            self._head += buf[start : start + min(size, HEAD_ANCHOR_BYTES - offset)]
             st.head_sha256 = hashlib.sha256(self._head).hexdigest()
         st.line_no += 1
         line_no = st.line_no
         st.last_line_offset = offset
-        st.last_line_sha256 = hashlib.sha256(line).hexdigest()
         st.offset = offset + size
-        if line.endswith(b"\n"):
-            raw = line[:-1]
-            terminated = True
-        else:
-            raw = line
-            terminated = False
+        terminated = buf[stop - 1] == 0x0A
+        raw = buf[start : stop - 1] if terminated else buf[start:stop]
+        self._last = (raw, terminated)
         if raw.endswith(b"\r"):
             raw = raw[:-1]
             self.emit(
@@ -630,20 +641,24 @@ class LedgerScanner:
             turn_id = at_turn
 
         # bytes per payload member
-        sizes = field_sizes(raw, env, payload)
-        acc_kind = kind
+        cut = kind_end(raw, kind)
+        sizes = field_sizes(raw, payload, cut)
+        fields = self.fields
         used = 0
         if sizes is not None:
             for name, n in sizes:
-                self._account(acc_kind, name, n)
+                acc = fields.get((kind, name))
+                if acc is None:
+                    fields[(kind, name)] = [1, n]
+                else:
+                    acc[0] += 1
+                    acc[1] += n
                 used += n
-            self._account(acc_kind, ENVELOPE_FIELD, size - used)
+            self._account(kind, ENVELOPE_FIELD, size - used)
         else:  # pragma: no cover - parse_envelope accepted a line the tokenizer cannot split
-            self._account(acc_kind, UNPARSED_FIELD, size)
+            self._account(kind, UNPARSED_FIELD, size)
 
-        marker = b'"kind":' + orjson.dumps(kind)
-        cut = raw.find(marker)
-        body_sha = hashlib.sha256(raw[cut + len(marker) :]).hexdigest() if cut >= 0 else None
+        body_sha = hashlib.sha256(raw[cut:]).hexdigest() if cut >= 0 else None
         sp_sha = sp_bytes = None
         sp = (payload.get("contract") or {}) if kind == "header" else payload
         if (

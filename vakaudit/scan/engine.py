@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -578,16 +579,20 @@ def scan_home(
 
     # per-kind tables and entry_fields
     tables = all_tables()
+    prev_counts: dict[str, int] = (manifest or {}).get("tables", {})
+    counts: dict[str, int] = {}
     for name, (schema, _) in tables.items():
         if name in ("files", "entries", "turns", "sessions", "findings", "entry_fields"):
             continue
         new = [r.table for r in results if r.table is not None and get_kind_name(r, current) == name]
         path = out_p / name / "all.parquet"
-        if not new and path.is_file() and not changed_any:
+        if not new and path.is_file() and not changed_any and name in prev_counts:
+            counts[name] = prev_counts[name]
             continue
         old = _keep_rows(_read_part(path, schema), kept)
         t = pa.concat_tables([old, *new]) if new else old
         _write_table(out_p, name, t)
+        counts[name] = t.num_rows
 
     fields_path = out_p / "entry_fields" / "all.parquet"
     if changed_any or not fields_path.is_file():
@@ -604,18 +609,27 @@ def scan_home(
                 .sort_by([("rel_path", "ascending"), ("kind", "ascending"), ("field", "ascending")])
             )
         _write_table(out_p, "entry_fields", t)
+        counts["entry_fields"] = t.num_rows
+    else:
+        counts["entry_fields"] = prev_counts.get("entry_fields", 0)
 
     # findings: the walk's are recomputed each scan; readers' survive for kept files
     walk_findings = [f for hf in files for f in hf.findings] + scan_findings
     _write_table(out_p, "findings", _findings_table(walk_findings), "walk.parquet")
     files_path = out_p / "findings" / "files.parquet"
-    old = _keep_rows(_read_part(files_path, FINDINGS_SCHEMA), kept)
-    if old.num_rows:  # a "still being written" note only describes the scan that made it
-        import pyarrow.compute as pc
+    if changed_any or not files_path.is_file() or manifest is None:
+        old = _keep_rows(_read_part(files_path, FINDINGS_SCHEMA), kept)
+        if old.num_rows:  # a "still being written" note only describes the scan that made it
+            import pyarrow.compute as pc
 
-        old = old.filter(pc.not_equal(old["code"], str(FindingCode.LEDGER_GROWING)))
-    new_f = [f for r in results for f in r.findings]
-    _write_table(out_p, "findings", pa.concat_tables([old, _findings_table(new_f)]), "files.parquet")
+            old = old.filter(pc.not_equal(old["code"], str(FindingCode.LEDGER_GROWING)))
+        new_f = [f for r in results for f in r.findings]
+        reader_findings = pa.concat_tables([old, _findings_table(new_f)])
+        _write_table(out_p, "findings", reader_findings, "files.parquet")
+        n_reader_findings = reader_findings.num_rows
+    else:
+        n_reader_findings = int((manifest or {}).get("reader_findings", 0))
+    counts["findings"] = len(walk_findings) + n_reader_findings
 
     # files table
     stats = ScanStats(files=len(files), home_bytes=sum(hf.size_bytes for hf in files))
@@ -650,6 +664,7 @@ def scan_home(
         )
     ftab = pa.Table.from_pylist(file_rows, schema=FILES_SCHEMA) if file_rows else FILES_SCHEMA.empty_table()
     _write_table(out_p, "files", ftab)
+    counts["files"] = ftab.num_rows
 
     # turns and sessions, derived from entries
     ledger_changed = any(
@@ -658,8 +673,11 @@ def scan_home(
     ledger_changed |= {k for k, v in prev_files.items() if v.get("kind") == LEDGER_KIND} != {
         hf.rel_path for hf in files if hf.kind.name == LEDGER_KIND and states.get(hf.rel_path) != "not_read"
     }
-    if ledger_changed or not (out_p / "turns" / "all.parquet").is_file():
-        _derive_turns_sessions(out_p, n_jobs)
+    if ledger_changed or not (out_p / "turns" / "all.parquet").is_file() or "turns" not in prev_counts:
+        counts.update(_derive_turns_sessions(out_p, n_jobs))
+    else:
+        counts["turns"] = prev_counts["turns"]
+        counts["sessions"] = prev_counts["sessions"]
 
     # manifest
     new_files: dict[str, dict[str, Any]] = {}
@@ -680,6 +698,7 @@ def scan_home(
             if r.part:
                 parts.append(r.part)
             entry["parts"] = parts
+            entry["rows"] = (prev.get("rows", 0) if r.mode == "append" else 0) + r.rows
             if (
                 r.state.get("ledger", {}).get("offset") is not None
                 and r.state["ledger"]["offset"] != hf.size_bytes
@@ -689,10 +708,12 @@ def scan_home(
         elif states.get(rel) == "unchanged":
             entry["state"] = prev.get("state", {})
             entry["parts"] = prev.get("parts", [])
+            entry["rows"] = prev.get("rows", 0)
         new_files[rel] = entry
+    counts["entries"] = sum(e.get("rows", 0) for rel, e in new_files.items() if e["kind"] == LEDGER_KIND)
+    counts = {name: counts.get(name, 0) for name in tables}
     stats.elapsed_s = round(time.perf_counter() - t0, 3)
     scanned_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    counts = _row_counts(out_p, tables)
     doc = {
         "format": MANIFEST_FORMAT,
         "tool_version": __version__,
@@ -702,10 +723,11 @@ def scan_home(
         "generation": gen,
         "stats": stats.to_dict(),
         "tables": counts,
+        "reader_findings": n_reader_findings,
         "files": new_files,
     }
     tmp = out_p / f".{MANIFEST}.tmp"
-    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True), encoding="utf-8")
+    tmp.write_bytes(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2))
     os.replace(tmp, out_p / MANIFEST)
     from vakaudit.scan.result import ScanResult
 
@@ -720,18 +742,6 @@ def get_kind_name(r: _ItemResult, current: dict[str, HomeFile]) -> str | None:
 def _findings_table(findings: Iterable[Finding]) -> pa.Table:
     rows = [f.to_dict() for f in findings]
     return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA) if rows else FINDINGS_SCHEMA.empty_table()
-
-
-def _row_counts(out: Path, tables: dict[str, tuple[pa.Schema, str]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for name in tables:
-        folder = out / name
-        n = 0
-        if folder.is_dir():
-            for p in folder.glob("*.parquet"):
-                n += pq.ParquetFile(p).metadata.num_rows
-        counts[name] = n
-    return counts
 
 
 _TURNS_SQL = """
@@ -782,14 +792,15 @@ FROM entries GROUP BY rel_path ORDER BY rel_path
 """
 
 
-def _derive_turns_sessions(out: Path, threads: int) -> None:
+def _derive_turns_sessions(out: Path, threads: int) -> dict[str, int]:
     import duckdb
 
     parts = sorted((out / "entries").glob("*.parquet"))
     if not parts:
         _write_table(out, "turns", TURNS_SCHEMA.empty_table())
         _write_table(out, "sessions", SESSIONS_SCHEMA.empty_table())
-        return
+        return {"turns": 0, "sessions": 0}
+    counts: dict[str, int] = {}
     con = duckdb.connect(config={"threads": max(1, threads), "memory_limit": "256MB"})
     try:
         files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in parts)
@@ -801,5 +812,7 @@ def _derive_turns_sessions(out: Path, threads: int) -> None:
             t = con.sql(sql).to_arrow_table()
             t = t.select(schema.names).cast(schema)
             _write_table(out, name, t)
+            counts[name] = t.num_rows
     finally:
         con.close()
+    return counts
