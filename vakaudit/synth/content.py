@@ -11,7 +11,7 @@ import bisect
 import random
 from dataclasses import dataclass
 
-from vakaudit.replay.prefix import prefix_digest
+from vakaudit.replay.prefix import prefix_chars, prefix_digest
 
 __all__ = ["CapabilitySurface", "ContentPools", "WORKSPACES", "TOOL_KINDS"]
 
@@ -69,6 +69,7 @@ class CapabilitySurface:
     tool_index: str
     tool_domains: dict
     digest: str
+    prefix_chars: int
 
     def body(self, epoch: int, generation: str) -> dict:
         """The binding payload in field order; G1 bindings lack the G2 fields."""
@@ -378,6 +379,7 @@ class ContentPools:
             tool_index=tool_index,
             tool_domains=domains,
             digest=prefix_digest(system_prompt, tool_schemas),
+            prefix_chars=prefix_chars(system_prompt, tool_schemas),
         )
         self._surfaces[variant] = surface
         return surface

@@ -17,7 +17,7 @@ from typing import Any
 from vakaudit.errors import UsageError
 from vakaudit.ledger.ids import format_ts
 from vakaudit.ledger.keys import workspace_key
-from vakaudit.replay.prefix import request_message_chars as _message_chars
+from vakaudit.replay import step_request_message_chars
 from vakaudit.synth import sidecars
 from vakaudit.synth.checkpoints import Workspace, store_checkpoint
 from vakaudit.synth.clock import DEFAULT_START_NS, IdSource, SynthClock
@@ -213,6 +213,9 @@ class HomeWriter:
         self._child_seq = 0
         self._ledger_bytes = 0
         self._indexed_bytes = 0
+        self._results = (0, 0)
+        self._spread: dict[str, float] = {}
+        self._not_indexed: list[tuple[Path, str, int]] = []
         self.side = sidecars.SideState(self)
         self.result = SynthResult(out=out, profile=profile.name, layout=layout, seed=seed)
 
@@ -316,24 +319,64 @@ class HomeWriter:
         # below the measured share of ledger bytes (profile.store_ratio).
         size = res.path.stat().st_size
         self._ledger_bytes += size
-        store_now = self.store.size_bytes()
-        per_byte = store_now / self._indexed_bytes if self._indexed_bytes else 0.3
-        if store_now + per_byte * size / 2 <= self.profile.store_ratio * self._ledger_bytes:
-            self.store.import_session(res.path, workspace_key(sw.spec.cwd))
-            self._indexed_bytes += size
+        target = int(self.profile.store_ratio * self._ledger_bytes)
+        if (
+            not self._index(res.path, workspace_key(sw.spec.cwd), size, target)
+            and len(self._not_indexed) < 10_000
+        ):
+            self._not_indexed.append((res.path, workspace_key(sw.spec.cwd), size))
         self.side.after_session(sw, res)
 
-    def request_message_chars(self, sw: Any, tail_text: str) -> int:
-        """Message chars of the request about to be dispatched (replay.md §10.1, §11).
+    def _index(self, path: Path, key: str, size: int, max_bytes: int) -> bool:
+        if self.store.import_session(path, key, max_bytes=max_bytes) is None:
+            return False
+        self._indexed_bytes += size
+        return True
 
-        Uses the replay package's request builder when it offers one; otherwise the projection
-        without a plan plus the tail on the last user message (Regime A placement, §7.5).
+    def _top_up_store(self) -> None:
+        """After the last session: index skipped sessions (an attach re-imports one), largest first,
+        as long as the store stays within its share of the ledger bytes."""
+        target = int(self.profile.store_ratio * self._ledger_bytes)
+        for path, key, size in sorted(self._not_indexed, key=lambda c: (-c[2], str(c[0]))):
+            if self.store.size_bytes() >= target * 0.995:
+                break
+            self._index(path, key, size, target)
+
+    def spread(self, stream: str) -> float:
+        """Next value in [0, 1) of a seeded golden-ratio sequence: draws that shape the per-turn
+        mix (tool steps, nudges) cover their distribution evenly, so home-level rates hold at
+        every seed instead of wandering with sampling noise."""
+        k = self._spread.get(stream)
+        if k is None:
+            k = random.Random(f"spread:{self.seed}:{stream}").random()
+        k = (k + 0.6180339887498949) % 1.0
+        self._spread[stream] = k
+        return k
+
+    def result_size(self, rng: random.Random) -> int:
+        """Size of the next file/output-like tool result: lognormal around the profile's mean,
+        nudged so the running mean stays on it whatever the seed (a heavy tail drifts otherwise)."""
+        prof = self.profile
+        sigma = prof.tool_result_sigma
+        median = prof.tool_result_mean / math.exp(sigma * sigma / 2)
+        draw = median * math.exp(rng.gauss(0.0, sigma))
+        n, total = self._results
+        if total:
+            draw *= min(1.5, max(0.6, prof.tool_result_mean * n / total))
+        return int(max(40, min(prof.tool_result_cap, draw)))
+
+    def result_written(self, size: int) -> None:
+        """Feed back the bytes a drawn tool result really took (escaping, whole lines, JSON)."""
+        n, total = self._results
+        self._results = (n + 1, total + size)
+
+    def request_message_chars(self, sw: Any) -> int:
+        """Message chars (replay.md §10.1, tail included) of the step about to be dispatched.
+
+        Built by the replay package's incremental request builder on the open ledger, with its
+        default host parameters for the parts a Regime A ledger does not record (§7.6).
         """
-        builder = _replay_request_builder()
-        if builder is not None:
-            return builder(sw.log, tail_text)
-        messages = sw.log.derive_messages()
-        return _message_chars(messages) + (len(tail_text.encode("utf-8")) if tail_text else 0)
+        return step_request_message_chars(sw.log)
 
     # -- the whole home ---------------------------------------------------------------------------
 
@@ -368,6 +411,7 @@ class HomeWriter:
             done_turns += plan.turns
             if self.progress is not None:
                 self.progress("sessions", i + 1, total)
+        self._top_up_store()
         self.side.finish()
         if self._sandbox is not None:
             self._sandbox.close()
@@ -386,14 +430,6 @@ class HomeWriter:
     @property
     def now(self) -> str:
         return format_ts(self.clock.ns)
-
-
-def _replay_request_builder() -> Callable[[Any, str], int] | None:
-    try:
-        from vakaudit.replay import step_request_message_chars  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return step_request_message_chars
 
 
 def build_home(

@@ -42,7 +42,7 @@ class Profile:
     child_share: float = 0.05  # share of ledger files that are worker (child) sessions
     turns_sigma: float = 0.9  # spread of turns per session (lognormal)
     # per-turn shape
-    tool_steps: tuple[float, ...] = (0.34, 0.355, 0.17, 0.085, 0.05)  # P(0..4 tool-calling steps)
+    tool_steps: tuple[float, ...] = (0.35, 0.355, 0.165, 0.08, 0.05)  # P(0..4 tool-calling steps)
     nudge_rate: float = 0.14
     epoch_change_rate: float = 0.10
     branch_rate: float = 0.015
@@ -50,14 +50,14 @@ class Profile:
     approval_rate: float = 0.12
     retry_rate: float = 0.07
     fallback_rate: float = 0.03
-    run_summary_rate: float = 0.35
+    run_summary_rate: float = 0.45
     remember_rate: float = 0.02
     work_rate: float = 0.004
     goal_rate: float = 0.01
-    compaction_every: int = 110  # a packet every N turns of one session
+    compaction_every: int = 80  # a packet every N turns of one session
     # sizes (bytes)
-    tool_result_median: int = 3200
-    tool_result_sigma: float = 1.25
+    tool_result_mean: int = 7350  # mean size of file/output-like tool results (heavy-tailed)
+    tool_result_sigma: float = 0.95
     tool_result_cap: int = 90_000
     final_answer_mean: int = 1500
     directive_mean: int = 260
@@ -67,9 +67,10 @@ class Profile:
     checkpoint_file_mean_bytes: int = 3_270_000
     checkpoint_file_max_bytes: int = 19_800_000
     store_ratio: float = 0.12  # store.db bytes / ledger bytes: sessions are indexed while below it
-    long_command_rate: float = 0.14  # bash runs that stream for minutes
+    long_command_rate: float = 0.2  # bash runs that stream for minutes
     force_every_kind: bool = False  # tiny: make sure each rare artifact appears at least once
     minutes_between_sessions: float = 1000.0
+    day_cap_usd: float = 4.0  # the FinOps day cap budget alerts are measured against
 
 
 PROFILES = {
@@ -87,7 +88,7 @@ PROFILES = {
         checkpoint_file_mean_bytes=12_000,
         checkpoint_file_max_bytes=40_000,
         store_ratio=10.0,
-        tool_result_median=700,
+        tool_result_mean=1100,
         tool_result_cap=6000,
         final_answer_mean=600,
         force_every_kind=True,
@@ -95,6 +96,8 @@ PROFILES = {
         goal_rate=0.1,
         remember_rate=0.1,
         long_command_rate=0.0,
+        day_cap_usd=0.02,
+        approval_rate=0.6,
     ),
 }
 

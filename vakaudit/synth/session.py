@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from vakaudit.ledger import SessionLog
 from vakaudit.ledger.jsonenc import dumps
-from vakaudit.replay.prefix import estimate_tokens, prefix_chars
+from vakaudit.replay.prefix import estimate_tokens
 from vakaudit.synth.content import TOOL_KINDS, CapabilitySurface
 
 if TYPE_CHECKING:
@@ -343,7 +343,7 @@ class _SessionWriter:
         tail_text = f"<intent>\n{visible}\n</intent>" if visible else ""
 
         # steps
-        n_tools = self._pick(prof.tool_steps)
+        n_tools = self._pick(prof.tool_steps, home.spread("tool_steps"))
         if t in spec.child_turns:
             n_tools = max(1, n_tools)
         if "work" in forced and t == 1 or rng.random() < prof.work_rate:
@@ -380,7 +380,7 @@ class _SessionWriter:
             turn.final_text = text
             if (
                 not nudged
-                and rng.random() < prof.nudge_rate * 1.0
+                and home.spread("nudge") < prof.nudge_rate
                 or ("nudge" in forced and t == 0 and not nudged)
             ):
                 nudged = True
@@ -420,8 +420,7 @@ class _SessionWriter:
 
     # -- pieces of a turn -----------------------------------------------------------------------
 
-    def _pick(self, probs: tuple[float, ...]) -> int:
-        r = self.rng.random()
+    def _pick(self, probs: tuple[float, ...], r: float) -> int:
         acc = 0.0
         for i, p in enumerate(probs):
             acc += p
@@ -565,12 +564,13 @@ class _SessionWriter:
         digest = surface.digest if self.gen != "g1" else None
         prefix_tokens = None
         # usage: the prefix plus the messages, in tokens
+        prefix_est = estimate_tokens(surface.prefix_chars)
         msg_tokens = estimate_tokens(state["msg_chars"] + len(tail_text.encode()))
-        prefix_est = estimate_tokens(prefix_chars(surface.system_prompt, surface.tool_schemas))
         if digest is not None and digest not in state["seen"]:
-            chars = home.request_message_chars(self, tail_text)
+            # the first receipt of a digest measures prefix_tokens = U - estimate(message chars),
+            # with the message chars of the request as a replay rebuilds it (replay.md §11)
             prefix_tokens = max(0, prefix_est + rng.randint(-40, 40))
-            input_tokens = prefix_tokens + estimate_tokens(chars)
+            input_tokens = prefix_tokens + estimate_tokens(home.request_message_chars(self))
         else:
             input_tokens = prefix_est + msg_tokens + rng.randint(0, 60)
         usage: dict[str, Any] = {
@@ -701,15 +701,16 @@ class _SessionWriter:
 
     def _tool_result(self, tool: str, inp: dict) -> tuple[str, bool]:
         rng = self.rng
-        prof = self.profile
         kind = TOOL_KINDS.get(tool, ("text", []))[0]
-        size = max(40, self._lognormal(prof.tool_result_median, prof.tool_result_sigma, prof.tool_result_cap))
         if rng.random() < 0.04:
             return f"error: {self.pools.sentence(rng)}", True
+        if kind in ("ack", "card"):
+            return f"ok: wrote {rng.randint(10, 9000)} bytes to {inp.get('path', 'memory')}", False
+        size = self.home.result_size(rng)
         if kind == "bash":
             body = self.pools.slice(rng, size)
-            return f"{body}\nexit code: {0 if rng.random() < 0.9 else 1}", False
-        if kind == "links" or kind == "table" or kind == "json":
+            content = f"{body}\nexit code: {0 if rng.random() < 0.9 else 1}"
+        elif kind in ("links", "table", "json"):
             items = []
             used = 0
             while used < size:
@@ -719,11 +720,12 @@ class _SessionWriter:
                     "snippet": self.pools.prose(rng, 220),
                 }
                 items.append(item)
-                used += 300
-            return dumps(items).decode(), False
-        if kind in ("ack", "card"):
-            return f"ok: wrote {rng.randint(10, 9000)} bytes to {inp.get('path', 'memory')}", False
-        return self.pools.slice(rng, size), False
+                used += 370
+            content = dumps(items).decode()
+        else:
+            content = self.pools.slice(rng, size)
+        self.home.result_written(len(dumps(content)))
+        return content, False
 
     def _tool_step(self, turn: _Turn, state: dict, tool: str) -> None:
         rng = self.rng

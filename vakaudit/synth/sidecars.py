@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["SideState", "pretty_json"]
 
 _DAY_NS = 86_400 * 1_000_000_000
-DAY_CAP_USD = 4.0
 
 
 def pretty_json(value: Any) -> str:
@@ -106,7 +105,7 @@ class SideState:
 
     def approval(self, sw: Any, tool: str, denied: bool) -> None:
         home = self.home
-        if denied:
+        if denied or (sw.spec.forced and not self.home.security.rows):
             row = {
                 "ts": self.clock.ts(),
                 "kind": "permission_denial",
@@ -280,8 +279,9 @@ class SideState:
             self.day, self.day_total, self.day_alerted = day, 0.0, set()
         if priced:
             self.day_total += usd
+        cap = home.profile.day_cap_usd
         for level, share in (("eighty", 0.8), ("full", 1.0)):
-            if self.day_total >= DAY_CAP_USD * share and level not in self.day_alerted:
+            if self.day_total >= cap * share and level not in self.day_alerted:
                 self.day_alerted.add(level)
                 home.alerts.append(
                     {
@@ -296,7 +296,7 @@ class SideState:
                     sw,
                     "budget_alert",
                     f"Daily budget {level}",
-                    f"${self.day_total:.2f} of ${DAY_CAP_USD:.2f} spent today",
+                    f"${self.day_total:.2f} of ${cap:.2f} spent today",
                 )
         if sw.spec.surface == "telegram" and turn.final_text:
             self._delivery(sw, "assistant", turn.final_text)
@@ -317,8 +317,8 @@ class SideState:
             home.inbox.append({"ack_of": self.unacked.pop(0), "ts": self.clock.ts()})
         if rng.random() < 0.004 or (forced and t == 0 and self.open_incident is None):
             self._incident("opened")
-        elif self.open_incident is not None and rng.random() < 0.05:
-            self._incident("resolved" if rng.random() < 0.5 else "observed")
+        elif self.open_incident is not None and (rng.random() < 0.05 or (forced and t == 1)):
+            self._incident("resolved" if rng.random() < 0.5 or forced else "observed")
         if rng.random() < 0.002 or (forced and t == 0):
             self._security_root()
         if rng.random() < 0.003 or (forced and t == 0 and self.commitment is None):

@@ -92,8 +92,12 @@ class StoreWriter:
         self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('version', '1')")
         self.rows = 0
 
-    def import_session(self, ledger: Path, project_hash: str) -> int:
-        """Index every entry of ``ledger`` not yet in the store; return how many were added."""
+    def import_session(self, ledger: Path, project_hash: str, *, max_bytes: int | None = None) -> int | None:
+        """Index every entry of ``ledger`` not yet in the store; return how many were added.
+
+        With ``max_bytes``, an import that would grow the database past it is rolled back and None
+        is returned (the store is left as it was).
+        """
         session_id = ledger.stem
         db = self._db
         added = 0
@@ -162,6 +166,9 @@ class StoreWriter:
                         (entry_id, session_id, project_hash, ts, kind, role or "", text),
                     )
                 added += 1
+        if max_bytes is not None and self.size_bytes() > max_bytes:
+            db.execute("ROLLBACK")
+            return None
         db.execute("COMMIT")
         self.rows += added
         return added
