@@ -450,9 +450,9 @@ def build_home(
     """
     if layout not in ("g1", "g2"):
         raise UsageError(f"unknown layout {layout!r}; choose g1 or g2")
+    prof = get_profile(profile, turns=turns, sessions=sessions)
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out} exists and is not an empty directory; choose a new output directory")
     out.mkdir(parents=True, exist_ok=True)
-    prof = get_profile(profile, turns=turns, sessions=sessions)
     return HomeWriter(out, prof, seed=seed, layout=layout, fsync=fsync, progress=progress).build()

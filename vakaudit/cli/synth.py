@@ -1,0 +1,61 @@
+"""``vakaudit synth OUT``: write a deterministic synthetic vak home."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("synth")
+    def synth(
+        out: Path = typer.Argument(..., help="Directory to create the home in (missing or empty)."),
+        profile: str = typer.Option(
+            "tiny", "--profile", help="tiny | measured (the capacity report's home)."
+        ),
+        turns: int | None = typer.Option(None, "--turns", help="Turns (intent entries) in the home."),
+        sessions: int | None = typer.Option(
+            None, "--sessions", help="Session ledgers; by default scaled with --turns."
+        ),
+        seed: int = typer.Option(0, "--seed", help="Seed: same seed and options, same bytes."),
+        layout: str = typer.Option(
+            "g2", "--layout", help="g1 (flat, v3.x rows) | g2 (rows carry trace/actor)."
+        ),
+        no_fsync: bool = typer.Option(
+            False, "--no-fsync", help="Skip the per-entry fdatasync of ledger appends (faster)."
+        ),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the summary line."),
+    ) -> None:
+        """Write a complete synthetic vak home (ledgers, side ledgers, checkpoints, store.db, config)."""
+        import time
+
+        from vakaudit.synth import build_home
+
+        started = time.perf_counter()
+        last = [0.0]
+
+        def progress(stage: str, done: int, total: int) -> None:
+            now = time.perf_counter()
+            if not quiet and (now - last[0] > 2.0 or done == total):
+                last[0] = now
+                typer.echo(f"  {stage}: {done}/{total}", err=True)
+
+        result = build_home(
+            out,
+            profile=profile,
+            turns=turns,
+            sessions=sessions,
+            seed=seed,
+            layout=layout,
+            fsync=not no_fsync,
+            progress=progress,
+        )
+        elapsed = time.perf_counter() - started
+        size = sum(p.stat().st_size for p in Path(out).rglob("*") if p.is_file())
+        versions = ", ".join(f"{v}×{n}" for v, n in sorted(result.app_versions.items()))
+        typer.echo(
+            f"wrote {out}: {result.sessions} sessions, {result.turns} turns, {result.ledger_entries} ledger entries, "
+            f"{size / 1e6:.1f} MB in {elapsed:.1f} s (profile {result.profile}, layout {result.layout}, "
+            f"seed {result.seed}; app versions {versions})"
+        )
