@@ -277,3 +277,34 @@ def test_default_home_follows_vak_home(monkeypatch: pytest.MonkeyPatch, tmp_path
         Path("/x/vak"),
         Path("/h/Library/Application Support/vak"),
     )
+
+
+def test_secret_files_are_sized_never_opened(
+    small_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = small_home / "vak-home/credentials.enc"
+    key.parent.mkdir(parents=True)
+    key.write_bytes(b"\x93encrypted" * 10)
+    # .credential_key as a socket: had the scan tried to open it, open() would fail (ENXIO, even for
+    # root) and an unreadable_file finding would name it
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        monkeypatch.chdir(key.parent)
+        sock.bind(".credential_key")
+        monkeypatch.undo()
+        res = scan_home(small_home, out=tmp_path / "out", jobs=1)
+    finally:
+        sock.close()
+    found = [
+        (x["code"], x["rel_path"])
+        for x in res.table("findings").to_pylist()
+        if "vak-home" in (x["rel_path"] or "")
+    ]
+    assert sorted(found) == [
+        ("secret_file", "vak-home/.credential_key"),
+        ("secret_file", "vak-home/credentials.enc"),
+    ]
+    files = {r["rel_path"]: r for r in res.table("files").to_pylist()}
+    enc = files["vak-home/credentials.enc"]
+    assert enc["kind"] == "secrets" and enc["size_bytes"] == 100 and enc["readable"] is False
+    assert enc["scan_state"] == "not_read"
