@@ -341,6 +341,15 @@ class LedgerScanner:
         st = self.state
         if st.torn:
             raise ValueError("a ledger whose scanned prefix ends in a torn line must be rescanned from 0")
+        if st.offset == 0 and end == 0:
+            self.emit(
+                Finding(
+                    FindingCode.EMPTY_LEDGER,
+                    Severity.WARNING,
+                    self.rel_path,
+                    "ledger file is empty (not even a header): vak's create() writes the header at once",
+                )
+            )
         f.seek(st.offset)
         offset = st.offset
         if offset < HEAD_ANCHOR_BYTES:
