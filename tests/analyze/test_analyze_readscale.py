@@ -67,3 +67,19 @@ def test_readscale_cli_json(tmp_path) -> None:
 def test_readscale_cli_rejects_one_size() -> None:
     res = CliRunner().invoke(app, ["readscale", "--turns", "10"])
     assert res.exit_code != 0
+
+
+def test_analyze_carries_a_result_stored_in_the_scan_dir(tiny_scan, tmp_path) -> None:
+    import shutil
+
+    from vakaudit.analyze import analyze
+
+    scan = tmp_path / "scan"
+    shutil.copytree(tiny_scan, scan)
+    assert analyze(scan).readscale is None
+    stored = readscale.run(turns=(5, 10), repeats=1, out=scan, workdir=tmp_path)
+    a = analyze(scan)
+    assert a.readscale is not None
+    assert [r["name"] for r in a.readscale["reads"]] == [r.name for r in stored.reads]
+    assert json.loads(a.to_json())["readscale"]["turns"] == [5, 10]
+    assert a.provenance["readscale"].startswith("measured:")

@@ -7,6 +7,10 @@ Public API::
     metric_names(), run_metric(con, name) -> MetricResult
     readscale.run(turns=..., out=None) -> ReadScaleResult      (measured read scaling)
 
+A readscale result stored in the scan directory (``readscale.run(out=scan_dir)`` or ``vakaudit
+readscale --out SCAN_DIR``, file ``readscale.json``) is picked up by :func:`analyze` and carried in
+``Analysis.readscale``, so a report shows it without re-running the timings.
+
 Every figure carries its provenance: measured figures say what measured them (the ``measured``
 header of their query); the growth projection is an estimate and carries its method. Tables are
 never loaded into Python: queries return aggregates only. Nothing here prints or writes into a home.
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from vakaudit.analyze import projection as _projection
+from vakaudit.analyze import readscale
 from vakaudit.analyze._open import LEDGER_KIND, open_scan, resolve_scan
 from vakaudit.analyze.metrics import MetricResult, metric_names, run_metric
 from vakaudit.analyze.projection import ArtifactGrowth, HomeRates, Projection, project
@@ -49,18 +54,22 @@ class Analysis:
     projection: Projection
     scan_dir: Path | None = None
     provenance: dict[str, str] = field(default_factory=dict)
+    readscale: dict[str, Any] | None = None  # a stored readscale result found in the scan directory
 
     def __getitem__(self, name: str) -> MetricResult:
         return self.metrics[name]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain, deterministic, JSON-ready results (no absolute paths)."""
-        return {
+        out = {
             "headline": self.headline,
             "provenance": dict(sorted(self.provenance.items())),
             "metrics": {name: self.metrics[name].to_dict() for name in self.metrics},
             "projection": self.projection.to_dict(),
         }
+        if self.readscale is not None:
+            out["readscale"] = self.readscale
+        return out
 
     def to_json(self, *, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, sort_keys=True, ensure_ascii=False) + "\n"
@@ -89,7 +98,19 @@ def analyze(
     headline = _headline(metrics)
     provenance = {k: metrics[src].measured for k, src in HEADLINE_SOURCES.items() if src in metrics}
     provenance["projection"] = proj.method
-    return Analysis(metrics=metrics, headline=headline, projection=proj, scan_dir=scan, provenance=provenance)
+    stored = None
+    if (scan / readscale.RESULT_FILE).is_file():
+        stored = readscale.load(scan).to_dict()
+        stored.pop("stored_at", None)
+        provenance["readscale"] = stored["method"]
+    return Analysis(
+        metrics=metrics,
+        headline=headline,
+        projection=proj,
+        scan_dir=scan,
+        provenance=provenance,
+        readscale=stored,
+    )
 
 
 def _headline(m: dict[str, MetricResult]) -> dict[str, Any]:
@@ -157,5 +178,6 @@ __all__ = [
     "metric_names",
     "open_scan",
     "project",
+    "readscale",
     "run_metric",
 ]

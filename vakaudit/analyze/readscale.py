@@ -76,7 +76,11 @@ READS: tuple[ReadSpec, ...] = (
         "has_request_admission with a request_ids set",
         "one lookup in a set maintained on append",
     ),
-    ReadSpec("turn_index_rebuild", "TurnIndex::from_log", "rebuild the turn index from the entry vector"),
+    ReadSpec(
+        "turn_index_rebuild",
+        "TurnIndex::from_log",
+        "vakaudit.ledger TurnIndex over the active chain, rebuilt from the entry vector",
+    ),
     ReadSpec(
         "routing_evidence_snapshot",
         "EvidenceLedger::snapshot",
@@ -459,30 +463,6 @@ def _admission_scan(entries: list[dict[str, Any]], rid: str) -> bool:
     return False
 
 
-def _turn_index(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    turns: list[dict[str, Any]] = []
-    for e in entries:
-        kind = e.get("kind")
-        if kind == "message":
-            msg = e.get("message") or {}
-            blocks = msg.get("content") or []
-            types = {b.get("type") for b in blocks if isinstance(b, dict)}
-            if msg.get("role") == "user":
-                if "text" in types and "tool_result" not in types:
-                    turns.append({"turn_id": e["id"], "steps": [], "final": None, "tail": []})
-                elif turns:
-                    turns[-1]["tail"].append(e["id"])
-            elif turns:
-                turns[-1]["tail"].append(e["id"])
-                if "tool_use" in types:
-                    turns[-1]["steps"].append(e["id"])
-                else:
-                    turns[-1]["final"] = e["id"]
-        elif kind == "intent" and turns:
-            turns[-1]["reading"] = e.get("reading")
-    return turns
-
-
 def _routing_snapshot(path: Path, now_ns: int) -> dict[tuple[str, str], tuple[int, float]]:
     cutoff = _ts(now_ns - EVIDENCE_TTL_DAYS * 86400 * 10**9)
     lat: dict[tuple[str, str], list[int]] = {}
@@ -560,17 +540,20 @@ def _time_best(fn: Callable[[], Any], repeats: int) -> float:
 
 
 def _measure(home: _Home, repeats: int) -> dict[str, float]:
+    from vakaudit.ledger import SessionLog
+
     entries = _open_verify(home.current)
+    log = SessionLog.open_read_only(home.current)
     rid = "req-absent"  # a retry of a new request: the scan reads every entry
     rset = {(e.get("data") or {}).get("request_id") for e in entries if e.get("kind") == "activity"}
     now_ns = _BASE_NS + home.info["turns"] * 13 * 1_500_000_000
     db = sqlite3.connect(f"file:{home.store}?mode=ro", uri=True)
     try:
         fns: dict[str, Callable[[], Any]] = {
-            "ledger_open_verify": lambda: _open_verify(home.current),
+            "ledger_open_verify": lambda: SessionLog.open_read_only(home.current),
             "request_admission_scan": lambda: _admission_scan(entries, rid),
             "request_admission_set": lambda: rid in rset,
-            "turn_index_rebuild": lambda: _turn_index(entries),
+            "turn_index_rebuild": lambda: log.turn_index(),
             "routing_evidence_snapshot": lambda: _routing_snapshot(home.routing, now_ns),
             "commitment_replay": lambda: _commitment_replay(home.commitments, home.commitment_probe),
             "session_listing_parse": lambda: _listing_parse(home.sessions_dir),
