@@ -32,7 +32,7 @@ def _fmt_bytes(n: float | None) -> str:
 
 def _fmt(v: object) -> str:
     if isinstance(v, float):
-        return f"{v:.4g}"
+        return f"{v:.0f}" if abs(v) >= 1000 else f"{v:.4g}"
     return "-" if v is None else str(v)
 
 
