@@ -2,8 +2,9 @@
 
 A synthetic home is written with fsync on (ledger appends go through ``vakaudit.ledger`` and end in
 one fdatasync each; sidecars are written as the synth writes them) under
-``strace -f -y -e trace=fsync,fdatasync``; ``-y`` names the file behind every call, so each counted
-barrier is attributed to the artifact kind of its path. analyze then derives barriers from the
+``strace -f -C -y -e trace=fsync,fdatasync``: ``-C`` prints the ``-c`` call-count summary after the
+calls themselves, and ``-y`` names the file behind every call, so each counted barrier is attributed
+to the artifact kind of its path (and the per-call lines must add up to the summary). analyze then derives barriers from the
 written home (ledger entries seen x 1, plus each sidecar kind's declared barriers per write) and the
 two are compared artifact by artifact.
 """
@@ -25,6 +26,12 @@ from vakaudit.scan import scan_home
 
 STRACE = shutil.which("strace")
 LINE = re.compile(r"^\d+\s+(fsync|fdatasync)\((\d+)<(.*)>\)\s+=\s+0$")
+SUMMARY = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(fsync|fdatasync)$")
+
+
+def _summary_calls(trace: Path) -> int:
+    return sum(int(m.group(1)) for line in trace.read_text().splitlines() if (m := SUMMARY.match(line)))
+
 
 # kinds whose declared discipline costs barriers in vak but that the synthetic home writes without
 # any (the synth appends memory notes and outbox records with plain writes): home.md §6.4, §7.1
@@ -60,13 +67,26 @@ def test_ledger_barriers_counted_by_strace_equal_the_derived_ones(tmp_path: Path
     trace = tmp_path / "trace.txt"
     code = f"from vakaudit.synth import build_home; build_home({str(home)!r}, profile='tiny', fsync=True)"
     subprocess.run(
-        [STRACE, "-f", "-y", "-qq", "-e", "trace=fsync,fdatasync", "-e", "signal=none", "-o", str(trace)]
+        [
+            STRACE,
+            "-f",
+            "-C",
+            "-y",
+            "-qq",
+            "-e",
+            "trace=fsync,fdatasync",
+            "-e",
+            "signal=none",
+            "-o",
+            str(trace),
+        ]
         + [sys.executable, "-c", code],
         check=True,
         capture_output=True,
     )
     counted, by_path = _count(trace, home)
     assert counted["session_ledger"] > 0, trace.read_text()[:2000]
+    assert sum(counted.values()) == _summary_calls(trace)  # every call strace -c counted is attributed
 
     scan = tmp_path / "scan"
     scan_home(home, out=scan, jobs=1)
