@@ -1,1 +1,88 @@
-"""The self-contained HTML scale report (Jinja + Altair, charts pre-rendered to inline SVG)."""
+"""The self-contained scale report of a vak home (Jinja + Altair, charts pre-rendered to inline SVG).
+
+Public API::
+
+    build_report(home_or_scan, *, out=None, format="html", include_content=False, clock=None,
+                 readscale=None, scan_out=None, link_base=None, progress=None) -> str
+    load_inputs(...) -> ReportInputs          (what every section builds from)
+    render_inputs(inputs, format="html") -> str
+    FORMATS = ("html", "md", "json")
+
+Sections live in :mod:`vakaudit.report.sections` (one module + one template each). The report
+presents; :mod:`vakaudit.analyze` computes. Private by default: structure, sizes, counts and digests,
+never message text, tool output or prompts unless ``include_content`` is set. Paths are relative to
+the home. Deterministic for a fixed ``clock``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from vakaudit.errors import UsageError
+from vakaudit.report.inputs import ReportInputs, load_inputs
+
+FORMATS = ("html", "md", "json")
+TITLE = "vak home · write paths and growth"
+
+
+def render_inputs(inputs: ReportInputs, format: str = "html") -> str:  # noqa: A002 - the CLI's word
+    """Render already-loaded inputs in one of :data:`FORMATS`."""
+    import vakaudit.report.render as r
+    from vakaudit import __version__
+
+    if format not in FORMATS:
+        raise UsageError(f"unknown report format {format!r}; choose one of {', '.join(FORMATS)}")
+    generated_at = inputs.generated_at.strftime("%Y-%m-%d %H:%M UTC")
+    fn = {"html": r.render_html, "md": r.render_markdown, "json": r.render_json}[format]
+    return fn(inputs, version=__version__, generated_at=generated_at, title=TITLE)
+
+
+def build_report(
+    home_or_scan: str | os.PathLike[str],
+    *,
+    out: str | os.PathLike[str] | None = None,
+    format: str = "html",  # noqa: A002
+    include_content: bool = False,
+    clock: Callable[[], datetime] | None = None,
+    readscale: str | os.PathLike[str] | None = None,
+    scan_out: str | os.PathLike[str] | None = None,
+    link_base: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> str:
+    """Scan (if given a home), analyze and render the report; write it to ``out`` when given.
+
+    ``clock`` returns the "generated on" time (inject a fixed one for reproducible output);
+    ``readscale`` names a stored readscale result (default: the scan's ``readscale.json``);
+    ``link_base`` prefixes the home-relative paths of findings to make them links.
+    Returns the rendered text.
+    """
+    if format not in FORMATS:
+        raise UsageError(f"unknown report format {format!r}; choose one of {', '.join(FORMATS)}")
+    inputs = load_inputs(
+        home_or_scan,
+        include_content=include_content,
+        clock=clock,
+        readscale=readscale,
+        scan_out=scan_out,
+        link_base=link_base,
+        progress=progress,
+    )
+    try:
+        if progress:
+            progress("rendering report")
+        text = render_inputs(inputs, format)
+    finally:
+        inputs.con.close()
+    if out is not None:
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    return text
+
+
+__all__ = ["FORMATS", "TITLE", "ReportInputs", "build_report", "load_inputs", "render_inputs"]

@@ -17,6 +17,7 @@ import vl_convert as vlc
 from markupsafe import Markup
 
 ACCENT = "#b5532a"
+FONT = "Helvetica Neue, Arial, Liberation Sans, DejaVu Sans, sans-serif"
 SEMANTIC = {
     "ledger": "#b5532a",
     "rewrite": "#7a5fa8",
@@ -25,7 +26,23 @@ SEMANTIC = {
     "neutral": "#8a8275",
 }
 
-_FORBIDDEN = re.compile(r"<\s*script|\son[a-z]+\s*=|javascript:", re.IGNORECASE)
+#: write-map group -> semantic colour of its bars and badges
+GROUP_TONE = {
+    "ledger": "ledger",
+    "checkpoint": "rewrite",
+    "memory": "rewrite",
+    "config": "rewrite",
+    "derived": "derived",
+    "evidence": "warning",
+    "sandbox": "warning",
+    "server": "warning",
+}
+
+# Active content in *markup* (not in escaped text: a label reading "onerror=" is harmless text).
+_FORBIDDEN = re.compile(
+    r"<\s*(?:script|foreignObject|iframe|object|embed)\b|<[^>]*\son[a-z]+\s*=|<[^>]*(?:href|src)\s*=\s*[\"']?\s*javascript:",
+    re.IGNORECASE,
+)
 _SIZE = re.compile(r'^<svg([^>]*?) width="([\d.]+)" height="([\d.]+)"')
 
 
@@ -52,20 +69,57 @@ def hbar(
     value_format: str = ",.0f",
     color: str | None = None,
     width: int = 560,
+    text: str | None = None,
+    color_by: str | None = None,
+    label_limit: int = 260,
 ) -> Markup:
-    """A horizontal bar chart with labels and values, sorted as given (the reference's bar style)."""
-    data = [{"label": str(r[label]), "value": float(r[value] or 0)} for r in rows]
+    """A horizontal bar chart with labels and values, sorted as given (the reference's bar style).
+
+    ``text``: a column of pre-formatted value labels (e.g. "12.3 MB"); else ``value_format``.
+    ``color_by``: a column naming a semantic colour (a key of :data:`SEMANTIC`) per bar.
+    """
+    data = [
+        {
+            "label": str(r[label]),
+            "value": float(r[value] or 0),
+            "text": str(r[text]) if text else "",
+            "tone": str(r[color_by]) if color_by else "",
+        }
+        for r in rows
+    ]
     order = [d["label"] for d in data]
     base = alt.Chart(alt.Data(values=data)).encode(
-        y=alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=260, ticks=False, domain=False)),
-        x=alt.X("value:Q", title=None, axis=None),
+        y=alt.Y(
+            "label:N",
+            sort=order,
+            title=None,
+            axis=alt.Axis(
+                labelLimit=label_limit, ticks=False, domain=False, labelFontSize=12, labelPadding=6
+            ),
+        ),
+        x=alt.X("value:Q", title=None, axis=None, scale=alt.Scale(nice=False)),
     )
-    bars = base.mark_bar(color=color or ACCENT, cornerRadiusEnd=2, height={"band": 0.7})
-    text = base.mark_text(align="left", dx=4, fontSize=11).encode(
-        text=alt.Text("value:Q", format=value_format)
+    if color_by:
+        tones = sorted({d["tone"] for d in data})
+        bars = base.mark_bar(cornerRadiusEnd=2, height={"band": 0.7}).encode(
+            color=alt.Color(
+                "tone:N",
+                legend=None,
+                scale=alt.Scale(domain=tones, range=[SEMANTIC.get(t, SEMANTIC["neutral"]) for t in tones]),
+            )
+        )
+    else:
+        bars = base.mark_bar(color=color or ACCENT, cornerRadiusEnd=2, height={"band": 0.7})
+    if text:
+        labels = base.mark_text(align="left", dx=4, fontSize=11).encode(text=alt.Text("text:N"))
+    else:
+        labels = base.mark_text(align="left", dx=4, fontSize=11).encode(
+            text=alt.Text("value:Q", format=value_format)
+        )
+    chart = (bars + labels).properties(width=width, height=alt.Step(22)).configure_view(strokeWidth=0)
+    chart = chart.configure_axis(labelFontSize=12).configure(
+        font=FONT, padding={"left": 24, "right": 80, "top": 4, "bottom": 4}
     )
-    chart = (bars + text).properties(width=width, height=alt.Step(22)).configure_view(stroke=None)
-    chart = chart.configure_axis(labelFontSize=12).configure(font="system-ui, sans-serif")
     return svg(chart, title=title)
 
 
@@ -93,7 +147,46 @@ def line(
             color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom", columns=2)),
         )
         .properties(width=width, height=260)
-        .configure_view(stroke=None)
-        .configure(font="system-ui, sans-serif")
+        .configure_view(strokeWidth=0)
+        .configure(font=FONT)
+    )
+    return svg(chart, title=title)
+
+
+def vbar(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    x: str,
+    y: str,
+    title: str,
+    x_title: str,
+    y_title: str,
+    stack: str | None = None,
+    width: int = 560,
+) -> Markup:
+    """Vertical bars over an ordinal x (a distribution), optionally stacked by a ``stack`` column."""
+    data = [{"x": str(r[x]), "y": float(r[y] or 0), "s": str(r[stack]) if stack else ""} for r in rows]
+    order = list(dict.fromkeys(d["x"] for d in data))
+    enc: dict[str, Any] = {
+        "x": alt.X("x:N", sort=order, title=x_title, axis=alt.Axis(labelAngle=0)),
+        "y": alt.Y("y:Q", title=y_title, stack="zero"),
+    }
+    if stack:
+        series = sorted({d["s"] for d in data})
+        tones = [ACCENT, SEMANTIC["derived"], SEMANTIC["warning"], SEMANTIC["rewrite"], SEMANTIC["neutral"]]
+        enc["color"] = alt.Color(
+            "s:N",
+            title=None,
+            scale=alt.Scale(domain=series, range=tones[: len(series)]),
+            legend=alt.Legend(orient="top", direction="horizontal"),
+        )
+        chart = alt.Chart(alt.Data(values=data)).mark_bar(cornerRadiusEnd=1).encode(**enc)
+    else:
+        chart = alt.Chart(alt.Data(values=data)).mark_bar(color=ACCENT, cornerRadiusEnd=1).encode(**enc)
+    chart = (
+        chart.properties(width=width, height=180)
+        .configure_view(strokeWidth=0)
+        .configure_axis(labelFontSize=11, titleFontSize=11, grid=False)
+        .configure(font=FONT)
     )
     return svg(chart, title=title)

@@ -46,4 +46,18 @@ def ratio(value: float | None, digits: int = 1) -> str:
     return f"{value:.{digits}f}"
 
 
-FILTERS = {"num": num, "size": size, "pct": pct, "ratio": ratio}
+def ms(value: float | None) -> str:
+    """A duration in milliseconds, with sensible precision (µs below a millisecond, s above 10 000 ms)."""
+    if value is None:
+        return DASH
+    v = float(value)
+    if v < 1:
+        return f"{v * 1000:.1f}{THIN}µs"
+    if v < 10:
+        return f"{v:.2f}{THIN}ms"
+    if v < 10_000:
+        return f"{v:,.0f}{THIN}ms".replace(",", THIN)
+    return f"{v / 1000:.1f}{THIN}s"
+
+
+FILTERS = {"num": num, "size": size, "pct": pct, "ratio": ratio, "ms": ms}

@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from vakaudit.report import sections as sections_pkg
 from vakaudit.report.filters import FILTERS
@@ -43,7 +44,8 @@ class SectionSpec:
 class RenderedSection:
     name: str
     title: str
-    html: str
+    html: Markup
+    number: int
 
 
 @cache
@@ -107,12 +109,19 @@ def _jsonable(value: Any) -> Any:
 def render_html(inputs: Any, *, version: str, generated_at: str, title: str) -> str:
     env = environment()
     rendered = []
-    for spec, ctx in build_contexts(inputs):
+    for number, (spec, ctx) in enumerate(build_contexts(inputs), start=1):
         html = env.get_template(f"{spec.name}.html.j2").render(ctx=ctx, section=spec)
-        rendered.append(RenderedSection(spec.name, spec.title, html))
-    css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
+        # the section template was rendered with autoescape: its output is markup
+        rendered.append(RenderedSection(spec.name, spec.title, Markup(html), number))
+    # our own stylesheet, not data: embedded as-is (autoescape would mangle its quotes)
+    css = Markup((TEMPLATES / "report.css").read_text(encoding="utf-8"))
     return env.get_template("base.html.j2").render(
-        sections=rendered, css=css, version=version, generated_at=generated_at, title=title
+        sections=rendered,
+        css=css,
+        version=version,
+        generated_at=generated_at,
+        title=title,
+        include_content=bool(getattr(inputs, "include_content", False)),
     )
 
 

@@ -1,0 +1,139 @@
+"""What every report section builds from: the analysis, the open scan, the write map and options.
+
+The report presents; :mod:`vakaudit.analyze` computes. Sections read the analysis' metric rows
+first and query the scan (through the same DuckDB views analyze uses) only for the few small
+aggregates no metric provides. Nothing here reads message text unless ``include_content`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from vakaudit.errors import UsageError
+
+# ISO 8601 with seconds, UTC, as printed in the footer ("generated on ...").
+CLOCK_FORMAT = "%Y-%m-%d %H:%M UTC"
+
+
+def system_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(slots=True)
+class ReportInputs:
+    """Everything a section's ``build`` may use. Paths shown in the report are relative to the home."""
+
+    analysis: Any  # vakaudit.analyze.Analysis
+    con: Any  # DuckDB connection from vakaudit.analyze.open_scan (views over the scan)
+    manifest: dict[str, Any]
+    kinds: dict[str, Any]  # artifact kind name -> ArtifactKind (the write map)
+    readscale: Any | None  # vakaudit.analyze.readscale.ReadScaleResult, when one is stored
+    include_content: bool
+    generated_at: datetime
+    home: Path | None  # the home root when it is readable here (content opt-in only)
+    link_base: str | None = None  # prefix for file links in findings (None: no href)
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        return self.analysis.metrics
+
+    def rows(self, metric: str) -> list[dict[str, Any]]:
+        m = self.analysis.metrics.get(metric)
+        return list(m.rows) if m is not None else []
+
+    def one(self, metric: str) -> dict[str, Any]:
+        rows = self.rows(metric)
+        return rows[0] if rows else {}
+
+    def measured(self, metric: str) -> str:
+        m = self.analysis.metrics.get(metric)
+        return m.measured if m is not None else ""
+
+    def query(self, sql: str, params: Any = None) -> list[dict[str, Any]]:
+        """A small aggregate over the scan (JSON-ready rows, floats rounded like analyze's)."""
+        from vakaudit.analyze.metrics import query_rows
+
+        return query_rows(self.con, sql, params)
+
+    def has_table(self, name: str) -> bool:
+        key = "_views"
+        if key not in self.cache:
+            self.cache[key] = {
+                r[0]
+                for r in self.con.execute(
+                    "SELECT view_name FROM duckdb_views() WHERE NOT internal "
+                    "UNION SELECT table_name FROM duckdb_tables()"
+                ).fetchall()
+            }
+        return name in self.cache[key]
+
+    def memo(self, key: str, fn: Callable[[], Any]) -> Any:
+        if key not in self.cache:
+            self.cache[key] = fn()
+        return self.cache[key]
+
+
+def load_inputs(
+    home_or_scan: str | os.PathLike[str],
+    *,
+    include_content: bool = False,
+    clock: Callable[[], datetime] | None = None,
+    readscale: str | os.PathLike[str] | None = None,
+    scan_out: str | os.PathLike[str] | None = None,
+    link_base: str | None = None,
+    turns: tuple[int, ...] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ReportInputs:
+    """Scan (when given a home), analyze and open the scan for the report's sections.
+
+    ``readscale``: a stored :mod:`vakaudit.analyze.readscale` result (file or directory); by default
+    the scan directory's ``readscale.json`` is used when present.
+    """
+    from vakaudit.analyze import analyze, open_scan
+    from vakaudit.analyze import readscale as rs
+    from vakaudit.analyze._open import read_manifest, resolve_scan
+    from vakaudit.artifacts import all_kinds
+
+    scan = resolve_scan(home_or_scan, out=scan_out, progress=progress)
+    kwargs: dict[str, Any] = {"progress": progress}
+    if turns:
+        kwargs["turns"] = turns
+    analysis = analyze(scan, **kwargs)
+    con = open_scan(scan)
+    manifest = read_manifest(scan)
+    kinds = all_kinds()
+    kinds = dict(kinds) if isinstance(kinds, dict) else {k.name: k for k in kinds}
+    stored = None
+    if readscale is not None:
+        stored = rs.load(readscale)
+    elif (scan / rs.RESULT_FILE).is_file():
+        stored = rs.load(scan)
+    home = None
+    home_text = manifest.get("home")
+    if include_content:
+        if not home_text or not Path(home_text).is_dir():
+            raise UsageError(
+                "--include-content needs the home itself: the scan's home "
+                f"{home_text or '(unknown)'} is not readable here; give the home instead of the scan"
+            )
+        home = Path(home_text)
+    now = (clock or system_clock)()
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    return ReportInputs(
+        analysis=analysis,
+        con=con,
+        manifest=manifest,
+        kinds=kinds,
+        readscale=stored,
+        include_content=include_content,
+        generated_at=now.astimezone(UTC),
+        home=home,
+        link_base=link_base,
+    )

@@ -1,0 +1,133 @@
+"""How reads scale: each read on or near the turn path, its class (flat / session / home), what
+bounds it, and the measured curves of :mod:`vakaudit.analyze.readscale` when a result is stored."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+from vakaudit.report import charts
+from vakaudit.report.inputs import ReportInputs
+from vakaudit.report.sections._common import by_key
+
+TITLE = "How reads scale"
+ORDER = 60
+CLASS_ORDER = {"home": 0, "session": 1, "flat": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredRead:
+    artifact: str
+    title: str
+    read: str
+    read_class: str
+    bound: str
+    size_bytes: int
+    rows: int
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredRead:
+    name: str
+    vak_function: str
+    what: str
+    read_class: str
+    home_exponent: float
+    session_exponent: float
+    home_ms: list[float]
+    session_ms: list[float]
+    home_slope_us_per_kturn: float
+
+
+@dataclass(frozen=True, slots=True)
+class ReadScaling:
+    declared: list[DeclaredRead]
+    counts: dict[str, int]
+    measured: list[MeasuredRead]
+    turns: list[int]
+    session_turns: int | None
+    home_chart: Markup | None
+    session_chart: Markup | None
+    method: str | None
+    has_readscale: bool
+
+
+def build(inputs: ReportInputs) -> ReadScaling:
+    disk = by_key(inputs.rows("disk_by_kind"), "kind")
+    declared = []
+    for name, k in sorted(inputs.kinds.items()):
+        d = disk.get(name)
+        if d is None:
+            continue
+        declared.append(
+            DeclaredRead(
+                artifact=name,
+                title=k.title,
+                read=k.card.read,
+                read_class=k.card.read_class,
+                bound=k.card.bound,
+                size_bytes=int(d["size_bytes"] or 0),
+                rows=int(d["writes"] or 0),
+            )
+        )
+    declared.sort(key=lambda r: (CLASS_ORDER.get(r.read_class, 3), -r.size_bytes, r.artifact))
+    counts = {c: sum(1 for r in declared if r.read_class == c) for c in ("flat", "session", "home")}
+    rs = inputs.readscale
+    if rs is None:
+        return ReadScaling(declared, counts, [], [], None, None, None, None, False)
+    measured = [
+        MeasuredRead(
+            name=r.name,
+            vak_function=r.vak_function,
+            what=r.what,
+            read_class=r.read_class,
+            home_exponent=r.home_exponent,
+            session_exponent=r.session_exponent,
+            home_ms=list(r.home_ms),
+            session_ms=list(r.session_ms),
+            home_slope_us_per_kturn=r.home_slope_us_per_kturn,
+        )
+        for r in sorted(rs.reads, key=lambda r: (CLASS_ORDER.get(r.read_class, 3), r.name))
+    ]
+    turns = list(rs.turns)
+
+    def curve(sweep: str) -> list[dict[str, object]]:
+        rows = []
+        for r in measured:
+            values = r.home_ms if sweep == "home" else r.session_ms
+            for t, ms in zip(turns, values, strict=False):
+                rows.append({"turns": t, "ms": max(float(ms), 0.001), "read": r.vak_function})
+        return rows
+
+    home_chart = charts.line(
+        curve("home"),
+        x="turns",
+        y="ms",
+        series="read",
+        title="Read cost against turns in the home (sessions of fixed length)",
+        x_title="turns in the home",
+        y_title="ms per read (best of runs)",
+        log=True,
+    )
+    session_chart = charts.line(
+        curve("session"),
+        x="turns",
+        y="ms",
+        series="read",
+        title="Read cost against turns in one session",
+        x_title="turns in the session",
+        y_title="ms per read (best of runs)",
+        log=True,
+    )
+    return ReadScaling(
+        declared=declared,
+        counts=counts,
+        measured=measured,
+        turns=turns,
+        session_turns=rs.session_turns,
+        home_chart=home_chart,
+        session_chart=session_chart,
+        method=rs.method,
+        has_readscale=True,
+    )
