@@ -70,3 +70,11 @@ def test_sql_error_is_a_usage_error(tiny_scan: Path) -> None:
     res = CliRunner().invoke(app, ["sql", str(tiny_scan), "SELECT nope FROM nowhere"])
     assert isinstance(res.exception, UsageError)
     assert "query failed" in str(res.exception)
+
+
+def test_analyze_accepts_a_scan_result(tiny_home: Path, tmp_path: Path, tiny_analysis) -> None:
+    from vakaudit.analyze import analyze
+    from vakaudit.scan import scan_home
+
+    result = scan_home(tiny_home, out=tmp_path / "scan", jobs=1)
+    assert analyze(result).headline == tiny_analysis.headline

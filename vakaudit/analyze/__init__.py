@@ -76,14 +76,15 @@ class Analysis:
 
 
 def analyze(
-    scan_or_home: str | os.PathLike[str],
+    scan_or_home: str | os.PathLike[str] | Any,
     *,
     turns: Iterable[int] = _projection.DEFAULT_TURNS,
     gb: Iterable[float] = _projection.DEFAULT_GB,
     scan_out: str | os.PathLike[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Analysis:
-    """Run every metric over a scan (scanning first when given a home) and project growth."""
+    """Run every metric over a scan (a scan directory or a ``ScanResult``; a home is scanned first,
+    into ``scan_out`` or the scan engine's default location) and project growth to ``turns``."""
     scan = resolve_scan(scan_or_home, out=scan_out, progress=progress)
     con = open_scan(scan)
     try:

@@ -194,14 +194,15 @@ def _only_comments(stmt: str) -> bool:
 
 
 def resolve_scan(
-    home_or_scan: str | os.PathLike[str],
+    home_or_scan: str | os.PathLike[str] | Any,
     *,
     out: str | os.PathLike[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Path:
-    """The scan directory for ``home_or_scan``: itself when it is a scan, else a fresh scan of the
-    home written to ``out`` (or to the scan engine's default location)."""
-    p = Path(home_or_scan)
+    """The scan directory for ``home_or_scan``: itself when it is a scan (or a ``ScanResult``), else a
+    fresh scan of the home written to ``out`` (or to the scan engine's default location)."""
+    out_attr = getattr(home_or_scan, "out", None)  # a vakaudit.scan.ScanResult
+    p = Path(out_attr) if out_attr is not None else Path(home_or_scan)
     if not p.exists():
         raise HomeNotFoundError(f"{p} does not exist; give a vak home or a scan directory")
     if is_scan_dir(p):
