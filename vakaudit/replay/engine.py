@@ -16,13 +16,13 @@ the step's own output and cut off.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vakaudit.ledger import SessionLog
 from vakaudit.ledger.chain import line_digest
 from vakaudit.ledger.digest import payload_digest
-from vakaudit.ledger.projection import WorkingSetPlan
+from vakaudit.ledger.projection import Fidelity, WorkingSetPlan
 from vakaudit.ledger.turns import Generation, TurnIndexBuilder, generation_for
 from vakaudit.replay import project
 from vakaudit.replay.checks import (
@@ -35,15 +35,17 @@ from vakaudit.replay.checks import (
 from vakaudit.replay.planner import (
     CapacityProfile,
     PlanCandidate,
-    plan_working_set,
+    RelevanceIndex,
+    greedy_admission,
+    plan_from_admission,
     profile_from_activity,
+    rank_candidates,
     update_profile,
 )
 from vakaudit.replay.prefix import (
     estimate_tokens,
     prefix_chars,
     prefix_digest,
-    prefix_tokens_estimate,
     request_message_chars,
     tool_parts,
 )
@@ -125,7 +127,7 @@ class ReplayStep:
     checks: list[CheckResult]
     prefix_break: PrefixBreak | None = None
     message_chars: int = 0
-    sources: list[str] = field(default_factory=list)
+    plan: WorkingSetPlan | None = None
 
     @property
     def status(self) -> str:
@@ -408,6 +410,15 @@ class StepWalker:
         self.prev_prefix: tuple[str, list[dict], str] | None = None
         self.prev_request: NeutralRequest | None = None
         self.card_entries: dict[str, str] = {}  # turn id -> turn_card entry id
+        self._prefix_cache: dict[int, tuple[Any, str, list[dict], list[dict], str, int]] = {}
+        self._rel = RelevanceIndex()
+        self._rel_docs: dict[tuple[str, int], int] = {}  # (turn id, version) -> doc
+        self._ranking: tuple[tuple, list[PlanCandidate], list[int]] | None = None
+        self._cands: tuple[tuple, list[tuple]] | None = None
+        self._last_plan: tuple[list[PlanCandidate], Any, WorkingSetPlan] | None = None
+        self._all_full: tuple[list[PlanCandidate], int, Any] | None = None
+        self._sig: tuple = ()
+        self._closed: tuple[tuple, list, list[dict], int] | None = None  # cached closed-turn part
 
     # -- feeding -----------------------------------------------------------------------------------
 
@@ -452,8 +463,52 @@ class StepWalker:
 
     # -- building ----------------------------------------------------------------------------------
 
+    def _signature(self) -> tuple:
+        """Changes whenever a closed turn, a reset or a packet changes (cheap: one pass of ints)."""
+        index = self.index
+        turns = index.turns
+        versions = sum(t.version for t in turns)
+        open_turn = index.open_turn
+        if open_turn is not None:
+            versions -= open_turn.version
+        return (len(turns), versions, open_turn is None, index.reset_position, index.boundary_position,
+                len(index.packets))  # fmt: skip
+
+    def _candidates(self, sig: tuple) -> list[tuple]:
+        if self._cands is None or self._cands[0] != sig:
+            self._cands = (sig, project.plan_candidates(self.index))
+        return self._cands[1]
+
+    def _ranked(self) -> tuple[list[PlanCandidate], list[int]]:
+        """Candidates and their value ranking; recomputed only when the candidate set changes."""
+        sig = self._sig
+        raw = self._candidates(sig)
+        open_turn = self.index.open_turn
+        directive = open_turn.directive_text if open_turn is not None else ""
+        query = project.plan_query(self.index, directive)
+        key = (sig, query)
+        if self._ranking is not None and self._ranking[0] == key:
+            return self._ranking[1], self._ranking[2]
+        stale = {tid for (tid, _v) in self._rel_docs} & {
+            c[0] for c in raw if (c[0], c[4]) not in self._rel_docs
+        }
+        if stale:  # a card changed after its turn was indexed: rebuild (rare)
+            self._rel, self._rel_docs = RelevanceIndex(), {}
+        for c in raw:
+            if (c[0], c[4]) not in self._rel_docs:
+                self._rel_docs[(c[0], c[4])] = self._rel.add(c[3])
+        docs = [self._rel_docs[(c[0], c[4])] for c in raw]
+        all_scores = self._rel.scores(query)
+        relevance = [all_scores[d] for d in docs]
+        cands = [c[5] for c in raw]
+        order = rank_candidates(cands, relevance, directive)
+        self._ranking = (key, cands, order)
+        total = sum(c.tokens_full for c in cands)
+        self._all_full = (cands, total, (tuple((i, Fidelity.FULL) for i in range(len(cands))), None))
+        return cands, order
+
     def _make_plan(self, prefix_tok: int, tail_tokens: int, n_open: int) -> WorkingSetPlan:
-        cands = project.plan_candidates(self.index)
+        cands, order = self._ranked()
         if not cands:
             return WorkingSetPlan(budget=0)
         profile = self.profile
@@ -466,37 +521,84 @@ class StepWalker:
         if profile.turn_reserve_samples > 0:
             reserve = max(estimate_tokens(int(profile.turn_reserve), 1.0), open_tokens)
         budget = max(0, profile.horizon_tokens - prefix_tok - tail_tokens - profile.output_reserve - reserve)
-        open_turn = self.index.open_turn
-        directive = open_turn.directive_text if open_turn is not None else ""
-        return plan_working_set(
-            [PlanCandidate(*c) for c in cands],
-            budget=budget,
-            query=project.plan_query(self.index, directive),
-            directive=directive,
+        all_full = self._all_full
+        if all_full is not None and all_full[0] is cands and all_full[1] <= budget:
+            admission, spent = all_full[2], all_full[1]  # everything fits at Full: order is moot
+        else:
+            admission, spent = greedy_admission(cands, order, budget)
+        last = self._last_plan
+        if last is not None and last[0] is cands and last[1] == admission:
+            # same shape: reuse it (its budget/spent stay those of the step that first produced it)
+            return last[2]
+        plan = plan_from_admission(cands, admission, budget, spent)
+        self._last_plan = (cands, admission, plan)
+        return plan
+
+    def _prefix(self, binding: _Binding) -> tuple[str, list[dict], list[dict], str, int]:
+        """(system, stored tools, neutral tools, digest, prefix chars) of a binding, cached."""
+        cached = self._prefix_cache.get(id(binding.payload))
+        if cached is not None and cached[0] is binding.payload:
+            return cached[1:]
+        bpay = binding.payload
+        system = bpay.get("system_prompt") if isinstance(bpay.get("system_prompt"), str) else ""
+        schemas = [t for t in bpay.get("tool_schemas") or () if isinstance(t, Mapping)]
+        deferred = [n for n in bpay.get("deferred_tool_names") or () if isinstance(n, str)]
+        value = (system, schemas, neutral_tools(schemas, deferred), prefix_digest(system, schemas),
+                 prefix_chars(system, schemas))  # fmt: skip
+        self._prefix_cache[id(bpay)] = (bpay, *value)
+        return value
+
+    def _project(self, plan: WorkingSetPlan) -> project.Projection:
+        """The projection at this point; the closed-turn part is reused while it cannot change.
+
+        In G2/G3 the open turn is the projection's last block and everything before it depends only
+        on the closed turns, resets, packets and the plan; steps of one turn usually share all of
+        them, so only the open turn's messages are rebuilt (G1 and G4 always re-project).
+        """
+        index, gen = self.index, self.gen
+        open_turn = index.open_turn
+        if gen not in (Generation.G2, Generation.G3) or open_turn is None:
+            self._closed = None
+            return project.project(index, plan, gen)
+        key = (self._sig, plan.per_turn, plan.packet_range)
+        if self._closed is None or self._closed[0] != key:
+            full = project.project(index, plan, gen)
+            n_open = 1 + len(open_turn.raw_tail)
+            cut = len(full.messages) - n_open
+            open_chars = request_message_chars(full.messages[cut:])
+            self._closed = (key, full.tagged[:cut], full.messages[:cut], full.chars - open_chars)
+            return full
+        _, tagged, closed_msgs, closed_chars = self._closed
+        open_tagged = project.open_turn_tagged(open_turn)
+        open_msgs = [p.message for p in open_tagged]
+        return project.Projection(
+            messages=closed_msgs + open_msgs,
+            tagged=tagged + open_tagged,
+            chars=closed_chars + request_message_chars(open_msgs),
+            plan=plan,
         )
 
     def request_now(self, rpay: Mapping[str, Any], *, tail_override: str | None = None) -> _Built:
         """Build the request of an execute step dispatched at the current point of the chain."""
         host, rp, gen, index, profile = self.host, self.rp, self.gen, self.index, self.profile
         self.step_in_turn += 1
+        self._sig = self._signature()
         binding = self.turn_binding or self.latest_binding
         if binding is None:
             binding = _binding_from_header(rp.contract)
-        bpay = binding.payload
-        system = bpay.get("system_prompt") if isinstance(bpay.get("system_prompt"), str) else ""
-        schemas = [t for t in bpay.get("tool_schemas") or () if isinstance(t, Mapping)]
-        deferred = [n for n in bpay.get("deferred_tool_names") or () if isinstance(n, str)]
-        tools = neutral_tools(schemas, deferred)
-        digest = prefix_digest(system, schemas)
-        prefix_tok = prefix_tokens_estimate(system, schemas, profile.tpc)
+        system, schemas, tools, digest, p_chars = self._prefix(binding)
+        tools = [dict(t) for t in tools]
+        prefix_tok = estimate_tokens(p_chars, profile.tpc)
         n_open = len(self.open_members) + 1 if index.open_turn is not None and self.turn_dir_pos >= 0 else 0
 
         # tail, composed twice at turn start and frozen for the turn (§7.4)
         if self.frozen_tail is None or self.step_in_turn == 1:
             part0 = project.tail_part(index, gen, None)
-            tail0 = part0.sections.render(turn_context=host.temporal, stance=host.stance)
-            plan0 = self._make_plan(prefix_tok, estimate_tokens(len(tail0), profile.tpc), n_open)
-            part1 = project.tail_part(index, gen, plan0)
+            part1 = part0
+            if index.goal is not None:  # only the conversation thread depends on the plan
+                tail0 = part0.sections.render(turn_context=host.temporal, stance=host.stance)
+                plan0 = self._make_plan(prefix_tok, estimate_tokens(len(tail0), profile.tpc), n_open)
+                part1 = project.tail_part(index, gen, plan0)
             rendered = part1.sections.render(turn_context=host.temporal, stance=host.stance)
             self.frozen_tail = (rendered, part1.sources)
             self.frozen_plan = None
@@ -509,7 +611,7 @@ class StepWalker:
         else:
             plan = self._make_plan(prefix_tok, tail_tokens, n_open)
             self.frozen_plan = plan
-        projected = project.project(index, plan, gen, self.card_entries, self.chain)
+        projected = self._project(plan)
         messages = list(projected.messages)
         if gen == Generation.G1:
             tail_index = None  # G1 splices the intent into the projection; no tail
@@ -549,7 +651,8 @@ class StepWalker:
             tail=tail,
             tail_sources=tail_sources,
             win=win,
-            chars=request_message_chars(messages),
+            chars=projected.chars + (len(tail.encode("utf-8")) if placed is not None else 0),
+            p_chars=p_chars,
         )
 
     def after_step(self, built: _Built, recorded: str) -> None:
@@ -558,7 +661,7 @@ class StepWalker:
         if win is not None and isinstance(win.get("usage"), Mapping) and self.profile.recorded:
             req_chars = len(built.request.system.encode("utf-8")) + built.chars
             if self.rp.regime is Regime.B:
-                req_chars = prefix_chars(built.request.system, built.schemas) + built.chars
+                req_chars = built.p_chars + built.chars
             self.profile = update_profile(self.profile, _prompt_tokens(win["usage"]), req_chars)
         if recorded:
             self.seen_digests.add(recorded)
@@ -577,7 +680,7 @@ class StepWalker:
         host_deps: tuple[str, ...] = ()
         if rp.regime is Regime.A and gen != Generation.G1:
             host_deps = ("temporal", "stance")
-        if project.plan_candidates(self.index) and not self.profile.recorded:
+        if self._candidates(self._sig) and not self.profile.recorded:
             host_deps += ("horizon_tokens", "output_reserve")
 
         checks: list[CheckResult] = []
@@ -627,7 +730,7 @@ class StepWalker:
         # 5. model-visible means logged
         checks.append(
             _check_logged(
-                self.chain,
+                self,
                 built.projected,
                 request.messages,
                 built.n_open,
@@ -678,7 +781,7 @@ class StepWalker:
             checks=checks,
             prefix_break=brk,
             message_chars=built.chars,
-            sources=built.projected.sources,
+            plan=built.projected.plan,
         )
         self.after_step(built, recorded)
         return step
@@ -697,6 +800,7 @@ class _Built:
     tail_sources: list[str]
     win: Mapping[str, Any] | None
     chars: int
+    p_chars: int
 
 
 def replay_log(
@@ -891,7 +995,7 @@ def _check_usage(chain: Sequence[Any], sp: _StepPlan, win: Mapping[str, Any] | N
 
 
 def _check_logged(
-    chain: Sequence[Any],
+    walker: StepWalker,
     projected: project.Projection,
     messages: Sequence[Mapping[str, Any]],
     n_open: int,
@@ -903,6 +1007,7 @@ def _check_logged(
     tail_sources: Sequence[str],
 ) -> CheckResult:
     name = CheckName.MODEL_VISIBLE_LOGGED
+    chain = walker.chain
     problems = []
     if n_open:
         positions = [turn_dir_pos, *open_members]
@@ -918,14 +1023,17 @@ def _check_logged(
                     problems.append(
                         f"request message {base + k} is not the logged entry {chain[p].id} verbatim"
                     )
-    bad = [f"{sid} ({unsealed[sid]})" for sid in [*projected.sources, *tail_sources] if sid in unsealed]
+    bad = []
+    if unsealed:  # only then is it worth listing every source entry
+        sources = projected.sources(walker.index, walker.card_entries, chain)
+        bad = [f"{sid} ({unsealed[sid]})" for sid in [*sources, *tail_sources] if sid in unsealed]
     if bad:
         problems.append("derived from entries the hash chain does not vouch for: " + ", ".join(bad[:5]))
     if projected.unmatched:
         problems.append(f"{projected.unmatched} request messages could not be traced to a ledger entry")
     if problems:
         return failed(name, "; ".join(problems))
-    return passed(name, f"{len(messages)} messages traced to {len(set(projected.sources))} ledger entries")
+    return passed(name, f"{len(messages)} messages traced to ledger entries, hash chain intact")
 
 
 def _drop_tail_block(message: Mapping[str, Any], tail: str) -> dict:

@@ -21,7 +21,18 @@ from typing import Any
 from vakaudit.ledger.projection import Fidelity, WorkingSetPlan
 from vakaudit.replay.prefix import DEFAULT_TOKENS_PER_CHAR
 
-__all__ = ["CapacityProfile", "PlanCandidate", "plan_working_set", "profile_from_activity", "update_profile"]
+__all__ = [
+    "CapacityProfile",
+    "PlanCandidate",
+    "RelevanceIndex",
+    "greedy_admission",
+    "plan_from_admission",
+    "plan_working_set",
+    "profile_from_activity",
+    "rank_candidates",
+    "tokenize",
+    "update_profile",
+]
 
 EWMA_ALPHA = 0.3
 _ANAPHORA_WORDS = frozenset({"that", "it", "again", "previous", "above"})
@@ -116,69 +127,95 @@ class PlanCandidate:
     index_text: str
 
 
-def _tokens(text: str) -> list[str]:
+def tokenize(text: str) -> list[str]:
+    """Lowercase alphanumeric terms (vak's exact tokenizer is unconfirmed)."""
     return _TOKEN_RE.findall(text.lower())
 
 
-def _bm25(
-    query: Sequence[str], docs: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75
-) -> list[float]:
-    n = len(docs)
-    if n == 0 or not query:
-        return [0.0] * n
-    avg = sum(len(d) for d in docs) / n or 1.0
-    df: dict[str, int] = {}
-    for d in docs:
-        for t in set(d):
-            df[t] = df.get(t, 0) + 1
-    scores = []
-    qset = set(query)
-    for d in docs:
+class RelevanceIndex:
+    """Incremental BM25 (k1 1.2, b 0.75) over card index texts; docs are added, never changed."""
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self.lengths: list[int] = []
+        self.postings: dict[str, list[tuple[int, int]]] = {}
+        self.total = 0
+
+    def add(self, text: str) -> int:
+        terms = tokenize(text)
+        doc = len(self.lengths)
         tf: dict[str, int] = {}
-        for t in d:
-            if t in qset:
-                tf[t] = tf.get(t, 0) + 1
-        s = 0.0
+        for t in terms:
+            tf[t] = tf.get(t, 0) + 1
         for t, f in tf.items():
-            idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-            s += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * len(d) / avg))
-        scores.append(s)
-    return scores
+            self.postings.setdefault(t, []).append((doc, f))
+        self.lengths.append(len(terms))
+        self.total += len(terms)
+        return doc
+
+    def scores(self, query: str, n_docs: int | None = None) -> list[float]:
+        """BM25 score of each of the first `n_docs` docs (all by default) against `query`."""
+        n = len(self.lengths) if n_docs is None else n_docs
+        out = [0.0] * n
+        if n == 0:
+            return out
+        lengths = self.lengths
+        avg = (sum(lengths[:n]) / n) if n != len(lengths) else (self.total / n)
+        avg = avg or 1.0
+        k1, b = self.k1, self.b
+        for t in set(tokenize(query)):
+            post = self.postings.get(t, ())
+            if n != len(lengths):
+                post = [(d, f) for d, f in post if d < n]
+            if not post:
+                continue
+            df = len(post)
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            for d, f in post:
+                out[d] += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * lengths[d] / avg))
+        return out
 
 
 def has_anaphora(directive: str) -> bool:
     """Directive refers back to the newest closed turn (§10.4 step 4)."""
     lower = directive.lower()
-    if any(w in _ANAPHORA_WORDS for w in _tokens(lower)):
+    if any(w in _ANAPHORA_WORDS for w in tokenize(lower)):
         return True
     return any(p in lower for p in _ANAPHORA_PHRASES)
 
 
-def plan_working_set(
-    candidates: Sequence[PlanCandidate],
-    *,
-    budget: int,
-    query: str,
-    directive: str,
-) -> WorkingSetPlan:
-    """Regime A planner steps 4–6 (§10.4) over `candidates` (oldest first)."""
-    if not candidates:
-        return WorkingSetPlan(budget=budget)
+def rank_candidates(
+    candidates: Sequence[PlanCandidate], relevance: Sequence[float], directive: str
+) -> list[int]:
+    """Candidate positions by value desc, ties newer first (§10.4 steps 4–5)."""
     n = len(candidates)
-    scores = _bm25(_tokens(query), [_tokens(c.index_text) for c in candidates])
-    best = max(scores) if scores else 0.0
+    best = max(relevance) if relevance else 0.0
     anaphora = has_anaphora(directive)
     values = []
     for i in range(n):
         age = n - 1 - i
-        recency = 1.0 / (1 + age)
-        relevance = scores[i] / best if best > 0 else 0.0
-        ana = 1.0 if anaphora and age == 0 else 0.0
-        values.append((max(recency, relevance, ana), i))
+        value = 1.0 / (1 + age)
+        if best > 0:
+            value = max(value, relevance[i] / best)
+        if anaphora and age == 0:
+            value = 1.0
+        values.append((value, i))
     values.sort(key=lambda vi: (-vi[0], -vi[1]))
+    return [i for _, i in values]
+
+
+Admission = tuple[tuple[tuple[int, Fidelity], ...], tuple[int, int] | None]
+"""A plan's shape over a candidate list: sorted (candidate position, fidelity), packet positions."""
+
+
+def greedy_admission(
+    candidates: Sequence[PlanCandidate], order: Sequence[int], budget: int
+) -> tuple[Admission, int]:
+    """§10.4 steps 5–6 over a precomputed ranking: (admission, tokens spent)."""
+    n = len(candidates)
     spent = 0
     fidelity: dict[int, Fidelity] = {}
-    for _, i in values:
+    for i in order:
         cost = candidates[i].tokens_full
         if spent + cost <= budget:
             fidelity[i] = Fidelity.FULL
@@ -195,8 +232,35 @@ def plan_working_set(
         if packet_hi is None:
             packet_hi = i
         packet_lo = i
-    per_turn = tuple((candidates[i].turn_id, f) for i, f in sorted(fidelity.items()))
+    packet = (packet_lo, packet_hi) if packet_hi is not None and packet_lo is not None else None
+    return (tuple(sorted(fidelity.items())), packet), spent
+
+
+def plan_from_admission(
+    candidates: Sequence[PlanCandidate], admission: Admission, budget: int, spent: int
+) -> WorkingSetPlan:
+    """The `WorkingSetPlan` (turn ids) of an admission."""
+    fidelity, packet_idx = admission
+    per_turn = tuple((candidates[i].turn_id, f) for i, f in fidelity)
     packet = None
-    if packet_hi is not None and packet_lo is not None:
-        packet = (candidates[packet_lo].turn_id, candidates[packet_hi].turn_id)
+    if packet_idx is not None:
+        packet = (candidates[packet_idx[0]].turn_id, candidates[packet_idx[1]].turn_id)
     return WorkingSetPlan(per_turn=per_turn, packet_range=packet, budget=budget, spent=spent)
+
+
+def plan_working_set(
+    candidates: Sequence[PlanCandidate],
+    *,
+    budget: int,
+    query: str,
+    directive: str,
+) -> WorkingSetPlan:
+    """Regime A planner steps 4–6 (§10.4) over `candidates` (oldest first)."""
+    if not candidates:
+        return WorkingSetPlan(budget=budget)
+    index = RelevanceIndex()
+    for c in candidates:
+        index.add(c.index_text)
+    order = rank_candidates(candidates, index.scores(query), directive)
+    admission, spent = greedy_admission(candidates, order, budget)
+    return plan_from_admission(candidates, admission, budget, spent)

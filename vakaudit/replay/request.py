@@ -7,7 +7,6 @@ I/O here. The projection of closed turns is the ledger's (`vakaudit.ledger.proje
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -186,12 +185,17 @@ def is_directive_message(message: Mapping[str, Any]) -> bool:
     return "text" in types and "tool_result" not in types
 
 
+def cache_boundary(messages: Sequence[Mapping[str, Any]]) -> int:
+    """Boundary b of §13: index of the last directive-shaped user message (0 when none)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if is_directive_message(messages[i]):
+            return i
+    return 0
+
+
 def cache_breakpoints(messages: Sequence[Mapping[str, Any]]) -> list[int | None]:
     """Cache breakpoints (§13): `null`, then b−1 when b > 0, then len−1; consecutive dups removed."""
-    b = 0
-    for i, message in enumerate(messages):
-        if is_directive_message(message):
-            b = i
+    b = cache_boundary(messages)
     points: list[int | None] = [None]
     if b > 0:
         points.append(b - 1)
@@ -204,20 +208,12 @@ def cache_breakpoints(messages: Sequence[Mapping[str, Any]]) -> list[int | None]
     return out
 
 
-def cache_boundary(messages: Sequence[Mapping[str, Any]]) -> int:
-    """Boundary b of §13: index of the last directive-shaped user message (0 when none)."""
-    b = 0
-    for i, message in enumerate(messages):
-        if is_directive_message(message):
-            b = i
-    return b
-
-
 def neutral_tools(tool_schemas: Sequence[Mapping[str, Any]], deferred: Sequence[str] = ()) -> list[dict]:
     """Neutral `ToolDefinition`s {name, description, input_schema, defer?} from a binding's list.
 
     `defer: true` is kept when the stored entry carries it, or set when the name is one of the
-    binding's `deferred_tool_names` (key omitted when false, §2).
+    binding's `deferred_tool_names` (key omitted when false, §2). Schemas are shared with the
+    binding entry, not copied: treat them as read-only.
     """
     deferred_set = set(deferred)
     out = []
@@ -226,7 +222,7 @@ def neutral_tools(tool_schemas: Sequence[Mapping[str, Any]], deferred: Sequence[
         item: dict[str, Any] = {
             "name": name,
             "description": description,
-            "input_schema": copy.deepcopy(schema),
+            "input_schema": schema,
         }
         if tool.get("defer") is True or name in deferred_set:
             item["defer"] = True
