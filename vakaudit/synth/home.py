@@ -112,6 +112,22 @@ def plan_sessions(profile: Profile, layout: str, seed: int) -> tuple[list[_Paren
                 provider=provider,
             )
         )
+    if profile.force_every_kind:
+        seen: set[str] = set()
+        for plan in plans:
+            gen = APP_VERSIONS[plan.version]
+            if gen not in seen:
+                seen.add(gen)
+                plan.forced = frozenset(
+                    {"branch", "nudge", "presentation", "work", "goal", "epoch", "compaction"}
+                )
+                while plan.turns < 4:  # room for the forced branch and compaction
+                    donor = max(plans, key=lambda p: (p.turns, -plans.index(p)))
+                    if donor is plan or donor.turns <= 4:
+                        break
+                    donor.turns -= 1
+                    plan.turns += 1
+        plans[-1].surface = "telegram"
     # checkpoints: a share of sessions holds them; files spread over those sessions
     k = max(1, round(parents * profile.checkpoint_session_share))
     k = min(k, parents)
@@ -130,19 +146,12 @@ def plan_sessions(profile: Profile, layout: str, seed: int) -> tuple[list[_Paren
         plan.workspace_bytes = int(file_bytes * 3 / 4)
     for plan in plans:
         plan.scheduled = rng.random() < 0.08
+    if profile.force_every_kind:
+        plans[0].scheduled = True
     # worker sessions hang off tool calls of parent turns
     slots = [(i, t) for i, p in enumerate(plans) for t in range(p.turns)]
     for i, t in sorted(rng.sample(slots, min(children, len(slots)))):
         plans[i].child_turns = plans[i].child_turns | {t}
-    if profile.force_every_kind:
-        seen: set[str] = set()
-        for plan in plans:
-            gen = APP_VERSIONS[plan.version]
-            if gen not in seen:
-                seen.add(gen)
-                plan.forced = frozenset({"branch", "nudge", "presentation", "work", "goal", "epoch", "bash"})
-        plans[0].scheduled = True
-        plans[-1].surface = "telegram"
     return plans, children
 
 

@@ -80,6 +80,7 @@ PROFILES = {
         turns=24,
         sessions=6,
         child_share=0.2,
+        turns_sigma=0.3,
         branch_rate=0.06,
         epoch_change_rate=0.2,
         compaction_every=4,

@@ -348,7 +348,8 @@ class _SessionWriter:
             n_tools = max(1, n_tools)
         if "work" in forced and t == 1 or rng.random() < prof.work_rate:
             self._work_entries(turn)
-        if turn_no % prof.compaction_every == 0 and len(chain.directive_ids) >= 2:
+        due = turn_no % prof.compaction_every == 0 or ("compaction" in forced and t == 3)
+        if due and len(chain.directive_ids) >= 2:
             self._compaction(chain)
         nudged = False
         step = 0
