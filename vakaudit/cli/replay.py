@@ -36,20 +36,23 @@ def register(app: typer.Typer) -> None:
         """
         import json
 
-        from vakaudit.errors import UsageError
+        from vakaudit.errors import HomeNotFoundError, UsageError
         from vakaudit.ledger.jsonenc import dumps
         from vakaudit.replay import HostParams, Regime, iter_requests, serialize
         from vakaudit.replay.checks import CHECK_NAMES
         from vakaudit.replay.diff import request_diff
 
-        if provider not in ("anthropic", "openai"):
-            raise UsageError(f"--provider must be anthropic or openai, not {provider!r}")
-        if regime is not None and regime.upper() not in ("A", "B"):
-            raise UsageError(f"--regime must be A or B, not {regime!r}")
-        if not home_or_ledger.exists():
-            from vakaudit.errors import HomeNotFoundError
-
-            raise HomeNotFoundError(f"{home_or_ledger} does not exist; pass a vak home or a ledger file")
+        try:
+            if provider not in ("anthropic", "openai"):
+                raise UsageError(f"--provider must be anthropic or openai, not {provider!r}")
+            if regime is not None and regime.upper() not in ("A", "B"):
+                raise UsageError(f"--regime must be A or B, not {regime!r}")
+            if not home_or_ledger.exists():
+                raise HomeNotFoundError(f"{home_or_ledger} does not exist; pass a vak home or a ledger file")
+        except (UsageError, HomeNotFoundError) as exc:
+            # same line and code as cli/_errors.py, also when the app runs without it (CliRunner)
+            typer.echo(f"vakaudit: {exc}", err=True)
+            raise typer.Exit(2) from None
         host = HostParams(
             temporal=temporal,
             stance=stance,
