@@ -109,6 +109,17 @@ def _full_size(turn: Turn, tagged: list[ProjectedMessage], start: int) -> tuple[
     return size
 
 
+_SYNTHESIZED = ("<work_contract", "<conversation_thread", "<context_summary", "<turns>", "<intent>")
+
+
+def _synthesized(message: Mapping[str, Any]) -> bool:
+    """A block the projection builds from non-message entries (work, goal updates, compactions)."""
+    content = message.get("content") or ()
+    first = content[0] if content and isinstance(content[0], Mapping) else {}
+    text = first.get("text") if first.get("type") == "text" else None
+    return isinstance(text, str) and text.startswith(_SYNTHESIZED)
+
+
 def project(index: TurnIndex, plan: WorkingSetPlan | None, generation: str) -> Projection:
     """The projection of the live index under `plan`, with message chars (§10.1)."""
     tagged = derive_tagged(index, generation=generation, plan=plan)
@@ -125,7 +136,7 @@ def project(index: TurnIndex, plan: WorkingSetPlan | None, generation: str) -> P
             chars += c
             i += count
             continue
-        if not p.entry_id and not p.is_summary:
+        if not p.entry_id and not p.is_summary and not _synthesized(p.message):
             unmatched += 1
         chars += request_message_chars((p.message,))
         i += 1
