@@ -97,7 +97,7 @@ READS: tuple[ReadSpec, ...] = (
     ReadSpec(
         "session_listing_store",
         "GET /sessions (store.db)",
-        "one indexed query against store.db for the newest sessions",
+        "one query against store.db for the newest 100 sessions (header rows by ts; store v1 indexes)",
     ),
     ReadSpec(
         "store_import_session",
@@ -163,7 +163,8 @@ class ReadScaleResult:
 
 METHOD = (
     "measured: synthetic homes built per size (home sweep: sessions of {s} turns; session sweep: one "
-    "session); each read timed as the best of {r} runs with time.perf_counter_ns; class from the "
+    "session); each read timed as the best of {r} samples with time.perf_counter_ns, a sample looping a "
+    "fast read until it lasts 2 ms; class from the "
     "log-log exponent k of cost against turns (k >= {g} grows): home if it grows in the home sweep, "
     "session if only in the session sweep, else flat"
 )
@@ -530,12 +531,27 @@ def _store_import(path: Path, db: sqlite3.Connection) -> int:
     return known
 
 
+MIN_SAMPLE_NS = 2_000_000  # a timed sample loops a fast read until it lasts at least 2 ms
+
+
 def _time_best(fn: Callable[[], Any], repeats: int) -> float:
-    best = math.inf
-    for _ in range(repeats):
+    """Milliseconds per call: best of ``repeats`` samples, each looping the read enough times to last
+    ``MIN_SAMPLE_NS`` (timeit's autorange idea), so microsecond reads are not lost in timer noise."""
+    loops = 1
+    while True:
         t0 = time.perf_counter_ns()
-        fn()
-        best = min(best, time.perf_counter_ns() - t0)
+        for _ in range(loops):
+            fn()
+        took = time.perf_counter_ns() - t0
+        if took >= MIN_SAMPLE_NS or loops >= 1 << 20:
+            break
+        loops *= 10 if took * 10 < MIN_SAMPLE_NS else 2
+    best = took / loops
+    for _ in range(repeats - 1):
+        t0 = time.perf_counter_ns()
+        for _ in range(loops):
+            fn()
+        best = min(best, (time.perf_counter_ns() - t0) / loops)
     return best / 1e6
 
 
