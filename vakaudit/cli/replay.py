@@ -85,7 +85,10 @@ def register(app: typer.Typer) -> None:
                         reasons[c.name][label] = reasons[c.name].get(label, 0) + 1
                     any_fail = any_fail or c.failed
                 if s.prefix_break is not None:
-                    parts = ", ".join(s.prefix_break.parts) or "digest only"
+                    all_parts = s.prefix_break.parts
+                    parts = ", ".join(all_parts[:6]) or "digest only"
+                    if len(all_parts) > 6:
+                        parts += f", … (+{len(all_parts) - 6} more; --json lists all)"
                     breaks.append(f"  {s.session_id} turn {s.turn} step {s.step} ({s.receipt_id}): {parts}")
                 if as_json:
                     item = s.to_dict()
