@@ -92,3 +92,21 @@ def test_request_message_chars_counts_bytes_per_block_kind():
         {"role": "assistant", "content": [{"type": "provider", "kind": "x", "raw": {"a": 1}}]},  # 7
     ]
     assert request_message_chars(messages) == 6 + 16 + 11 + 7
+
+
+def test_compose_tail_block_order_and_trimming():
+    from vakaudit.replay import compose_tail
+
+    # §7.2: turn_context, intent, stance, work contract, workspace, thread; empty blocks vanish
+    got = compose_tail(
+        temporal="  Monday 10:00 UTC \n",
+        intent="<intent>\nI\n</intent>",
+        stance="",
+        work_contract=None,
+        thread='<conversation_thread revision="2">\nT\n</conversation_thread>',
+    )
+    assert got == (
+        "<turn_context>\nMonday 10:00 UTC\n</turn_context>\n<intent>\nI\n</intent>\n"
+        '<conversation_thread revision="2">\nT\n</conversation_thread>'
+    )
+    assert compose_tail() == ""

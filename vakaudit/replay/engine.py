@@ -293,12 +293,14 @@ def _pre_pass(chain: Sequence[Any]) -> dict[int, _StepPlan]:
     last_exec_pos = -1
     pending_pc: list[int] = []
     awaiting_output: _StepPlan | None = None
+    claimed = -1  # an assistant message already taken as the previous receipt's output
     for pos, e in enumerate(chain):
         kind = e.kind
         if kind == "message":
             if awaiting_output is not None and _role(e) == "assistant":
                 awaiting_output.output_pos = pos
                 awaiting_output = None
+                claimed = pos
             last_msg_pos = pos
         elif kind == "activity":
             if e.payload.get("label") == "prefix-changed":
@@ -308,6 +310,7 @@ def _pre_pass(chain: Sequence[Any]) -> dict[int, _StepPlan]:
             if (
                 last_msg_pos is not None
                 and last_msg_pos > last_exec_pos
+                and last_msg_pos != claimed
                 and _role(chain[last_msg_pos]) == "assistant"
             ):
                 cut, output = last_msg_pos, last_msg_pos

@@ -1,6 +1,6 @@
 """The neutral provider request vak assembles for one step, and its replay-specific parts.
 
-Tail composition (§7.2), tail placement (§7.5), the intent block (§8), cache breakpoints (§13),
+Tail composition (§7.2), tail placement (§7.5), cache breakpoints (§13),
 neutral tool definitions (§2, §5) and per-leg tool filtering. Pure functions over plain dicts; no
 I/O here. The projection of closed turns is the ledger's (`vakaudit.ledger.projection`).
 """
@@ -20,15 +20,12 @@ __all__ = [
     "Regime",
     "cache_breakpoints",
     "compose_tail",
-    "cut_utf8",
-    "intent_block",
     "neutral_tools",
     "place_tail",
     "regime_for",
     "tools_for_leg",
 ]
 
-INTENT_BLOCK_MAX_BYTES = 4000
 DEFAULT_MAX_TOKENS = 8192
 """Output cap used when no capacity profile gives an `output_reserve` (§2: not in the ledger)."""
 
@@ -108,21 +105,6 @@ class NeutralRequest:
                 "breakpoints": [{"after_message": b} for b in self.breakpoints],
             }
         return out
-
-
-def cut_utf8(text: str, max_bytes: int) -> str:
-    """Cut `text` to at most `max_bytes` UTF-8 bytes at a character boundary."""
-    raw = text.encode("utf-8")
-    if len(raw) <= max_bytes:
-        return text
-    return raw[:max_bytes].decode("utf-8", errors="ignore")
-
-
-def intent_block(model_visible: str | None) -> str:
-    """`<intent>\\n{note}\\n</intent>` cut to 4,000 bytes; "" when there is no note (§8)."""
-    if not model_visible:
-        return ""
-    return cut_utf8(f"<intent>\n{model_visible}\n</intent>", INTENT_BLOCK_MAX_BYTES)
 
 
 def compose_tail(
