@@ -164,3 +164,30 @@ def test_ledger_appended_by_another_process_gives_a_consistent_prefix(tmp_path: 
     assert res2.stats.files_appended == 1
     assert "ledger_growing" not in res2.findings_by_code()  # the note was about the previous scan
     assert sum(res2.table("entries")["size_bytes"].to_pylist()) == os.path.getsize(led)
+
+
+def _routing_rows(n: int, start: int = 0) -> bytes:
+    return b"".join(
+        b'{"ts":"2026-08-24T09:15:02.481220Z","provider":"anthropic","model":"claude-sonnet-4",'
+        b'"outcome":"success","latency_ms":%d}\n' % (start + i)
+        for i in range(n)
+    )
+
+
+def test_large_side_file_streams_into_its_own_part_and_grows(small_home: Path, tmp_path: Path) -> None:
+    import vakaudit.scan.engine as engine
+
+    side = small_home / "agents/vak/routing-evidence.jsonl"
+    side.write_bytes(_routing_rows(12_000))
+    assert side.stat().st_size >= engine.SIDE_PART_BYTES
+    res = scan_home(small_home, out=tmp_path / "out", jobs=1)
+    parts = sorted(p.name for p in (tmp_path / "out/routing_evidence").glob("*.parquet"))
+    assert len(parts) == 2 and "all.parquet" in parts  # the big file's own part + the (empty) merged one
+    assert res.row_counts["routing_evidence"] == 12_000 == res.table("routing_evidence").num_rows
+    with open(side, "ab") as f:
+        f.write(_routing_rows(500, start=12_000))
+    again = scan_home(small_home, out=tmp_path / "out", jobs=1)
+    t = again.table("routing_evidence")
+    assert again.row_counts["routing_evidence"] == 12_500 == t.num_rows
+    assert sorted(t["latency_ms"].to_pylist()) == list(range(12_500))  # no row lost, none twice
+    assert sum(t["size_bytes"].to_pylist()) == side.stat().st_size

@@ -2,27 +2,36 @@
 
 Public names: :func:`scan_home`, :class:`ScanResult`, :func:`open_scan`, :func:`iter_home_files`,
 :class:`HomeFile`, :func:`detect_layout`, :func:`default_home`, :class:`ScanProgress`,
-:class:`ScanStats`. A scan only reads the home.
+:class:`ScanStats`, :func:`ledger_kind_bytes`. A scan only reads the home. Names are imported
+lazily, so the quick byte-share path does not pay for pyarrow.
 """
 
 from __future__ import annotations
 
-from vakaudit.scan.engine import ScanProgress, ScanStats, default_out, scan_home
-from vakaudit.scan.result import ScanResult, open_scan
-from vakaudit.scan.tables import all_tables
-from vakaudit.scan.walk import HomeFile, default_home, detect_layout, iter_home_files, resolve_home
+import importlib
+from typing import Any
 
-__all__ = [
-    "HomeFile",
-    "ScanProgress",
-    "ScanResult",
-    "ScanStats",
-    "all_tables",
-    "default_home",
-    "default_out",
-    "detect_layout",
-    "iter_home_files",
-    "open_scan",
-    "resolve_home",
-    "scan_home",
-]
+_LAZY = {
+    "HomeFile": "vakaudit.scan.walk",
+    "default_home": "vakaudit.scan.walk",
+    "detect_layout": "vakaudit.scan.walk",
+    "iter_home_files": "vakaudit.scan.walk",
+    "resolve_home": "vakaudit.scan.walk",
+    "ScanProgress": "vakaudit.scan.engine",
+    "ScanStats": "vakaudit.scan.engine",
+    "default_out": "vakaudit.scan.engine",
+    "scan_home": "vakaudit.scan.engine",
+    "ScanResult": "vakaudit.scan.result",
+    "open_scan": "vakaudit.scan.result",
+    "all_tables": "vakaudit.scan.tables",
+    "ledger_kind_bytes": "vakaudit.scan.quick",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'vakaudit.scan' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

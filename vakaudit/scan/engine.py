@@ -51,7 +51,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from vakaudit.scan.result import ScanResult
 
 MANIFEST = "manifest.json"
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2
+SIDE_PART_BYTES = 1 << 20  # side files at least this big get their own Parquet part (flat parent memory)
+MERGED_PARTS = frozenset({"all.parquet", "walk.parquet", "files.parquet"})
 PARQUET_COMPRESSION = "zstd"
 SMALL_TASK_FILES = 256
 SMALL_TASK_BYTES = 16 << 20
@@ -211,9 +213,9 @@ def _scan_ledger(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
         try:
             for batch in scanner.scan(f, end, still_growing=lambda: os.fstat(fd).st_size > end):
                 if writer is None:
-                    part = f"{_file_key(it.rel_path)}-{gen}.parquet"
+                    part = f"entries/{_file_key(it.rel_path)}-{gen}.parquet"
                     writer = pq.ParquetWriter(
-                        os.path.join(out, "entries", part), batch.schema, compression=PARQUET_COMPRESSION
+                        os.path.join(out, part), batch.schema, compression=PARQUET_COMPRESSION
                     )
                 writer.write_batch(batch)
         finally:
@@ -234,7 +236,7 @@ def _scan_ledger(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
         f.close()
 
 
-def _scan_sidecar(home: str, it: _Item) -> _ItemResult:
+def _scan_sidecar(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
     kind = get_kind(it.kind)
     findings: list[Finding] = []
     mode = it.mode
@@ -264,18 +266,36 @@ def _scan_sidecar(home: str, it: _Item) -> _ItemResult:
         counter=counter,
     )
     schema = kind.schema
+    assert schema is not None and kind.reader is not None
+    # a large file streams into its own Parquet part; a small one travels back to the parent
+    own_part = it.size >= SIDE_PART_BYTES
+    part = f"{kind.name}/{_file_key(it.rel_path)}-{gen}.parquet" if own_part else None
+    writer: pq.ParquetWriter | None = None
     batches: list[pa.RecordBatch] = []
-    end = start
+    rows = 0
+    max_end = start
+    has_spans = "offset_bytes" in schema.names and "size_bytes" in schema.names
     try:
-        assert kind.reader is not None
         for batch in kind.reader(ctx):
+            if not batch.num_rows:
+                continue
             if batch.schema != schema:
-                batch = (
-                    pa.Table.from_batches([batch]).cast(schema).to_batches()[0] if batch.num_rows else None
-                )
-                if batch is None:
-                    continue
-            batches.append(batch)
+                batch = pa.Table.from_batches([batch]).cast(schema).combine_chunks().to_batches()[0]
+            rows += batch.num_rows
+            if has_spans:
+                import pyarrow.compute as pc
+
+                hi = pc.max(pc.add(batch.column("offset_bytes"), batch.column("size_bytes"))).as_py()
+                max_end = max(max_end, hi or 0)
+            if own_part:
+                if writer is None:
+                    os.makedirs(os.path.join(out, kind.name), exist_ok=True)
+                    writer = pq.ParquetWriter(
+                        os.path.join(out, part), schema, compression=PARQUET_COMPRESSION
+                    )
+                writer.write_batch(batch)
+            else:
+                batches.append(batch)
     except Exception as exc:  # a reader bug must not stop the scan of a whole home
         findings.append(
             Finding(
@@ -285,17 +305,20 @@ def _scan_sidecar(home: str, it: _Item) -> _ItemResult:
                 f"the {kind.name} reader failed: {type(exc).__name__}: {exc}",
             )
         )
-        batches = []
+        batches, rows = [], 0
         mode, start = "full", 0
-    table = pa.Table.from_batches(batches, schema=schema) if schema is not None else None
-    names = schema.names if schema is not None else []
-    if table is not None and table.num_rows and "offset_bytes" in names and "size_bytes" in names:
-        import pyarrow.compute as pc
-
-        ends = pc.add(table["offset_bytes"], table["size_bytes"])
-        end = max(start, pc.max(ends).as_py() or start)
-    else:
-        end = os.stat(path, follow_symlinks=False).st_size
+        if writer is not None:
+            writer.close()
+            writer = None
+        if part is not None:
+            Path(out, part).unlink(missing_ok=True)
+    finally:
+        if writer is not None:
+            writer.close()
+    if writer is None and own_part and rows == 0:
+        part = None
+    table = None if own_part else pa.Table.from_batches(batches, schema=schema)
+    end = max_end if (has_spans and rows) else os.stat(path, follow_symlinks=False).st_size
     state: dict[str, Any] = {"offset": end}
     # anchor for the next incremental scan; a file not ending in LF is always rescanned in full
     fd = open_read_only(path)
@@ -309,7 +332,8 @@ def _scan_sidecar(home: str, it: _Item) -> _ItemResult:
         it.rel_path,
         mode,
         state,
-        rows=0 if table is None else table.num_rows,
+        part=part,
+        rows=rows,
         bytes_scanned=end - start,
         bytes_read=counter[0],
         findings=findings,
@@ -324,7 +348,7 @@ def _run_task(home: str, out: str, gen: int, items: list[_Item]) -> list[_ItemRe
             if it.kind == LEDGER_KIND:
                 out_results.append(_scan_ledger(home, out, gen, it))
             else:
-                out_results.append(_scan_sidecar(home, it))
+                out_results.append(_scan_sidecar(home, out, gen, it))
         except OSError as exc:  # vanished or became unreadable between the walk and the read
             out_results.append(
                 _ItemResult(
@@ -533,9 +557,12 @@ def scan_home(
     for rel, prev in prev_files.items():
         if rel in current and states.get(rel) in ("unchanged", "append"):
             keep_parts.update(prev.get("parts", []))
-    for part in (out_p / "entries").iterdir():
-        if part.name not in keep_parts:
-            part.unlink()
+    for name in all_tables():
+        folder = out_p / name
+        if folder.is_dir():
+            for part in folder.glob("*.parquet"):
+                if part.name not in MERGED_PARTS and f"{name}/{part.name}" not in keep_parts:
+                    part.unlink()
 
     # read
     results: list[_ItemResult] = []
@@ -570,12 +597,26 @@ def scan_home(
     for r in results:  # an append the worker found to be a rewrite: the old parts go
         if states.get(r.rel_path) == "append" and r.mode != "append":
             for part in prev_files.get(r.rel_path, {}).get("parts", []):
-                (out_p / "entries" / part).unlink(missing_ok=True)
+                (out_p / part).unlink(missing_ok=True)
 
     # which rows of the previous scan survive: files unchanged or only appended to
     kept = {rel for rel, st in states.items() if st == "unchanged"}
     kept |= {r.rel_path for r in results if r.mode == "append"}
     changed_any = bool(results) or set(prev_files) != set(current)
+
+    # rows in per-file parts (entries, large side files), per table, after this scan
+    own_part_rows: dict[str, int] = {}
+    for hf in files:
+        r = by_rel.get(hf.rel_path)
+        prev = prev_files.get(hf.rel_path, {})
+        if r is not None:
+            n = (prev.get("part_rows", 0) if r.mode == "append" else 0) + (r.rows if r.part else 0)
+        elif states.get(hf.rel_path) == "unchanged":
+            n = prev.get("part_rows", 0)
+        else:
+            continue
+        table_name = "entries" if hf.kind.name == LEDGER_KIND else hf.kind.name
+        own_part_rows[table_name] = own_part_rows.get(table_name, 0) + n
 
     # per-kind tables and entry_fields
     tables = all_tables()
@@ -592,7 +633,7 @@ def scan_home(
         old = _keep_rows(_read_part(path, schema), kept)
         t = pa.concat_tables([old, *new]) if new else old
         _write_table(out_p, name, t)
-        counts[name] = t.num_rows
+        counts[name] = t.num_rows + own_part_rows.get(name, 0)
 
     fields_path = out_p / "entry_fields" / "all.parquet"
     if changed_any or not fields_path.is_file():
@@ -698,7 +739,9 @@ def scan_home(
             if r.part:
                 parts.append(r.part)
             entry["parts"] = parts
-            entry["rows"] = (prev.get("rows", 0) if r.mode == "append" else 0) + r.rows
+            entry["part_rows"] = (prev.get("part_rows", 0) if r.mode == "append" else 0) + (
+                r.rows if r.part else 0
+            )
             if (
                 r.state.get("ledger", {}).get("offset") is not None
                 and r.state["ledger"]["offset"] != hf.size_bytes
@@ -708,9 +751,9 @@ def scan_home(
         elif states.get(rel) == "unchanged":
             entry["state"] = prev.get("state", {})
             entry["parts"] = prev.get("parts", [])
-            entry["rows"] = prev.get("rows", 0)
+            entry["part_rows"] = prev.get("part_rows", 0)
         new_files[rel] = entry
-    counts["entries"] = sum(e.get("rows", 0) for rel, e in new_files.items() if e["kind"] == LEDGER_KIND)
+    counts["entries"] = own_part_rows.get("entries", 0)
     counts = {name: counts.get(name, 0) for name in tables}
     stats.elapsed_s = round(time.perf_counter() - t0, 3)
     scanned_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -14,9 +14,10 @@ from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from vakaudit.scan.walk import iter_home_files, open_read_only, resolve_home
+from vakaudit.scan.paths import iter_ledger_paths, open_read_only, resolve_home
 
 BLOCK = 8 << 20
+SERIAL_BYTES = 256 << 20  # below this, starting worker processes costs more than it saves
 _TAG = b'"kind":"'
 
 
@@ -90,13 +91,9 @@ def ledger_kind_bytes(
 ) -> dict[str | None, tuple[int, int]]:
     """``{entry kind: (lines, bytes)}`` over every session ledger of ``home``, largest first."""
     root = resolve_home(home)
-    files = [
-        (hf.size_bytes, str(Path(root) / hf.rel_path))
-        for hf in iter_home_files(root)
-        if hf.kind.name == "session_ledger" and hf.readable
-    ]
+    files = [(size, str(Path(root) / rel)) for rel, size in iter_ledger_paths(root)]
     n = jobs or os.cpu_count() or 1
-    if n == 1 or len(files) < 2:
+    if n == 1 or len(files) < 2 or sum(s for s, _ in files) < SERIAL_BYTES:
         return _merge([_many([p for _, p in files])])
     # balance by size: largest first, each bucket gets the next file while it is the lightest
     buckets: list[list[str]] = [[] for _ in range(n)]

@@ -11,14 +11,13 @@ from __future__ import annotations
 import errno
 import os
 import stat as stat_mod
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vakaudit.artifacts import UNCLASSIFIED, ArtifactKind, classify
-from vakaudit.errors import HomeNotFoundError
 from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.scan.paths import default_home, open_read_only, resolve_home
 
 __all__ = [
     "HomeFile",
@@ -29,25 +28,6 @@ __all__ = [
     "open_read_only",
     "resolve_home",
 ]
-
-_O_NOATIME = getattr(os, "O_NOATIME", 0)
-_O_BASE = (
-    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-)
-
-
-def open_read_only(path: str | os.PathLike[str]) -> int:
-    """A read-only descriptor that never follows a final symlink and never bumps atime when allowed.
-
-    ``O_NONBLOCK`` keeps a FIFO from blocking the scan; ``O_NOATIME`` (owner or root only) keeps
-    even the access time of the evidence unchanged.
-    """
-    if _O_NOATIME:
-        try:
-            return os.open(path, _O_BASE | _O_NOATIME)
-        except PermissionError:
-            pass
-    return os.open(path, _O_BASE)
 
 
 def _file_type(mode: int) -> str:
@@ -85,32 +65,6 @@ class HomeFile:
     def should_read(self) -> bool:
         """True when the engine runs the kind's reader on it."""
         return self.readable and self.kind.reader is not None and not self.kind.secret
-
-
-def default_home(env: dict[str, str] | None = None) -> Path:
-    """The data home vak itself would use (home.md §1): ``$VAK_HOME`` when set and non-empty, else the
-    platform data home (``$XDG_DATA_HOME/vak`` or ``~/.local/share/vak``; macOS
-    ``~/Library/Application Support/vak``)."""
-    env = dict(os.environ) if env is None else env
-    vak_home = env.get("VAK_HOME", "")
-    if vak_home:
-        return Path(vak_home).expanduser()
-    home = Path(env.get("HOME") or Path.home())
-    if sys.platform == "darwin":
-        return home / "Library" / "Application Support" / "vak"
-    xdg = env.get("XDG_DATA_HOME", "")
-    base = Path(xdg) if xdg else home / ".local" / "share"
-    return base / "vak"
-
-
-def resolve_home(home: str | os.PathLike[str] | None) -> Path:
-    """An absolute home path; raises :class:`HomeNotFoundError` when it is not a directory."""
-    path = default_home() if home is None else Path(home).expanduser()
-    path = Path(os.path.abspath(path))
-    if not path.is_dir():
-        hint = "pass the home directory, or set VAK_HOME" if home is None else "check the path"
-        raise HomeNotFoundError(f"vak home not found: {path} is not a directory ({hint})")
-    return path
 
 
 def home_scope_of(rel_path: str) -> str:
