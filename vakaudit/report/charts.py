@@ -8,6 +8,7 @@ output that contains a script element or an event-handler attribute.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -52,12 +53,38 @@ def svg(spec: Mapping[str, Any] | alt.TopLevelMixin, *, title: str) -> Markup:
     out = vlc.vegalite_to_svg(spec_dict)
     if _FORBIDDEN.search(out):
         raise ValueError("chart SVG contains active content; refusing to embed it")
+    out = _stable_ids(out)
     # Drop the fixed white background so the page colour shows through, and make it scale.
     out = out.replace('<rect width="', '<rect class="bg" width="', 1)
     out = _SIZE.sub(r'<svg\1 role="img" width="100%" style="max-width:\2px" data-height="\3"', out, count=1)
     safe_title = Markup.escape(title)
     out = out.replace(">", f"><title>{safe_title}</title>", 1)
     return Markup(f'<figure class="chart" data-chart="{Markup.escape(title)}">{out}</figure>')
+
+
+_ID = re.compile(r'\bid="([^"]+)"')
+
+
+def _stable_ids(out: str) -> str:
+    """Rename the SVG's element ids (vl-convert numbers them process-wide: ``clip69``) to ids derived
+    from the chart's own content, so output is reproducible and ids stay unique within a page."""
+    ids = list(dict.fromkeys(_ID.findall(out)))
+    if not ids:
+        return out
+    local = {old: f"k{i}" for i, old in enumerate(ids, start=1)}
+
+    def swap(text: str, mapping: dict[str, str]) -> str:
+        for old, new in sorted(mapping.items(), key=lambda kv: -len(kv[0])):
+            text = text.replace(f'id="{old}"', f'id="{new}"').replace(f"url(#{old})", f"url(#{new})")
+            text = text.replace(f'href="#{old}"', f'href="#{new}"')
+        return text
+
+    # two passes (old -> placeholder -> final) so a new id never collides with an old one
+    tmp = {old: f"__vakaudit_{i}__" for i, old in enumerate(ids, start=1)}
+    out = swap(out, tmp)
+    normal = swap(out, {tmp[o]: local[o] for o in ids})
+    digest = hashlib.sha256(normal.encode()).hexdigest()[:10]
+    return swap(out, {tmp[o]: f"c{digest}-{local[o]}" for o in ids})
 
 
 def hbar(

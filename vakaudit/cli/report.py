@@ -1,0 +1,81 @@
+"""``vakaudit report HOME_OR_SCAN -o report.html``: the self-contained scale report of a home."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report_cmd(
+        home_or_scan: Path = typer.Argument(..., help="A vak home (scanned first) or a scan directory."),
+        out: Path | None = typer.Option(None, "-o", "--out", help="Write the report here (default: stdout)."),
+        fmt: str = typer.Option("html", "--format", help="html (one self-contained file), md or json."),
+        include_content: bool = typer.Option(
+            False,
+            "--include-content",
+            help="Also show short excerpts of message text. Off by default: the report then holds structure, "
+            "sizes, counts and digests only, safe to attach to a bug tracker.",
+        ),
+        readscale: Path | None = typer.Option(
+            None,
+            "--readscale",
+            help="A stored readscale result (default: readscale.json in the scan directory).",
+        ),
+        scan_out: Path | None = typer.Option(
+            None, "--scan-out", help="Where to write the scan when given a home (default: the scan engine's)."
+        ),
+        link_base: str | None = typer.Option(
+            None, "--link-base", help="Prefix that turns findings' home-relative paths into links."
+        ),
+        generated_at: str | None = typer.Option(
+            None,
+            "--generated-at",
+            help="Fixed 'generated on' time (ISO 8601, UTC), for reproducible output; default: now.",
+        ),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    ) -> None:
+        """Scan (if needed), analyze and render the write-paths-and-growth report of a home."""
+        from datetime import UTC, datetime
+
+        from vakaudit.report import FORMATS, build_report
+
+        if fmt not in FORMATS:
+            raise typer.BadParameter(
+                f"must be one of {', '.join(FORMATS)}, got {fmt!r}", param_hint="--format"
+            )
+        clock = None
+        if generated_at:
+            try:
+                fixed = datetime.fromisoformat(generated_at.replace("Z", "+00:00"))
+            except ValueError:
+                raise typer.BadParameter(
+                    f"takes an ISO 8601 time, got {generated_at!r}", param_hint="--generated-at"
+                ) from None
+            if fixed.tzinfo is None:
+                fixed = fixed.replace(tzinfo=UTC)
+
+            def clock() -> datetime:
+                return fixed
+
+        def progress(msg: str) -> None:
+            if not quiet:
+                typer.echo(msg, err=True)
+
+        text = build_report(
+            home_or_scan,
+            out=out,
+            format=fmt,
+            include_content=include_content,
+            clock=clock,
+            readscale=readscale,
+            scan_out=scan_out,
+            link_base=link_base,
+            progress=progress,
+        )
+        if out is None:
+            typer.echo(text, nl=False)
+        elif not quiet:
+            typer.echo(f"wrote {out} ({len(text.encode()):,} bytes)", err=True)
