@@ -1,4 +1,5 @@
-"""analyze on the synthetic tiny home against values computed here by another route.
+"""analyze on the tiny homes (synthetic, and committed in sample_homes/tiny) against values computed
+here by another route.
 
 The expectations below read the home's files with plain ``json`` and ``os`` (no scan, no DuckDB):
 every ledger line is parsed, counted and summed in Python, and compared with what the SQL over the
@@ -93,13 +94,34 @@ class Hand:
         )
 
 
+@pytest.fixture(scope="module", params=["synth", "sample_homes/tiny"])
+def case(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    """(home, analysis): the synthetic tiny home built for this run, and the committed sample home."""
+    if request.param == "synth":
+        return request.getfixturevalue("tiny_home"), request.getfixturevalue("tiny_analysis")
+    from vakaudit.analyze import analyze
+    from vakaudit.scan import scan_home
+
+    home = Path(__file__).resolve().parents[2] / "sample_homes" / "tiny"
+    if not home.is_dir():
+        pytest.fail(f"{home} is missing: the committed tiny sample home is part of the repository")
+    out = tmp_path_factory.mktemp("sample-tiny") / "scan"
+    scan_home(home, out=out, jobs=1)
+    return home, analyze(out)
+
+
 @pytest.fixture(scope="module")
-def hand(tiny_home: Path) -> Hand:
-    return Hand(tiny_home)
+def hand(case) -> Hand:
+    return Hand(case[0])
 
 
-def test_overview_matches_plain_python(tiny_analysis, hand: Hand) -> None:
-    ov = tiny_analysis["overview"].one()
+@pytest.fixture(scope="module")
+def analysis(case):
+    return case[1]
+
+
+def test_overview_matches_plain_python(analysis, hand: Hand) -> None:
+    ov = analysis["overview"].one()
     assert ov["sessions"] == hand.sessions
     assert ov["turns"] == hand.turns > 0
     assert ov["entries"] == hand.entries
@@ -111,8 +133,8 @@ def test_overview_matches_plain_python(tiny_analysis, hand: Hand) -> None:
     assert ov["home_files"] == hand.home_files
 
 
-def test_bytes_by_kind_and_shares(tiny_analysis, hand: Hand) -> None:
-    rows = {r["kind"]: r for r in tiny_analysis["ledger_bytes_by_kind"].rows}
+def test_bytes_by_kind_and_shares(analysis, hand: Hand) -> None:
+    rows = {r["kind"]: r for r in analysis["ledger_bytes_by_kind"].rows}
     assert {k: r["entry_count"] for k, r in rows.items()} == dict(hand.kinds)
     assert {k: r["size_bytes"] for k, r in rows.items()} == dict(hand.kind_bytes)
     total = sum(hand.kind_bytes.values())
@@ -121,37 +143,37 @@ def test_bytes_by_kind_and_shares(tiny_analysis, hand: Hand) -> None:
     assert sum(r["share"] for r in rows.values()) == pytest.approx(1.0, rel=1e-5)
 
 
-def test_disk_shares_add_up_to_the_home(tiny_analysis, hand: Hand) -> None:
-    rows = tiny_analysis["disk_by_kind"].rows
+def test_disk_shares_add_up_to_the_home(analysis, hand: Hand) -> None:
+    rows = analysis["disk_by_kind"].rows
     assert sum(r["size_bytes"] for r in rows) == hand.home_bytes
     assert sum(r["file_count"] for r in rows) == hand.home_files
     assert sum(r["share"] for r in rows) == pytest.approx(1.0, rel=1e-5)
 
 
-def test_per_turn_constants_are_totals_over_intents(tiny_analysis, hand: Hand) -> None:
-    row = next(r for r in tiny_analysis["per_turn"].rows if r["scope"] == "all")
+def test_per_turn_constants_are_totals_over_intents(analysis, hand: Hand) -> None:
+    row = next(r for r in analysis["per_turn"].rows if r["scope"] == "all")
     assert row["entries_per_turn"] == pytest.approx(hand.entries / hand.turns, rel=1e-5)
     assert row["bytes_per_turn"] == pytest.approx(sum(hand.kind_bytes.values()) / hand.turns, rel=1e-5)
     assert row["ledger_barriers_per_turn"] == pytest.approx(hand.entries / hand.turns, rel=1e-5)
-    split = {r["scope"]: r["turns"] for r in tiny_analysis["per_turn"].rows}
+    split = {r["scope"]: r["turns"] for r in analysis["per_turn"].rows}
     assert split["with_tool_calls"] + split.get("without_tool_calls", 0) == split["all"]
-    hist = tiny_analysis["per_turn_histogram"].rows
+    hist = analysis["per_turn_histogram"].rows
     assert sum(r["turns"] for r in hist) == split["all"]
 
 
-def test_barriers_follow_declared_disciplines(tiny_analysis, hand: Hand) -> None:
-    rows = {r["artifact"]: r for r in tiny_analysis["barriers_per_turn"].rows}
+def test_barriers_follow_declared_disciplines(analysis, hand: Hand) -> None:
+    rows = {r["artifact"]: r for r in analysis["barriers_per_turn"].rows}
     # the ledger: one sync_data per entry appended (spec ledger.md §2.1)
     assert rows["session_ledger"]["barriers"] == hand.entries
     # memory notes: append + sync_data each (home.md §7.1)
     if hand.memory_notes:
         assert rows["memory"]["barriers"] == hand.memory_notes
     total = sum(r["barriers"] for r in rows.values())
-    assert tiny_analysis.headline["barriers_per_turn"] == pytest.approx(total / hand.turns, rel=1e-5)
+    assert analysis.headline["barriers_per_turn"] == pytest.approx(total / hand.turns, rel=1e-5)
 
 
-def test_sidecar_rows_per_turn(tiny_analysis, hand: Hand) -> None:
-    rows = {r["artifact"]: r for r in tiny_analysis["sidecar_growth"].rows}
+def test_sidecar_rows_per_turn(analysis, hand: Hand) -> None:
+    rows = {r["artifact"]: r for r in analysis["sidecar_growth"].rows}
     assert rows["routing_evidence"]["rows"] == hand.routing_rows
     assert rows["routing_evidence"]["rows_per_turn"] == pytest.approx(
         hand.routing_rows / hand.turns, rel=1e-5
@@ -159,15 +181,15 @@ def test_sidecar_rows_per_turn(tiny_analysis, hand: Hand) -> None:
     assert "session_ledger" not in rows
 
 
-def test_repeated_bindings_found_by_comparing_parsed_bodies(tiny_analysis, hand: Hand) -> None:
+def test_repeated_bindings_found_by_comparing_parsed_bodies(analysis, hand: Hand) -> None:
     dup = defaultdict(int)
     dup_bytes = defaultdict(int)
-    for r in tiny_analysis["duplication"].rows:
+    for r in analysis["duplication"].rows:
         dup[r["category"]] += r["entry_count"]
         dup_bytes[r["category"]] += r["repeated_bytes"]
     assert dup["binding_unchanged_since_previous_turn"] == hand.repeated_bindings
     assert dup_bytes["binding_unchanged_since_previous_turn"] == hand.repeated_binding_bytes
-    w = tiny_analysis["ledger_without_repeated_bindings"].one()
+    w = analysis["ledger_without_repeated_bindings"].one()
     assert w["repeated_bindings"] == hand.repeated_bindings
     assert w["repeated_binding_bytes"] == hand.repeated_binding_bytes
     assert w["binding_share"] == pytest.approx(
@@ -180,11 +202,11 @@ def test_repeated_bindings_found_by_comparing_parsed_bodies(tiny_analysis, hand:
     assert w["ledger_bytes_without"] < w["ledger_bytes"] or hand.repeated_bindings == 0
 
 
-def test_projection_is_labelled_and_uses_measured_per_turn_bytes(tiny_analysis, hand: Hand) -> None:
-    p = tiny_analysis.projection
+def test_projection_is_labelled_and_uses_measured_per_turn_bytes(analysis, hand: Hand) -> None:
+    p = analysis.projection
     assert p.estimate and p.method.startswith("estimate:")
     ledger = next(r for r in p.rows if r.artifact == "session_ledger")
     assert ledger.per_turn_bytes == pytest.approx(hand.ledger_bytes / hand.turns, rel=1e-5)
     assert ledger.projected_bytes["1000"] == pytest.approx(hand.ledger_bytes / hand.turns * 1000, rel=1e-5)
-    assert "projection" in tiny_analysis.provenance
-    assert all(m.measured for m in tiny_analysis.metrics.values())
+    assert "projection" in analysis.provenance
+    assert all(m.measured for m in analysis.metrics.values())
