@@ -13,8 +13,10 @@ import pkgutil
 import typer
 
 from vakaudit import __version__
+from vakaudit.cli._errors import VakauditGroup
 
 app = typer.Typer(
+    cls=VakauditGroup,
     name="vakaudit",
     help=(
         "Audit, investigate and capacity-plan the on-disk home of the vak agent runtime.\n\n"

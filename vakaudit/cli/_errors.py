@@ -9,18 +9,17 @@ from __future__ import annotations
 import sys
 import traceback
 
-import click
+import typer
+from typer.core import TyperGroup
 
-from vakaudit.errors import HomeNotFoundError, UsageError, VakauditError
+from vakaudit.errors import VakauditError
+
+try:  # typer >= 0.20 vendors its own click
+    from typer._click import exceptions as _click_exc
+except ImportError:  # pragma: no cover - typer on top of the real click
+    from click import exceptions as _click_exc
 
 DEBUG = False
-
-try:  # typer >= 0.20 vendors its own click: its usage errors are not click.ClickException
-    from typer._click.exceptions import ClickException as _TyperClickException
-
-    _VENDORED_CLICK: tuple[type[Exception], ...] = (_TyperClickException,)
-except ImportError:  # pragma: no cover - typer using the real click
-    _VENDORED_CLICK = ()
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -28,31 +27,46 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 
 
+class VakauditGroup(TyperGroup):
+    """The root command group: a :class:`VakauditError` from any command becomes one stderr line and
+    exit 2, the same under ``CliRunner`` as from the console script."""
+
+    def invoke(self, ctx):  # noqa: ANN001, ANN201 - click's signature
+        try:
+            return super().invoke(ctx)
+        except VakauditError as exc:
+            if DEBUG:
+                traceback.print_exc()
+            typer.echo(f"vakaudit: {exc}", err=True)
+            raise typer.Exit(EXIT_USAGE) from None
+
+
 def run(app) -> None:  # noqa: ANN001 - a typer.Typer
+    code = _invoke(app)
+    sys.exit(code)
+
+
+def _invoke(app) -> int:  # noqa: ANN001 - a typer.Typer
     try:
         rc = app(standalone_mode=False)  # click returns (not raises) a typer.Exit code here
-        if isinstance(rc, int) and rc:
-            sys.exit(rc)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+        return rc if isinstance(rc, int) else EXIT_OK
+    except typer.Exit as exc:
+        return int(getattr(exc, "exit_code", getattr(exc, "code", 0)) or 0)
+    except typer.Abort:
         sys.stderr.write("vakaudit: aborted\n")
-        sys.exit(130)
-    except (click.ClickException, *_VENDORED_CLICK) as exc:
+        return 130
+    except _click_exc.ClickException as exc:
         exc.show()
-        sys.exit(EXIT_USAGE)
-    except (UsageError, HomeNotFoundError) as exc:
-        sys.stderr.write(f"vakaudit: {exc}\n")
-        sys.exit(EXIT_USAGE)
+        return EXIT_USAGE
     except VakauditError as exc:
         if DEBUG:
             traceback.print_exc()
         sys.stderr.write(f"vakaudit: {exc}\n")
-        sys.exit(EXIT_USAGE)
+        return EXIT_USAGE
     except BrokenPipeError:
-        sys.exit(0)
+        return EXIT_OK
     except Exception as exc:  # an unexpected bug: one line unless --debug
         if DEBUG:
             traceback.print_exc()
         sys.stderr.write(f"vakaudit: internal error: {type(exc).__name__}: {exc} (rerun with --debug)\n")
-        sys.exit(EXIT_INTERNAL)
+        return EXIT_INTERNAL
