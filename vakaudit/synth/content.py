@@ -382,6 +382,8 @@ class ContentPools:
             prefix_chars=prefix_chars(system_prompt, tool_schemas),
         )
         self._surfaces[variant] = surface
+        if len(self._surfaces) > 16:  # bounded: an evicted surface is rebuilt identically on demand
+            del self._surfaces[min(self._surfaces)]
         return surface
 
     @staticmethod

@@ -17,7 +17,7 @@ from typing import Any
 from vakaudit.errors import UsageError
 from vakaudit.ledger.ids import format_ts
 from vakaudit.ledger.keys import workspace_key
-from vakaudit.replay import step_request_message_chars
+from vakaudit.replay import StepRequestBuilder
 from vakaudit.synth import sidecars
 from vakaudit.synth.checkpoints import Workspace, store_checkpoint
 from vakaudit.synth.clock import DEFAULT_START_NS, IdSource, SynthClock
@@ -324,6 +324,7 @@ class HomeWriter:
         return res.final_text
 
     def after_session(self, sw: Any, res: SessionResult) -> None:
+        self._workspaces.pop(sw.spec.session_id, None)  # a finished session takes no more checkpoints
         # Which sessions the server indexed is not recorded anywhere; index while the store is
         # below the measured share of ledger bytes (profile.store_ratio).
         size = res.path.stat().st_size
@@ -383,9 +384,12 @@ class HomeWriter:
         """Message chars (replay.md §10.1, tail included) of the step about to be dispatched.
 
         Built by the replay package's incremental request builder on the open ledger, with its
-        default host parameters for the parts a Regime A ledger does not record (§7.6).
+        default host parameters for the parts a Regime A ledger does not record (§7.6). The builder
+        lives with the session writer, so it is released with the session.
         """
-        return step_request_message_chars(sw.log)
+        if sw.request_builder is None:
+            sw.request_builder = StepRequestBuilder(sw.log)
+        return sw.request_builder.message_chars()
 
     # -- the whole home ---------------------------------------------------------------------------
 

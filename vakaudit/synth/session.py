@@ -124,6 +124,7 @@ class _SessionWriter:
         self.epoch = rng.randint(1, 40)
         self.tool_seq = 0
         self.log: SessionLog | None = None
+        self.request_builder: Any = None
         self.entries = 0
         self.checkpoint_seq = 0
 
