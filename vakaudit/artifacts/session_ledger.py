@@ -221,45 +221,96 @@ def kind_end(raw: bytes, kind: str) -> int:
 _KEY_TOKENS: dict[str, bytes] = {}
 
 
-def field_sizes(raw: bytes, payload: dict[str, Any], end_of_kind: int) -> list[tuple[str, int]] | None:
+def _key_token(key: str) -> bytes:
+    tok = _KEY_TOKENS.get(key)
+    if tok is None:
+        tok = b"," + orjson.dumps(key) + b":"
+        if len(_KEY_TOKENS) < 4096:
+            _KEY_TOKENS[key] = tok
+    return tok
+
+
+def _value_len(value: Any) -> int:
+    t = type(value)
+    if t is int:
+        return len(str(value))
+    if value is None:
+        return 4
+    return len(orjson.dumps(value))
+
+
+# per entry kind, the payload key that usually holds most of its bytes (learned from the first line
+# of the kind): its size is taken as what the other members leave, instead of re-encoding it
+_BIG_KEY: dict[str, str] = {}
+
+
+def field_sizes(
+    raw: bytes, payload: dict[str, Any], end_of_kind: int, kind: str | None = None
+) -> list[tuple[str, int]] | None:
     """Bytes of each payload member of one parsed line, exactly as written (``,"key":value``).
 
-    Fast path: the writer is serde_json-compatible, so re-encoding each value gives its exact length;
-    every boundary is checked against the raw bytes. Any mismatch (a work line's second ``kind``, a
-    float written differently, spaces) falls back to tokenizing the line.
+    Fast path: the writer is serde_json-compatible, so re-encoding a value gives its exact length;
+    every boundary is checked against the raw bytes (each member's ``,"key":`` token must sit exactly
+    where the sizes before it put it, and the last member must end at the closing brace). The
+    kind's usually-largest member is not re-encoded: its size is what the others leave, and the
+    token checks on both sides of it hold it in place. Any mismatch (a work line's second ``kind``,
+    a float written differently, spaces) falls back to tokenizing the line.
     """
-    if end_of_kind > 0:
-        pos = end_of_kind
-        out: list[tuple[str, int]] = []
-        dumps = orjson.dumps
-        ok = True
-        toks = _KEY_TOKENS
-        for key, value in payload.items():
-            tok = toks.get(key)
-            if tok is None:
-                tok = b"," + dumps(key) + b":"
-                if len(toks) < 4096:
-                    toks[key] = tok
-            if not raw.startswith(tok, pos):
-                ok = False
-                break
-            t = type(value)
-            try:
-                if t is int:
-                    n = len(str(value))
-                elif value is None:
-                    n = 4
-                else:
-                    n = len(dumps(value))
-            except (TypeError, orjson.JSONEncodeError):
-                ok = False
-                break
-            size = len(tok) + n
-            out.append((key, size))
-            pos += size
-        if ok and pos == len(raw) - 1 and raw.endswith(b"}"):
-            return out
+    end = len(raw) - 1
+    if end_of_kind > 0 and raw.endswith(b"}"):
+        try:
+            big = _BIG_KEY.get(kind) if kind is not None else None
+            if big is not None and big in payload:
+                out = _sizes_around(raw, payload, end_of_kind, end, big)
+                if out is not None:
+                    return out
+            pos = end_of_kind
+            out = []
+            for key, value in payload.items():
+                tok = _key_token(key)
+                if not raw.startswith(tok, pos):
+                    break
+                size = len(tok) + _value_len(value)
+                out.append((key, size))
+                pos += size
+            else:
+                if pos == end:
+                    if kind is not None and kind not in _BIG_KEY and out:
+                        _BIG_KEY[kind] = max(out, key=lambda kv: kv[1])[0]
+                    return out
+        except (TypeError, orjson.JSONEncodeError):
+            pass
     return _split_fields_slow(raw)
+
+
+def _sizes_around(
+    raw: bytes, payload: dict[str, Any], start: int, end: int, big: str
+) -> list[tuple[str, int]] | None:
+    items = list(payload.items())
+    i_big = next(i for i, (k, _) in enumerate(items) if k == big)
+    out: list[tuple[str, int]] = []
+    pos = start
+    for key, value in items[:i_big]:
+        tok = _key_token(key)
+        if not raw.startswith(tok, pos):
+            return None
+        size = len(tok) + _value_len(value)
+        out.append((key, size))
+        pos += size
+    tail = [(key, _key_token(key), _value_len(value)) for key, value in items[i_big + 1 :]]
+    tail_bytes = sum(len(tok) + n for _, tok, n in tail)
+    big_tok = _key_token(big)
+    big_size = end - pos - tail_bytes
+    if big_size <= len(big_tok) or not raw.startswith(big_tok, pos):
+        return None
+    out.append((big, big_size))
+    pos += big_size
+    for key, tok, n in tail:
+        if not raw.startswith(tok, pos):
+            return None
+        out.append((key, len(tok) + n))
+        pos += len(tok) + n
+    return out if pos == end else None
 
 
 def _parse_ts(ts: str | None) -> datetime | None:
@@ -651,7 +702,7 @@ class LedgerScanner:
 
         # bytes per payload member
         cut = kind_end(raw, kind)
-        sizes = field_sizes(raw, payload, cut)
+        sizes = field_sizes(raw, payload, cut, kind)
         fields = self.fields
         used = 0
         if sizes is not None:
