@@ -48,37 +48,46 @@ def iter_framed_lines(
     """Yield ``(line_no, offset_bytes, raw, terminated)`` for the first ``size`` bytes of ``fd``.
 
     ``raw`` excludes the LF but keeps a CR (callers decide about CRLF). A final fragment without LF is
-    yielded with ``terminated=False``. Memory: one chunk plus the longest line.
+    yielded with ``terminated=False``. Memory: one chunk plus the longest line. (No mmap: a file
+    truncated by someone else while mapped would kill the process with SIGBUS.)
     """
     os.lseek(fd, 0, os.SEEK_SET)
     remaining = size
-    pending: list[bytes] = []  # pieces of a line longer than one chunk
-    offset = 0
+    pieces: list[bytes] = []  # the start of a line that began in an earlier chunk
+    start = 0  # file offset of the current line's first byte
+    base = 0  # file offset of the current chunk's first byte
     line_no = 0
     while remaining > 0:
         chunk = os.read(fd, min(chunk_bytes, remaining))
         if not chunk:
             break  # the file shrank while we read it; stop at what is there
         remaining -= len(chunk)
-        if b"\n" not in chunk:
-            pending.append(chunk)
-            continue
-        if pending:
-            pending.append(chunk)
-            chunk = b"".join(pending)
-            pending = []
-        parts = chunk.split(b"\n")
-        tail = parts.pop()
-        for raw in parts:
+        find = chunk.find
+        pos = 0
+        if pieces:
+            end = find(b"\n")
+            if end < 0:
+                pieces.append(chunk)
+                base += len(chunk)
+                continue
+            pieces.append(chunk[:end])
             line_no += 1
-            yield line_no, offset, raw, True
-            offset += len(raw) + 1
-        if tail:
-            pending.append(tail)
-    if pending:
-        raw = b"".join(pending)
-        line_no += 1
-        yield line_no, offset, raw, False
+            yield line_no, start, b"".join(pieces), True
+            pieces = []
+            pos = end + 1
+        while True:
+            end = find(b"\n", pos)
+            if end < 0:
+                break
+            line_no += 1
+            yield line_no, base + pos, chunk[pos:end], True
+            pos = end + 1
+        if pos < len(chunk):
+            pieces.append(chunk[pos:])
+            start = base + pos
+        base += len(chunk)
+    if pieces:
+        yield line_no + 1, start, b"".join(pieces), False
 
 
 def is_inside(home: str | os.PathLike, path: str | os.PathLike) -> bool:
