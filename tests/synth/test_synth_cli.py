@@ -9,7 +9,6 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 import vakaudit.cli
-from vakaudit.errors import UsageError
 
 
 def test_synth_writes_a_home(tmp_path: Path) -> None:
@@ -34,14 +33,15 @@ def test_synth_turns_and_sessions(tmp_path: Path) -> None:
 def test_synth_refuses_a_non_empty_directory(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text("keep me", encoding="utf-8")
     result = CliRunner().invoke(vakaudit.cli.app, ["synth", str(tmp_path)])
-    assert isinstance(result.exception, UsageError)
+    assert result.exit_code == 2
+    assert "not an empty directory" in result.output
     assert (tmp_path / "x.txt").read_text(encoding="utf-8") == "keep me"
 
 
 def test_synth_rejects_unknown_options(tmp_path: Path) -> None:
     for args in (["--layout", "g3"], ["--profile", "huge"], ["--turns", "0"]):
         result = CliRunner().invoke(vakaudit.cli.app, ["synth", str(tmp_path / "h"), *args])
-        assert isinstance(result.exception, UsageError), (args, result.output)
+        assert result.exit_code == 2, (args, result.output)
     assert not (tmp_path / "h").exists()
 
 

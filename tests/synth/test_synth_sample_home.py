@@ -11,7 +11,7 @@ REGENERATE = "regenerate: rm -rf sample_homes/tiny && vakaudit synth sample_home
 
 
 def _rows(db: Path) -> list[tuple]:
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
     try:
         return con.execute("SELECT * FROM entries ORDER BY entry_id").fetchall()
     finally:

@@ -326,7 +326,7 @@ def test_memory_notes_parse(home: Path) -> None:
 
 
 def test_store_db_is_schema_v1_and_indexes_ledger_entries(home: Path) -> None:
-    db = sqlite3.connect(f"file:{home / 'cache/store.db'}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{home / 'cache/store.db'}?mode=ro&immutable=1", uri=True)
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert db.execute("SELECT value FROM meta WHERE key='version'").fetchone() == ("1",)
     cols = [r[1] for r in db.execute("PRAGMA table_info(entries)")]
