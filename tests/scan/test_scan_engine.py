@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from scan_homes import lstat_total, make_ledger, snapshot
 
-from vakaudit.errors import HomeNotFoundError, UsageError
+from vakaudit.errors import HomeNotFoundError, ScanError, UsageError
 from vakaudit.scan import ScanProgress, detect_layout, iter_home_files, open_scan, scan_home
 
 
@@ -267,6 +267,17 @@ def test_out_dir_rules(small_home: Path, tmp_path: Path) -> None:
     res = scan_home(small_home, out=tmp_path / "out", jobs=1)
     again = open_scan(tmp_path / "out")
     assert again.row_counts == res.row_counts and again.home == small_home
+    # a directory holding something else is never cleared, nor is a scan of another home reused
+    other = tmp_path / "not-a-scan"
+    other.mkdir()
+    (other / "precious.txt").write_text("keep me")
+    with pytest.raises(ScanError):
+        scan_home(small_home, out=other)
+    assert (other / "precious.txt").read_text() == "keep me"
+    second_home = tmp_path / "home2"
+    second_home.mkdir()
+    with pytest.raises(ScanError):
+        scan_home(second_home, out=tmp_path / "out")
 
 
 def test_default_home_follows_vak_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
