@@ -160,8 +160,8 @@ def json_depth(raw: bytes) -> int:
     red = raw.translate(None, _NOT_STRUCTURE)
     if len(red) - red.count(b'"') <= MAX_JSON_DEPTH:
         return min(len(red), MAX_JSON_DEPTH)  # too few brackets to exceed the limit
-    if _ESCAPED_QUOTE_OR_BACKSLASH.search(raw) is not None:
-        red = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
+    if _ESCAPED_QUOTE_OR_BACKSLASH.search(raw) is not None:  # \\ before \" : "a\\" ends its string
+        red = _ESCAPED_QUOTE_OR_BACKSLASH.sub(b"", raw).translate(None, _NOT_STRUCTURE)
     # an adjacent quote pair is an empty string or the boundary of two strings: dropping it keeps
     # every other character's inside/outside-a-string status
     red = red.replace(b'""', b"")
@@ -397,9 +397,9 @@ def _scan(
         if m is not None and raw[-1:] == b"}" and ts_ok((g := m.groups())[2]) is not None:
             cur_env = (
                 g[0].decode(),
-                g[1].decode() if g[1] is not None else None,
+                g[1] and g[1].decode(),
                 g[2].decode(),
-                g[3].decode() if g[3] is not None else None,
+                g[3] and g[3].decode(),
                 g[4].decode(),
             )
             cur_definitive = False
