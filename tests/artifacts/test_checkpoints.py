@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, run_reader, utc
+from artifact_kind_helpers import FIXTURES, run_reader, utc
 
 from vakaudit.artifacts._jsonstream import JsonStreamError, LongString, base64_decoded_len, iter_scalars
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES, run_reader
+from artifact_kind_helpers import FIXTURES, run_reader
 
 HOME = FIXTURES / "config_files"
 KEYS = (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import FIXTURES, run_reader, utc
+from artifact_kind_helpers import FIXTURES, run_reader, utc
 
 from vakaudit.ledger.keys import fnv1a64
 

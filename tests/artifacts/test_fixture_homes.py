@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES
+from artifact_kind_helpers import FIXTURES
 
 from vakaudit.artifacts import classify
 

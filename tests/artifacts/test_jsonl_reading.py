@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import run_reader, utc
+from artifact_kind_helpers import run_reader, utc
 
 from vakaudit.findings import FindingCode, Severity
 

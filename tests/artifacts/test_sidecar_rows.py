@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES, line_spans, run_reader, utc
+from artifact_kind_helpers import FIXTURES, line_spans, run_reader, utc
 
 SID = "01920d6e-8f1a-7c3b-9a55-2f0e6b7d4c10"
 

@@ -9,7 +9,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from conftest import run_reader
+from artifact_kind_helpers import run_reader
 
 V1_SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);

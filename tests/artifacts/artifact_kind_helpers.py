@@ -1,12 +1,14 @@
-"""Helpers for the artifact-kind tests: run one kind's reader over a fixture file."""
+"""Helpers for the artifact-kind tests: run one kind's reader over a fixture file.
+
+A plain module with a unique name (not a conftest): several test folders have a conftest.py, and
+importing one by the name ``conftest`` picks whichever was loaded first.
+"""
 
 from __future__ import annotations
 
 import importlib
 from datetime import UTC, datetime
 from pathlib import Path
-
-import pytest
 
 from vakaudit.artifacts._base import ReadContext
 from vakaudit.findings import Finding
@@ -48,8 +50,3 @@ def line_spans(data: bytes) -> list[tuple[int, int]]:
 
 def utc(*args: int) -> datetime:
     return datetime(*args, tzinfo=UTC)
-
-
-@pytest.fixture
-def fixtures() -> Path:
-    return FIXTURES
