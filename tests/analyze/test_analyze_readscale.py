@@ -66,7 +66,8 @@ def test_readscale_cli_json(tmp_path) -> None:
 
 def test_readscale_cli_rejects_one_size() -> None:
     res = CliRunner().invoke(app, ["readscale", "--turns", "10"])
-    assert res.exit_code != 0
+    assert res.exit_code == 2
+    assert "two distinct positive sizes" in res.output
 
 
 def test_analyze_carries_a_result_stored_in_the_scan_dir(tiny_scan, tmp_path) -> None:
