@@ -1,7 +1,8 @@
 """vakaudit: audit, investigate and capacity-plan the on-disk home of the vak agent runtime.
 
 The public API is what ``__all__`` names; names are imported lazily so that ``import vakaudit``
-stays fast and the ledger can be used without the analytics stack.
+stays fast and the ledger can be used without the analytics stack. The analysis entry point is
+``vakaudit.analyze.analyze`` (``vakaudit.analyze`` is its package).
 """
 
 from __future__ import annotations
@@ -20,6 +21,17 @@ _LAZY = {
     "workspace_key": "vakaudit.ledger",
     "line_digest": "vakaudit.ledger",
     "LockedError": "vakaudit.ledger",
+    "scan_home": "vakaudit.scan",
+    "ScanResult": "vakaudit.scan",
+    "Analysis": "vakaudit.analyze",
+    "iter_requests": "vakaudit.replay",
+    "verify_home": "vakaudit.forensics",
+    "verify_ledger": "vakaudit.forensics",
+    "seal_home": "vakaudit.forensics",
+    "verify_since": "vakaudit.forensics",
+    "build_timeline": "vakaudit.forensics",
+    "build_home": "vakaudit.synth",
+    "build_report": "vakaudit.report",
     "Finding": "vakaudit.findings",
     "FindingCode": "vakaudit.findings",
     "Severity": "vakaudit.findings",
@@ -33,4 +45,10 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'vakaudit' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
