@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from vakaudit.synth.session import SessionResult, SessionSpec, write_session
 from vakaudit.synth.sinks import BudgetAlertSink, CostLogSink, JsonlSink
 from vakaudit.synth.store import StoreWriter
 
-__all__ = ["build_home", "SynthResult", "HomeWriter", "plan_sessions"]
+__all__ = ["build_home", "build_one_session", "SynthResult", "HomeWriter", "plan_sessions"]
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -469,3 +469,42 @@ def build_home(
         raise UsageError(f"{out} exists and is not an empty directory; choose a new output directory")
     out.mkdir(parents=True, exist_ok=True)
     return HomeWriter(out, prof, seed=seed, layout=layout, fsync=fsync, progress=progress).build()
+
+
+def build_one_session(
+    out: str | Path,
+    *,
+    app_version: str = "3.5.1",
+    turns: int = 6,
+    seed: int = 0,
+    layout: str = "g2",
+    fsync: bool = False,
+    every_kind: bool = True,
+) -> Path:
+    """A home in ``out`` holding exactly one session ledger of ``app_version``; returns its path.
+
+    ``every_kind`` forces the rare shapes into it (a branch, a nudge, work lines, a compaction of
+    the generation's shape, an epoch change, a presentation in G2+) when ``turns`` >= 4.
+    """
+    if app_version not in APP_VERSIONS:
+        raise UsageError(f"unknown app_version {app_version!r}; choose one of: {', '.join(APP_VERSIONS)}")
+    if turns < 1:
+        raise UsageError("turns must be at least 1")
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"{out} exists and is not an empty directory; choose a new output directory")
+    out.mkdir(parents=True, exist_ok=True)
+    base = get_profile("tiny")
+    prof = replace(
+        base,
+        name="one-session",
+        turns=turns,
+        sessions=1,
+        child_share=0.0,
+        versions_g1=((app_version, 1.0),),
+        versions_g2=((app_version, 1.0),),
+        force_every_kind=every_kind,
+    )
+    HomeWriter(out, prof, seed=seed, layout=layout, fsync=fsync).build()
+    (ledger,) = sorted(out.glob("agents/vak/sessions/*/*.jsonl"))
+    return ledger

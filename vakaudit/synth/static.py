@@ -252,7 +252,8 @@ def write_static(home: HomeWriter, side: SideState) -> None:
         ),
     )
 
-    # feeds (config and the JSONL security log; the DuckDB store is not synthesised)
+    # feeds (config and the JSONL security log; feeds.duckdb is not synthesised: DuckDB writes
+    # different bytes for the same statements, which would break byte-identical homes)
     _write(
         d / "feeds.toml",
         '[general]\ndefault_check_interval = "30m"\nmax_items_per_feed = 500\n'
