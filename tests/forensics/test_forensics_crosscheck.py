@@ -90,3 +90,12 @@ def test_index_rows_for_gone_or_rewritten_entries(built: Path, tmp_path: Path) -
         Path(str(db) + extra).unlink(missing_ok=True)
     rel = db.relative_to(home).as_posix()
     assert _codes(home) == {("index_extra_row", rel), ("index_stale_row", rel)}
+
+
+def test_rows_compacted_away_by_the_cost_log_are_not_missing(built: Path, tmp_path: Path) -> None:
+    # vak's cost log drops rows older than 90 days when it compacts: the oldest rows simply vanish
+    home = _copy(built, tmp_path)
+    path = max(home.rglob("cost-log.jsonl"), key=lambda p: p.stat().st_size)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[4:]))
+    assert _codes(home) == set()

@@ -11,7 +11,8 @@ same events by other code paths. This module compares them after the per-file pa
   (worker sessions are folded into the session that spawned them, which is how runs are billed) as
   token totals of the winning attempts: fewer tokens in the cost log = a dispatch not accounted,
   more = accounted twice (or a row for a session with no ledger). The cost log compacts itself at
-  5 MB keeping 90 days, so rows of old receipts may be legitimately gone: warning, not error.
+  5 MB keeping 90 days, so receipts older than the oldest row a cost-log file still holds are not
+  expected to have rows (they still count against double accounting); the rest: warning.
 - ``store.db`` vs the ledgers (§8.1): the index is derived and may lag, so ledger entries of the
   kinds its schema indexes (v1: header, message, compaction, receipt, goal, activity, work; v2 adds
   intent and turn_card) missing from it are info; index rows naming an entry no ledger holds (extra) or holding another session or
@@ -35,6 +36,7 @@ import orjson
 
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.forensics.policy import severity_of
+from vakaudit.ledger import parse_ts
 
 __all__ = ["CrossCollector"]
 
@@ -43,6 +45,15 @@ _OUTCOME = {"ok": "success", "failed": "failure", "unknown": "unknown"}
 # entry kinds store.db indexes (home.md §8.1): schema v1, and v2 which adds intent and turn_card
 _INDEXED_KINDS_V1 = frozenset({"header", "message", "compaction", "receipt", "goal", "activity", "work"})
 _INDEXED_KINDS_V2 = _INDEXED_KINDS_V1 | {"intent", "turn_card"}
+
+
+def _ns(ts: Any) -> int | None:
+    if not isinstance(ts, str):
+        return None
+    try:
+        return parse_ts(ts)
+    except ValueError:
+        return None
 
 
 @dataclass(slots=True)
@@ -168,7 +179,17 @@ class CrossCollector:
         return sid
 
     def _cost(self) -> list[Finding]:
+        # The cost log compacts itself (rows older than 90 days dropped at 5 MB): receipts older than
+        # the oldest row a cost-log file still holds may have lost their rows legitimately, so they
+        # count towards "accounted twice" but not towards "missing".
+        oldest: dict[str, int] = {}
+        for rel, _, row in self.cost_rows:
+            t = _ns(row.get("ts"))
+            if t is not None and (rel not in oldest or t < oldest[rel]):
+                oldest[rel] = t
+        horizon = max(oldest.values(), default=None)
         want: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        want_recent: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         first_receipt: dict[str, _Receipt] = {}
         for rc in self._execute_receipts():
             b = rc.body
@@ -181,10 +202,16 @@ class CrossCollector:
             if not isinstance(usage, dict):
                 continue  # no settled usage: not a paid dispatch
             root = self._root(rc.session_id)
+            tin, tout = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
             w = want[root]
-            w[0] += int(usage.get("input_tokens") or 0)
-            w[1] += int(usage.get("output_tokens") or 0)
-            first_receipt.setdefault(root, rc)
+            w[0] += tin
+            w[1] += tout
+            t = _ns(b.get("ts"))
+            if horizon is None or t is None or t >= horizon:
+                r = want_recent[root]
+                r[0] += tin
+                r[1] += tout
+                first_receipt.setdefault(root, rc)
         have: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         first_row: dict[str, tuple[str, int]] = {}
         seen_rows: Counter = Counter()
@@ -211,7 +238,9 @@ class CrossCollector:
             w, h = want.get(root, [0, 0]), have.get(root, [0, 0])
             if root not in want and root not in known_sessions:
                 continue  # reported row by row above
-            if h[0] < w[0] or h[1] < w[1]:
+            wr = want_recent.get(root, [0, 0])
+            if h[0] < wr[0] or h[1] < wr[1]:
+                w = wr
                 rc = first_receipt[root]
                 out.append(self._f(C.RECEIPT_UNACCOUNTED, rc.rel_path,
                                    f"session {root}: receipts settled {w[0]} input / {w[1]} output tokens, the cost "
