@@ -22,6 +22,11 @@ CHECKS = {
         "[...document.querySelectorAll('figure.chart')].filter(f => { const s = f.querySelector('svg');"
         " return s && s.getBoundingClientRect().width > 50 && s.querySelectorAll('path,rect').length > 0; }).length"
     ),
+    "bars": "document.querySelectorAll('figure.bars').length",
+    "bars_drawn": (
+        "[...document.querySelectorAll('figure.bars')].filter(f => f.querySelectorAll('.bar-row').length > 0 &&"
+        " [...f.querySelectorAll('.bar-track')].every(t => t.getBoundingClientRect().width > 20)).length"
+    ),
     "overflow_x": "document.documentElement.scrollWidth > window.innerWidth + 1",
 }
 
@@ -52,8 +57,10 @@ def test_tiny_report_in_chromium(tiny_html: str, chromium_path: str, tmp_path: P
     v = result.values
     assert v["title"] == TITLE
     assert v["scripts"] == 0
-    assert v["charts"] >= 5
+    assert v["charts"] >= 1
     assert v["charts_drawn"] == v["charts"]
+    assert v["bars"] >= 5
+    assert v["bars_drawn"] == v["bars"]
     assert v["overflow_x"] is False
     SHOTS.mkdir(parents=True, exist_ok=True)
     for name, png in result.screenshots.items():
@@ -79,4 +86,5 @@ def test_no_script_from_the_data_runs(hostile_inputs, chromium_path: str, tmp_pa
         assert result.values["pwned"] is None, name
         assert result.values["scripts"] == 0, name
         assert result.values["charts_drawn"] == result.values["charts"], name
+        assert result.values["bars_drawn"] == result.values["bars"], name
         assert result.console_errors == [], name

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import altair as alt
@@ -47,21 +48,43 @@ _FORBIDDEN = re.compile(
 _SIZE = re.compile(r'^<svg([^>]*?) width="([\d.]+)" height="([\d.]+)"')
 
 
+def warm_up() -> None:
+    """Start vl-convert's JavaScript engine (about a second, once per process) ahead of the first chart."""
+    vlc.vegalite_to_svg({"data": {"values": [{"a": 1}]}, "mark": "point", "encoding": {}})
+
+
+#: False while building contexts for Markdown or JSON, which show no charts: nothing is rendered
+ENABLED: ContextVar[bool] = ContextVar("vakaudit_report_charts", default=True)
+
+
 def svg(spec: Mapping[str, Any] | alt.TopLevelMixin, *, title: str) -> Markup:
     """Render a Vega-Lite spec to responsive inline SVG markup with an accessible title."""
-    spec_dict = spec.to_dict() if hasattr(spec, "to_dict") else dict(spec)
+    if not ENABLED.get():
+        return Markup("")
+    # Altair's JSON-schema validation costs more than the rendering of a small chart; specs are ours
+    spec_dict = spec.to_dict(validate=False) if hasattr(spec, "to_dict") else dict(spec)
     out = vlc.vegalite_to_svg(spec_dict)
     if _FORBIDDEN.search(out):
         raise ValueError("chart SVG contains active content; refusing to embed it")
     out = _stable_ids(out)
     # Drop the fixed white background so the page colour shows through, and make it scale.
     out = out.replace('<rect width="', '<rect class="bg" width="', 1)
-    out = _SIZE.sub(r'<svg\1 role="img" width="100%" style="max-width:\2px" data-height="\3"', out, count=1)
+    m = _SIZE.match(out)
+    if m:
+        natural = float(m.group(2))
+        # scale down with the page, but never below a legible width: narrow screens scroll the figure
+        floor = min(natural, MIN_WIDTH)
+        out = _SIZE.sub(
+            rf'<svg\1 role="img" width="100%" style="max-width:\2px;min-width:{floor:.0f}px" data-height="\3"',
+            out,
+            count=1,
+        )
     safe_title = Markup.escape(title)
     out = out.replace(">", f"><title>{safe_title}</title>", 1)
     return Markup(f'<figure class="chart" data-chart="{Markup.escape(title)}">{out}</figure>')
 
 
+MIN_WIDTH = 500  # px: below this a chart scrolls instead of shrinking
 _ID = re.compile(r'\bid="([^"]+)"')
 
 
@@ -93,61 +116,39 @@ def hbar(
     label: str,
     value: str,
     title: str,
-    value_format: str = ",.0f",
-    color: str | None = None,
-    width: int = 560,
     text: str | None = None,
+    value_format: str = "{:,.0f}",
+    color: str | None = None,
     color_by: str | None = None,
-    label_limit: int = 260,
+    **_: Any,
 ) -> Markup:
-    """A horizontal bar chart with labels and values, sorted as given (the reference's bar style).
+    """Horizontal bars with labels and values, in the order given (the reference's bar style).
 
-    ``text``: a column of pre-formatted value labels (e.g. "12.3 MB"); else ``value_format``.
-    ``color_by``: a column naming a semantic colour (a key of :data:`SEMANTIC`) per bar.
+    Plain HTML and CSS rather than SVG: bar charts this simple need no chart engine, stay crisp at
+    any width, follow the colour scheme and reflow on narrow screens. ``text``: a column of
+    pre-formatted value labels (else ``value_format``); ``color``: a key of :data:`SEMANTIC` for every
+    bar, ``color_by``: a column naming one per bar. Labels are escaped (they come from the home).
     """
-    data = [
-        {
-            "label": str(r[label]),
-            "value": float(r[value] or 0),
-            "text": str(r[text]) if text else "",
-            "tone": str(r[color_by]) if color_by else "",
-        }
-        for r in rows
+    values = [float(r[value] or 0) for r in rows]
+    top = max(values, default=0.0) or 1.0
+    tone_default = next((k for k, v in SEMANTIC.items() if v == color), None) or "ledger"
+    out = [
+        f'<figure class="bars" role="img" aria-label="{Markup.escape(title)}">'
+        f'<figcaption class="visually-hidden">{Markup.escape(title)}</figcaption>'
     ]
-    order = [d["label"] for d in data]
-    base = alt.Chart(alt.Data(values=data)).encode(
-        y=alt.Y(
-            "label:N",
-            sort=order,
-            title=None,
-            axis=alt.Axis(
-                labelLimit=label_limit, ticks=False, domain=False, labelFontSize=12, labelPadding=6
-            ),
-        ),
-        x=alt.X("value:Q", title=None, axis=None, scale=alt.Scale(nice=False)),
-    )
-    if color_by:
-        tones = sorted({d["tone"] for d in data})
-        bars = base.mark_bar(cornerRadiusEnd=2, height={"band": 0.7}).encode(
-            color=alt.Color(
-                "tone:N",
-                legend=None,
-                scale=alt.Scale(domain=tones, range=[SEMANTIC.get(t, SEMANTIC["neutral"]) for t in tones]),
-            )
+    for r, v in zip(rows, values, strict=True):
+        tone = str(r[color_by]) if color_by else tone_default
+        if tone not in SEMANTIC:
+            tone = "neutral"
+        width = 0.0 if v <= 0 else max(0.4, v / top * 100)
+        shown = str(r[text]) if text else value_format.format(v)
+        out.append(
+            f'<div class="bar-row"><span class="bar-label">{Markup.escape(str(r[label]))}</span>'
+            f'<span class="bar-track"><span class="bar tone-{tone}" style="width:{width:.2f}%"></span></span>'
+            f'<span class="bar-value">{Markup.escape(shown)}</span></div>'
         )
-    else:
-        bars = base.mark_bar(color=color or ACCENT, cornerRadiusEnd=2, height={"band": 0.7})
-    if text:
-        labels = base.mark_text(align="left", dx=4, fontSize=11).encode(text=alt.Text("text:N"))
-    else:
-        labels = base.mark_text(align="left", dx=4, fontSize=11).encode(
-            text=alt.Text("value:Q", format=value_format)
-        )
-    chart = (bars + labels).properties(width=width, height=alt.Step(22)).configure_view(strokeWidth=0)
-    chart = chart.configure_axis(labelFontSize=12).configure(
-        font=FONT, padding={"left": 24, "right": 80, "top": 4, "bottom": 4}
-    )
-    return svg(chart, title=title)
+    out.append("</figure>")
+    return Markup("".join(out))
 
 
 def line(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -99,19 +100,30 @@ def load_inputs(
     from vakaudit.analyze import readscale as rs
     from vakaudit.analyze._open import read_manifest, resolve_scan
     from vakaudit.artifacts import all_kinds
+    from vakaudit.report.charts import warm_up
 
     scan = resolve_scan(home_or_scan, out=scan_out, progress=progress)
     kwargs: dict[str, Any] = {"progress": progress}
     if turns:
         kwargs["turns"] = turns
-    analysis = analyze(scan, **kwargs)
-    con = open_scan(scan)
+    # The report's own scan connection and the chart engine start while analyze runs (DuckDB and
+    # vl-convert work outside the GIL), which takes a few seconds off a report.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        con_future = pool.submit(open_scan, scan)
+        warm = pool.submit(warm_up)
+        try:
+            analysis = analyze(scan, **kwargs)
+        finally:
+            con = con_future.result()
+            warm.result()
     manifest = read_manifest(scan)
     kinds = all_kinds()
     kinds = dict(kinds) if isinstance(kinds, dict) else {k.name: k for k in kinds}
     stored = None
     if readscale is not None:
         stored = rs.load(readscale)
+    elif getattr(analysis, "readscale", None):
+        stored = rs.ReadScaleResult.from_dict(analysis.readscale)  # analyze found it beside the scan
     elif (scan / rs.RESULT_FILE).is_file():
         stored = rs.load(scan)
     home = None

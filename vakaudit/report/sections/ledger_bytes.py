@@ -90,11 +90,14 @@ def build(inputs: ReportInputs) -> LedgerBytes:
     total = sum(k.size_bytes for k in kinds)
     chart = (
         charts.hbar(
-            [{"label": k.kind, "value": k.share} for k in kinds],
+            [
+                {"label": k.kind, "value": k.share, "text": f"{k.share:.1%} · {size(k.size_bytes)}"}
+                for k in kinds
+            ],
             label="label",
             value="value",
+            text="text",
             title=f"Share of {size(total)} of ledger bytes by entry kind",
-            value_format=".1%",
             color=charts.SEMANTIC["ledger"],
         )
         if kinds
@@ -129,14 +132,15 @@ def build(inputs: ReportInputs) -> LedgerBytes:
             )
         fchart = (
             charts.hbar(
-                [{"label": f.field, "value": f.share_of_kind} for f in shown],
+                [
+                    {"label": f.field, "value": f.share_of_kind, "text": f"{f.share_of_kind:.1%}"}
+                    for f in shown
+                ],
                 label="label",
                 value="value",
+                text="text",
                 title=f"Bytes of {k.kind} by payload field",
-                value_format=".1%",
                 color=charts.SEMANTIC["derived"],
-                width=170,
-                label_limit=130,
             )
             if shown
             else None
