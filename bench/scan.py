@@ -258,6 +258,7 @@ def main() -> None:
     ap.add_argument("--child", nargs=3)
     ap.add_argument("--homes", nargs="*", default=DEFAULT_HOMES, choices=list(HOMES))
     ap.add_argument("--only", nargs="*", default=list(MEASURES), help="measurements to run")
+    ap.add_argument("--results", type=Path, default=RESULTS, help="where to write the markdown table")
     ap.add_argument("--runs", type=int, default=1)
     args = ap.parse_args()
     if args.child:
@@ -324,8 +325,8 @@ def main() -> None:
                     f"| ↳ rescan read {st['bytes_read']} bytes, {st['files_unchanged']} files unchanged | | | | | | |"
                 )
         lines.append("")
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    args.results.parent.mkdir(exist_ok=True)
+    args.results.write_text("\n".join(lines) + "\n", encoding="utf-8")
     sys.stdout.write("\n".join(lines) + "\n")
 
 

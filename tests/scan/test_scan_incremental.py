@@ -182,7 +182,7 @@ def test_large_side_file_streams_into_its_own_part_and_grows(small_home: Path, t
     assert side.stat().st_size >= engine.SIDE_PART_BYTES
     res = scan_home(small_home, out=tmp_path / "out", jobs=1)
     parts = sorted(p.name for p in (tmp_path / "out/routing_evidence").glob("*.parquet"))
-    assert len(parts) == 2 and "all.parquet" in parts  # the big file's own part + the (empty) merged one
+    assert len(parts) == 1  # the big file's own part
     assert res.row_counts["routing_evidence"] == 12_000 == res.table("routing_evidence").num_rows
     with open(side, "ab") as f:
         f.write(_routing_rows(500, start=12_000))
@@ -191,3 +191,20 @@ def test_large_side_file_streams_into_its_own_part_and_grows(small_home: Path, t
     assert again.row_counts["routing_evidence"] == 12_500 == t.num_rows
     assert sorted(t["latency_ms"].to_pylist()) == list(range(12_500))  # no row lost, none twice
     assert sum(t["size_bytes"].to_pylist()) == side.stat().st_size
+
+
+def test_small_side_files_share_a_part_and_a_changed_one_leaves_it(small_home: Path, tmp_path: Path) -> None:
+    root_log = small_home / "cost-log.jsonl"
+    agent_log = small_home / "agents/vak/cost-log.jsonl"
+    row = agent_log.read_bytes()
+    root_log.write_bytes(row.replace(b'"s1"', b'"s9"') * 3)
+    scan_home(small_home, out=tmp_path / "out", jobs=1)
+    assert len(list((tmp_path / "out/cost_log").glob("*.parquet"))) == 1  # both files, one part
+    agent_log.write_bytes(row.replace(b'"m1"', b'"m2"') * 2)  # rewritten (the cost log compacts)
+    res = scan_home(small_home, out=tmp_path / "out", jobs=1)
+    fresh = scan_home(small_home, out=tmp_path / "fresh", jobs=1)
+    keys = [("rel_path", "ascending"), ("line_no", "ascending")]
+    assert res.table("cost_log").sort_by(keys).equals(fresh.table("cost_log").sort_by(keys))
+    assert res.row_counts["cost_log"] == 5 == fresh.row_counts["cost_log"]
+    models = sorted(res.table("cost_log")["model"].to_pylist())
+    assert models == ["m1", "m1", "m1", "m2", "m2"]

@@ -44,7 +44,14 @@ from vakaudit.artifacts.session_ledger import (
 )
 from vakaudit.errors import ScanError, UsageError
 from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
-from vakaudit.scan.tables import FILES_SCHEMA, LEDGER_KIND, SESSIONS_SCHEMA, TURNS_SCHEMA, all_tables
+from vakaudit.scan.tables import (
+    CORE_TABLES,
+    FILES_SCHEMA,
+    LEDGER_KIND,
+    SESSIONS_SCHEMA,
+    TURNS_SCHEMA,
+    all_tables,
+)
 from vakaudit.scan.walk import HomeFile, detect_layout, iter_home_files, open_read_only, resolve_home
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -341,7 +348,7 @@ def _scan_sidecar(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
     )
 
 
-def _run_task(home: str, out: str, gen: int, items: list[_Item]) -> list[_ItemResult]:
+def _run_task(home: str, out: str, gen: int, task_id: int, items: list[_Item]) -> list[_ItemResult]:
     out_results = []
     for it in items:
         try:
@@ -365,6 +372,21 @@ def _run_task(home: str, out: str, gen: int, items: list[_Item]) -> list[_ItemRe
                     ],
                 )
             )
+    # small side files: one Parquet part per kind per task, written here, so no rows travel back
+    by_kind: dict[str, list[_ItemResult]] = {}
+    kinds = {it.rel_path: it.kind for it in items}
+    for r in out_results:
+        if r.table is not None and r.table.num_rows:
+            by_kind.setdefault(kinds[r.rel_path], []).append(r)
+    for k, rs in by_kind.items():
+        part = f"{k}/b{gen}-{task_id}.parquet"
+        table = pa.concat_tables([r.table for r in rs if r.table is not None])
+        os.makedirs(os.path.join(out, k), exist_ok=True)
+        pq.write_table(table, os.path.join(out, part), compression=PARQUET_COMPRESSION)
+        for r in rs:
+            r.part = part
+    for r in out_results:
+        r.table = None
     return out_results
 
 
@@ -480,6 +502,40 @@ def _group(items: list[_Item]) -> list[list[_Item]]:
     return tasks
 
 
+def _prune_parts(out: Path, files: dict[str, dict[str, Any]], keep: set[str], *, sweep: bool = True) -> None:
+    """Delete per-file parts of dropped files; rewrite shared parts to the rows of kept files only.
+
+    With ``sweep``, also removes part files no kept file references (left by an interrupted scan);
+    only before the workers run, since their new parts are referenced by no manifest yet.
+    """
+    members: dict[str, set[str]] = {}
+    for rel, entry in files.items():
+        for part in entry.get("parts", []):
+            members.setdefault(part, set()).add(rel)
+    referenced: set[str] = set()
+    for part, rels in members.items():
+        path = out / part
+        kept = rels & keep
+        if not kept:
+            path.unlink(missing_ok=True)
+            continue
+        referenced.add(part)
+        if kept != rels and path.is_file():
+            t = pq.read_table(path)
+            t = _keep_rows(t, kept)
+            tmp = path.with_name(f".{path.name}.tmp")
+            pq.write_table(t, tmp, compression=PARQUET_COMPRESSION)
+            os.replace(tmp, path)
+    if not sweep:
+        return
+    for name in all_tables():
+        folder = out / name
+        if folder.is_dir():
+            for path in folder.glob("*.parquet"):
+                if path.name not in MERGED_PARTS and f"{name}/{path.name}" not in referenced:
+                    path.unlink()
+
+
 def _write_table(out: Path, name: str, table: pa.Table, filename: str = "all.parquet") -> None:
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
@@ -553,16 +609,8 @@ def scan_home(
     # parts of files read from scratch (or gone) are dropped before any worker writes
     (out_p / "entries").mkdir(exist_ok=True)
     current = {hf.rel_path: hf for hf in files}
-    keep_parts: set[str] = set()
-    for rel, prev in prev_files.items():
-        if rel in current and states.get(rel) in ("unchanged", "append"):
-            keep_parts.update(prev.get("parts", []))
-    for name in all_tables():
-        folder = out_p / name
-        if folder.is_dir():
-            for part in folder.glob("*.parquet"):
-                if part.name not in MERGED_PARTS and f"{name}/{part.name}" not in keep_parts:
-                    part.unlink()
+    keep_rels = {rel for rel in prev_files if rel in current and states.get(rel) in ("unchanged", "append")}
+    _prune_parts(out_p, prev_files, keep_rels)
 
     # read
     results: list[_ItemResult] = []
@@ -572,8 +620,8 @@ def scan_home(
     done_files = done_bytes = 0
     n_jobs = jobs or os.cpu_count() or 1
     if n_jobs == 1 or len(tasks) <= 1 or work_bytes < INLINE_BYTES:
-        for task in tasks:
-            res = _run_task(str(home_p), str(out_p), gen, task)
+        for task_id, task in enumerate(tasks):
+            res = _run_task(str(home_p), str(out_p), gen, task_id, task)
             results.extend(res)
             done_files += len(task)
             done_bytes += sum(i.size for i in task)
@@ -584,7 +632,10 @@ def scan_home(
 
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=min(n_jobs, len(tasks)), mp_context=ctx) as pool:
-            futs = {pool.submit(_run_task, str(home_p), str(out_p), gen, task): task for task in tasks}
+            futs = {
+                pool.submit(_run_task, str(home_p), str(out_p), gen, task_id, task): task
+                for task_id, task in enumerate(tasks)
+            }
             for fut in as_completed(futs):
                 task = futs[fut]
                 results.extend(fut.result())
@@ -594,10 +645,11 @@ def scan_home(
                     progress(ScanProgress(done_files, files_total, done_bytes, work_bytes))
     results.sort(key=lambda r: r.rel_path)
     by_rel = {r.rel_path: r for r in results}
-    for r in results:  # an append the worker found to be a rewrite: the old parts go
-        if states.get(r.rel_path) == "append" and r.mode != "append":
-            for part in prev_files.get(r.rel_path, {}).get("parts", []):
-                (out_p / part).unlink(missing_ok=True)
+    rewritten = {r.rel_path for r in results if states.get(r.rel_path) == "append" and r.mode != "append"}
+    if rewritten:  # an append the worker found to be a rewrite: its old rows go
+        _prune_parts(
+            out_p, {k: v for k, v in prev_files.items() if k in keep_rels}, keep_rels - rewritten, sweep=False
+        )
 
     # which rows of the previous scan survive: files unchanged or only appended to
     kept = {rel for rel, st in states.items() if st == "unchanged"}
@@ -618,22 +670,15 @@ def scan_home(
         table_name = "entries" if hf.kind.name == LEDGER_KIND else hf.kind.name
         own_part_rows[table_name] = own_part_rows.get(table_name, 0) + n
 
-    # per-kind tables and entry_fields
+    # per-kind tables: parts only (written by the workers); counts from the per-file rows
     tables = all_tables()
     prev_counts: dict[str, int] = (manifest or {}).get("tables", {})
     counts: dict[str, int] = {}
-    for name, (schema, _) in tables.items():
-        if name in ("files", "entries", "turns", "sessions", "findings", "entry_fields"):
-            continue
-        new = [r.table for r in results if r.table is not None and get_kind_name(r, current) == name]
-        path = out_p / name / "all.parquet"
-        if not new and path.is_file() and not changed_any and name in prev_counts:
-            counts[name] = prev_counts[name]
-            continue
-        old = _keep_rows(_read_part(path, schema), kept)
-        t = pa.concat_tables([old, *new]) if new else old
-        _write_table(out_p, name, t)
-        counts[name] = t.num_rows + own_part_rows.get(name, 0)
+    for name in tables:
+        if name not in CORE_TABLES:
+            counts[name] = own_part_rows.get(name, 0)
+            stale = out_p / name / "all.parquet"  # written by older scans of this format
+            stale.unlink(missing_ok=True)
 
     fields_path = out_p / "entry_fields" / "all.parquet"
     if changed_any or not fields_path.is_file():
@@ -777,11 +822,6 @@ def scan_home(
     return ScanResult(home_p, out_p, layout, scanned_at, __version__, stats, counts)
 
 
-def get_kind_name(r: _ItemResult, current: dict[str, HomeFile]) -> str | None:
-    hf = current.get(r.rel_path)
-    return None if hf is None else hf.kind.name
-
-
 def _findings_table(findings: Iterable[Finding]) -> pa.Table:
     rows = [f.to_dict() for f in findings]
     return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA) if rows else FINDINGS_SCHEMA.empty_table()
@@ -844,7 +884,7 @@ def _derive_turns_sessions(out: Path, threads: int) -> dict[str, int]:
         _write_table(out, "sessions", SESSIONS_SCHEMA.empty_table())
         return {"turns": 0, "sessions": 0}
     counts: dict[str, int] = {}
-    con = duckdb.connect(config={"threads": max(1, threads), "memory_limit": "256MB"})
+    con = duckdb.connect(config={"threads": 1, "memory_limit": "96MB", "preserve_insertion_order": False})
     try:
         files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in parts)
         con.execute(f"CREATE VIEW entries AS SELECT * FROM read_parquet([{files}])")
