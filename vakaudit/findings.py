@@ -74,6 +74,9 @@ class FindingCode(StrEnum):
     INDEX_MISSING_ROW = "index_missing_row"
     INDEX_EXTRA_ROW = "index_extra_row"
     INDEX_STALE_ROW = "index_stale_row"
+    CHECKPOINT_MISMATCH = "checkpoint_mismatch"
+    COMMITMENT_EVENT_ILLEGAL = "commitment_event_illegal"
+    OUTBOX_JOB_INVALID = "outbox_job_invalid"
 
 
 @dataclass(frozen=True, slots=True)
