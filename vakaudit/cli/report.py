@@ -35,6 +35,11 @@ def register(app: typer.Typer) -> None:
             "--generated-at",
             help="Fixed 'generated on' time (ISO 8601, UTC), for reproducible output; default: now.",
         ),
+        verify: bool = typer.Option(
+            False,
+            "--verify",
+            help="Also run the forensic cross checks (vakaudit verify) and list what they find; reads the home again.",
+        ),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
     ) -> None:
         """Scan (if needed), analyze and render the write-paths-and-growth report of a home."""
@@ -73,6 +78,7 @@ def register(app: typer.Typer) -> None:
             readscale=readscale,
             scan_out=scan_out,
             link_base=link_base,
+            verify=verify,
             progress=progress,
         )
         if out is None:

@@ -3,7 +3,7 @@
 Public API::
 
     build_report(home_or_scan, *, out=None, format="html", include_content=False, clock=None,
-                 readscale=None, scan_out=None, link_base=None, progress=None) -> str
+                 readscale=None, scan_out=None, link_base=None, verify=False, progress=None) -> str
     load_inputs(...) -> ReportInputs          (what every section builds from)
     render_inputs(inputs, format="html") -> str
     FORMATS = ("html", "md", "json")
@@ -50,13 +50,15 @@ def build_report(
     readscale: str | os.PathLike[str] | None = None,
     scan_out: str | os.PathLike[str] | None = None,
     link_base: str | None = None,
+    verify: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> str:
     """Scan (if given a home), analyze and render the report; write it to ``out`` when given.
 
     ``clock`` returns the "generated on" time (inject a fixed one for reproducible output);
     ``readscale`` names a stored readscale result (default: the scan's ``readscale.json``);
-    ``link_base`` prefixes the home-relative paths of findings to make them links.
+    ``link_base`` prefixes the home-relative paths of findings to make them links; ``verify`` adds the
+    forensic cross checks of :func:`vakaudit.forensics.verify_home` to the findings.
     Returns the rendered text.
     """
     if format not in FORMATS:
@@ -68,6 +70,7 @@ def build_report(
         readscale=readscale,
         scan_out=scan_out,
         link_base=link_base,
+        verify=verify,
         progress=progress,
     )
     try:

@@ -163,19 +163,29 @@ def line(
     log: bool = False,
     width: int = 560,
 ) -> Markup:
-    """A multi-series line chart (read-scaling curves, staircase)."""
+    """A multi-series line chart (read-scaling curves, staircase); log axes fit the data exactly."""
     data = [{"x": float(r[x]), "y": float(r[y]), "series": str(r[series])} for r in rows]
-    scale = alt.Scale(type="log") if log else alt.Scale()
+    xs = [d["x"] for d in data] or [1.0]
+    if log:
+        x_scale = alt.Scale(type="log", domain=[min(xs), max(xs)], nice=False)
+        y_scale = alt.Scale(type="log")
+    else:
+        x_scale = y_scale = alt.Scale()
     chart = (
         alt.Chart(alt.Data(values=data))
-        .mark_line(point=True)
+        .mark_line(point=True, strokeWidth=2)
         .encode(
-            x=alt.X("x:Q", title=x_title, scale=scale),
-            y=alt.Y("y:Q", title=y_title, scale=scale),
-            color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom", columns=2)),
+            x=alt.X("x:Q", title=x_title, scale=x_scale, axis=alt.Axis(values=sorted(set(xs)), format="~s")),
+            y=alt.Y("y:Q", title=y_title, scale=y_scale, axis=alt.Axis(tickCount=6, format="~g")),
+            color=alt.Color(
+                "series:N",
+                title=None,
+                legend=alt.Legend(orient="right", labelLimit=300, labelFontSize=11, symbolSize=60),
+            ),
         )
-        .properties(width=width, height=260)
+        .properties(width=width, height=240)
         .configure_view(strokeWidth=0)
+        .configure_axis(labelFontSize=11, titleFontSize=11, gridOpacity=0.5)
         .configure(font=FONT)
     )
     return svg(chart, title=title)

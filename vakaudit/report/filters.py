@@ -51,6 +51,8 @@ def ms(value: float | None) -> str:
     if value is None:
         return DASH
     v = float(value)
+    if v < 0.001:
+        return f"{v * 1e6:.0f}{THIN}ns"
     if v < 1:
         return f"{v * 1000:.1f}{THIN}µs"
     if v < 10:

@@ -89,12 +89,16 @@ def load_inputs(
     scan_out: str | os.PathLike[str] | None = None,
     link_base: str | None = None,
     turns: tuple[int, ...] | None = None,
+    verify: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> ReportInputs:
     """Scan (when given a home), analyze and open the scan for the report's sections.
 
     ``readscale``: a stored :mod:`vakaudit.analyze.readscale` result (file or directory); by default
-    the scan directory's ``readscale.json`` is used when present.
+    the scan directory's ``readscale.json`` is used when present. ``verify``: also run
+    :func:`vakaudit.forensics.verify_home` on the home (cross-artifact checks: receipts against the
+    cost and routing ledgers, store.db against the ledgers, abandoned branches) and add what it finds
+    beyond the scan's own findings; needs the home, and reads every ledger again.
     """
     from vakaudit.analyze import analyze, open_scan
     from vakaudit.analyze import readscale as rs
@@ -135,6 +139,7 @@ def load_inputs(
                 f"{home_text or '(unknown)'} is not readable here; give the home instead of the scan"
             )
         home = Path(home_text)
+    _findings_view(con, manifest, verify=verify, progress=progress)
     now = (clock or system_clock)()
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
@@ -148,4 +153,42 @@ def load_inputs(
         generated_at=now.astimezone(UTC),
         home=home,
         link_base=link_base,
+    )
+
+
+def _findings_view(con: Any, manifest: dict[str, Any], *, verify: bool, progress: Any) -> None:
+    """``report_findings``: the scan's findings (source ``scan``), plus with ``verify`` the findings of
+    :func:`vakaudit.forensics.verify_home` that the scan did not already report (source ``verify``)."""
+    cols = "code, severity, rel_path, line_no, offset_bytes, entry_id, message, expected, actual"
+    if not verify:
+        con.execute(
+            f"CREATE OR REPLACE VIEW report_findings AS SELECT {cols}, 'scan' AS source FROM findings"
+        )
+        return
+    from vakaudit.findings import findings_table
+    from vakaudit.forensics import verify_home
+
+    home_text = manifest.get("home")
+    if not home_text or not Path(home_text).is_dir():
+        raise UsageError(
+            f"--verify needs the home itself: the scan's home {home_text or '(unknown)'} is not readable here"
+        )
+    if progress:
+        progress("verify: cross-artifact checks")
+    report = verify_home(home_text)
+    con.register("verify_findings_arrow", findings_table(list(report.findings)))
+    con.execute("CREATE OR REPLACE TABLE verify_findings AS SELECT * FROM verify_findings_arrow")
+    con.unregister("verify_findings_arrow")
+    con.execute(
+        f"""
+        CREATE OR REPLACE VIEW report_findings AS
+        SELECT {cols}, 'scan' AS source FROM findings
+        UNION ALL
+        SELECT {cols}, 'verify' AS source FROM verify_findings v
+        WHERE NOT EXISTS (
+            SELECT 1 FROM findings f
+            WHERE f.code = v.code AND f.rel_path IS NOT DISTINCT FROM v.rel_path
+              AND f.line_no IS NOT DISTINCT FROM v.line_no
+        )
+        """
     )

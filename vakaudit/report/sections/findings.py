@@ -37,6 +37,7 @@ class FindingRow:
     expected: str | None
     actual: str | None
     href: str | None
+    source: str  # scan | verify
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,7 @@ class Findings:
     listed: int
     chain_ok_sessions: int
     sessions: int
+    verified: bool  # the forensic cross checks ran (report --verify)
 
 
 def _clip(text: str | None) -> str | None:
@@ -58,7 +60,7 @@ def _clip(text: str | None) -> str | None:
 
 def build(inputs: ReportInputs) -> Findings:
     codes = inputs.query(
-        "SELECT code, severity, count(*) AS n, count(DISTINCT rel_path) AS files FROM findings GROUP BY code, severity"
+        "SELECT code, severity, count(*) AS n, count(DISTINCT rel_path) AS files FROM report_findings GROUP BY code, severity"
     )
     codes_sorted = sorted(
         codes, key=lambda r: (-RANK.get(str(r["severity"]), -1), -int(r["n"]), str(r["code"]))
@@ -69,8 +71,8 @@ def build(inputs: ReportInputs) -> Findings:
         by_sev[str(r["severity"])] = by_sev.get(str(r["severity"]), 0) + int(r["n"])
     rows_raw = inputs.query(
         f"""
-        SELECT code, severity, rel_path, line_no, offset_bytes, entry_id, message, expected, actual
-        FROM findings
+        SELECT code, severity, rel_path, line_no, offset_bytes, entry_id, message, expected, actual, source
+        FROM report_findings
         ORDER BY CASE severity WHEN 'critical' THEN 0 WHEN 'error' THEN 1 WHEN 'warning' THEN 2 ELSE 3 END,
                  code, rel_path NULLS FIRST, line_no NULLS FIRST, offset_bytes NULLS FIRST, message
         LIMIT {MAX_LISTED}
@@ -96,6 +98,7 @@ def build(inputs: ReportInputs) -> Findings:
                 expected=_clip(r["expected"]),
                 actual=_clip(r["actual"]),
                 href=href,
+                source=str(r["source"]),
             )
         )
     chain = inputs.query("SELECT count(*) FILTER (WHERE chain_ok) AS ok, count(*) AS n FROM sessions")[0]
@@ -109,4 +112,8 @@ def build(inputs: ReportInputs) -> Findings:
         listed=len(rows),
         chain_ok_sessions=int(chain["ok"] or 0),
         sessions=int(chain["n"] or 0),
+        verified=bool(
+            inputs.query("SELECT count(*) AS n FROM report_findings WHERE source = 'verify'")[0]["n"]
+        )
+        or inputs.has_table("verify_findings"),
     )

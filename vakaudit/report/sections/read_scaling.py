@@ -97,7 +97,7 @@ def build(inputs: ReportInputs) -> ReadScaling:
         for r in measured:
             values = r.home_ms if sweep == "home" else r.session_ms
             for t, ms in zip(turns, values, strict=False):
-                rows.append({"turns": t, "ms": max(float(ms), 0.001), "read": r.vak_function})
+                rows.append({"turns": t, "ms": max(float(ms), 1e-5), "read": r.vak_function})
         return rows
 
     home_chart = charts.line(

@@ -1,0 +1,55 @@
+"""Findings name the exact file (relative to the home) and line, as the committed broken homes say."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import fixed_clock
+
+
+@pytest.fixture(scope="module")
+def broken(sample_homes: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sample_homes / "broken" / "prev_hash_edited" / "home"
+
+
+def _findings(doc: dict) -> dict:
+    return next(s["context"] for s in doc["sections"] if s["name"] == "findings")
+
+
+def test_prev_hash_mismatch_at_line_4(broken: Path, tmp_path: Path) -> None:
+    from vakaudit.report import build_report
+
+    doc = json.loads(build_report(broken, format="json", clock=fixed_clock, scan_out=tmp_path / "scan"))
+    ctx = _findings(doc)
+    hits = [r for r in ctx["rows"] if r["code"] == "prev_hash_mismatch"]
+    # sample_homes/README.md: "one hex digit of line 4's prev_hash changed" -> prev_hash_mismatch (line 4)
+    # the scan's own chain check also flags line 5 (its prev_hash names the edited line 4's old digest)
+    assert hits and hits[0]["line_no"] == 4
+    assert hits[0]["rel_path"].endswith(".jsonl") and not hits[0]["rel_path"].startswith("/")
+    assert (broken / hits[0]["rel_path"]).is_file()
+    assert ctx["chain_ok_sessions"] < ctx["sessions"]
+
+
+def test_link_base_makes_findings_links(broken: Path, tmp_path: Path) -> None:
+    from vakaudit.report import build_report
+
+    html = build_report(broken, clock=fixed_clock, scan_out=tmp_path / "scan", link_base="../home/")
+    doc = json.loads(build_report(tmp_path / "scan", format="json", clock=fixed_clock))
+    rel = next(r["rel_path"] for r in _findings(doc)["rows"] if r["code"] == "prev_hash_mismatch")
+    assert f'href="../home/{rel}#L4"' in html
+
+
+def test_verify_adds_the_forensic_cross_checks(sample_homes: Path, tmp_path: Path) -> None:
+    from vakaudit.report import build_report
+
+    home = sample_homes / "broken" / "branched" / "home"
+    kw = dict(format="json", clock=fixed_clock)
+    plain = _findings(json.loads(build_report(home, scan_out=tmp_path / "s1", **kw)))
+    verified = _findings(json.loads(build_report(tmp_path / "s1", verify=True, **kw)))
+    codes = {c["code"] for c in verified["codes"]}
+    # a branched ledger: the forensic verifier reports the abandoned branch, the scan does not
+    assert "abandoned_branch" in codes
+    assert "abandoned_branch" not in {c["code"] for c in plain["codes"]}
+    assert verified["verified"] is True and plain["verified"] is False
