@@ -5,9 +5,10 @@ Runs each case in its own Python process (so peak RSS is that case's alone) and 
 
 - the measured profile (1,386 turns, ~256 MB) with --no-fsync;
 - a 10,000-turn home with --no-fsync;
-- the measured profile with the default one-fdatasync-per-ledger-entry (``--fsync`` here).
+- the measured profile with the default one-fdatasync-per-ledger-entry;
+- optionally 30,000 and 100,000 turns (cases ``30k``, ``100k``) to show memory staying flat.
 
-Usage: ``python bench/synth.py [--out DIR] [--cases measured,10k,measured-fsync] [--keep]``.
+Usage: ``python bench/synth.py [--out DIR] [--cases measured,10k,measured-fsync,30k] [--keep]``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ CASES = {
     "measured": ("measured", "-", False),
     "10k": ("measured", "10000", False),
     "measured-fsync": ("measured", "-", True),
+    "30k": ("measured", "30000", False),
+    "100k": ("measured", "100000", False),
 }
 
 
@@ -101,7 +104,7 @@ def render(results: list[dict]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None, help="work directory (default: a temporary one)")
-    ap.add_argument("--cases", default="measured,10k,measured-fsync")
+    ap.add_argument("--cases", default="measured,10k,measured-fsync,30k")
     ap.add_argument("--keep", action="store_true", help="keep the generated homes")
     ap.add_argument("--results", type=Path, default=Path(__file__).parent / "results" / "synth.md")
     args = ap.parse_args()

@@ -46,3 +46,25 @@ def test_budget_alerts_keep_the_last_2000_rows_past_1_mib(tmp_path: Path) -> Non
     assert len(lines) == 2001  # ~3,500 rows of ~300 bytes reached 1 MiB; the last 2,000 survive
     assert json.loads(lines[-1])["ts"] == "last"
     assert json.loads(lines[0])["ts"] == format_ts(T0 + i - 2000)
+
+
+def test_streamed_checkpoint_is_the_compact_json_of_the_document(tmp_path: Path) -> None:
+    import random
+
+    from vakaudit.ledger.jsonenc import dumps
+    from vakaudit.synth.checkpoints import Workspace, store_checkpoint
+    from vakaudit.synth.content import ContentPools
+
+    ws = Workspace(ContentPools(0, corpus_bytes=200_000), random.Random(1), 50_000)
+    path = store_checkpoint(tmp_path, "s-1", 7, "2026-08-01T08:00:00Z", 'fix the "parser" — ✓', ws)
+    doc = {
+        "seq": 7,
+        "session_id": "s-1",
+        "created_at": "2026-08-01T08:00:00Z",
+        "label": 'fix the "parser" — ✓',
+        "files": [{"rel_path": r, "content": ws.files[r]} for r in sorted(ws.files)],
+        "observed": sorted(set(ws.files) | set(ws.ignored)),
+    }
+    assert path == tmp_path / "checkpoints" / "s-1" / "0007.json"
+    assert path.read_bytes() == dumps(doc)
+    assert json.loads(path.read_bytes()) == doc

@@ -58,19 +58,15 @@ def store_checkpoint(
     """Write checkpoint ``seq`` and prune to the newest 20; return the final path."""
     directory = sessions_home / "checkpoints" / session_id
     directory.mkdir(parents=True, exist_ok=True)
-    files = [{"rel_path": rel, "content": workspace.files[rel]} for rel in sorted(workspace.files)]
     observed = sorted(set(workspace.files) | set(workspace.ignored))
-    doc = {
-        "seq": seq,
-        "session_id": session_id,
-        "created_at": created_at,
-        "label": label,
-        "files": files,
-        "observed": observed,
-    }
     name = f"{seq:04d}.json"
     tmp = directory / f".{seq:04d}.tmp"
-    tmp.write_bytes(dumps(doc))
+    with open(tmp, "wb") as fh:  # the compact JSON of the document, streamed file by file
+        head = {"seq": seq, "session_id": session_id, "created_at": created_at, "label": label}
+        fh.write(dumps(head)[:-1] + b',"files":[')
+        for i, rel in enumerate(sorted(workspace.files)):
+            fh.write((b"," if i else b"") + dumps({"rel_path": rel, "content": workspace.files[rel]}))
+        fh.write(b'],"observed":' + dumps(observed) + b"}")
     final = directory / name
     os.replace(tmp, final)
     stored = sorted((int(p.stem), p) for p in directory.iterdir() if p.suffix == ".json" and p.stem.isdigit())
