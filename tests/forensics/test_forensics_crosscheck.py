@@ -38,6 +38,9 @@ def test_as_built_every_dispatch_is_accounted_once(built: Path) -> None:
         "receipts_vs_routing_evidence",
         "receipts_vs_cost_log",
         "store_db_vs_ledgers",
+        "checkpoint_sequences",
+        "commitment_replay",
+        "outbox_jobs",
     ]
     assert [
         f
@@ -99,3 +102,32 @@ def test_rows_compacted_away_by_the_cost_log_are_not_missing(built: Path, tmp_pa
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(lines[4:]))
     assert _codes(home) == set()
+
+
+def test_an_outbox_record_after_delivery_is_invalid(built: Path, tmp_path: Path) -> None:
+    home = _copy(built, tmp_path)
+    job = next(
+        p for p in sorted(home.rglob("delivery/jobs/*.json")) if b'"state":"delivered"' in p.read_bytes()
+    )
+    lines = job.read_bytes().splitlines(keepends=True)
+    job.write_bytes(b"".join(lines) + lines[0])  # a pending record again, after the delivered one
+    rel = job.relative_to(home).as_posix()
+    assert _codes(home) == {("outbox_job_invalid", rel)}
+
+
+def test_commitment_events_before_opened_are_illegal(built: Path, tmp_path: Path) -> None:
+    home = _copy(built, tmp_path)
+    path = next(home.rglob("commitments.jsonl"))
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert b'"kind":"opened"' in lines[0]
+    path.write_bytes(b"".join(lines[1:]))
+    rel = path.relative_to(home).as_posix()
+    assert _codes(home) == {("commitment_event_illegal", rel)}
+
+
+def test_a_renamed_checkpoint_manifest_is_a_mismatch(built: Path, tmp_path: Path) -> None:
+    home = _copy(built, tmp_path)
+    manifest = sorted(home.rglob("checkpoints/*/0001.json"))[0]
+    target = manifest.with_name("0042.json")
+    manifest.rename(target)
+    assert _codes(home) == {("checkpoint_mismatch", target.relative_to(home).as_posix())}

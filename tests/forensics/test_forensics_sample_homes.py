@@ -126,4 +126,7 @@ def test_a_synthetic_tiny_home_is_clean(tmp_path: Path) -> None:
         "receipts_vs_routing_evidence",
         "receipts_vs_cost_log",
         "store_db_vs_ledgers",
+        "checkpoint_sequences",
+        "commitment_replay",
+        "outbox_jobs",
     ]

@@ -25,6 +25,8 @@ read-only and immutable (no lock, no WAL replay).
 
 from __future__ import annotations
 
+import os
+import re
 import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -35,6 +37,7 @@ from typing import Any
 import orjson
 
 from vakaudit.findings import Finding, FindingCode
+from vakaudit.forensics._io import open_evidence
 from vakaudit.forensics.policy import severity_of
 from vakaudit.ledger import parse_ts
 
@@ -45,6 +48,24 @@ _OUTCOME = {"ok": "success", "failed": "failure", "unknown": "unknown"}
 # entry kinds store.db indexes (home.md §8.1): schema v1, and v2 which adds intent and turn_card
 _INDEXED_KINDS_V1 = frozenset({"header", "message", "compaction", "receipt", "goal", "activity", "work"})
 _INDEXED_KINDS_V2 = _INDEXED_KINDS_V1 | {"intent", "turn_card"}
+
+
+_CKPT_SEQ = re.compile(rb'"seq"\s*:\s*(\d+)')
+_CKPT_SID = re.compile(rb'"session_id"\s*:\s*"([^"\\]*)"')
+
+
+def _checkpoint_head(path: Path) -> tuple[int | None, str | None]:
+    """``seq`` and ``session_id`` from the first 4 KiB of a manifest (serde writes them first)."""
+    try:
+        fd = open_evidence(path)
+    except OSError:
+        return None, None
+    try:
+        head = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    m1, m2 = _CKPT_SEQ.search(head), _CKPT_SID.search(head)
+    return (int(m1.group(1)) if m1 else None), (m2.group(1).decode("utf-8", "replace") if m2 else None)
 
 
 def _ns(ts: Any) -> int | None:
@@ -77,6 +98,9 @@ class CrossCollector:
     routing_rows: list[tuple[str, int, tuple]] = field(default_factory=list)  # (rel, line, key)
     cost_rows: list[tuple[str, int, dict]] = field(default_factory=list)
     store_dbs: list[tuple[str, Path]] = field(default_factory=list)
+    outbox_rows: list[tuple[str, dict]] = field(default_factory=list)
+    commitment_rows: list[tuple[str, dict]] = field(default_factory=list)
+    checkpoints: list[tuple[str, Path]] = field(default_factory=list)
     has_routing_file: bool = False
     has_cost_file: bool = False
 
@@ -114,6 +138,15 @@ class CrossCollector:
         for r in rows:
             self.cost_rows.append((rel_path, r.get("line_no") or 0, r))
 
+    def add_outbox_rows(self, rel_path: str, rows: Iterable[dict[str, Any]]) -> None:
+        self.outbox_rows.extend((rel_path, r) for r in rows)
+
+    def add_commitment_rows(self, rel_path: str, rows: Iterable[dict[str, Any]]) -> None:
+        self.commitment_rows.extend((rel_path, r) for r in rows)
+
+    def add_checkpoint(self, rel_path: str, path: Path) -> None:
+        self.checkpoints.append((rel_path, path))
+
     # -- comparisons --------------------------------------------------------------------------------
 
     def findings(self) -> list[Finding]:
@@ -124,6 +157,136 @@ class CrossCollector:
             out += self._cost()
         for rel, path in self.store_dbs:
             out += self._store(rel, path)
+        out += self._outbox()
+        out += self._commitments()
+        out += self._checkpoints()
+        return out
+
+    def ran(self) -> list[str]:
+        """Names of the cross checks whose inputs were present."""
+        names = []
+        if self.receipts and self.has_routing_file:
+            names.append("receipts_vs_routing_evidence")
+        if self.receipts and self.has_cost_file:
+            names.append("receipts_vs_cost_log")
+        if self.store_dbs:
+            names.append("store_db_vs_ledgers")
+        if self.checkpoints:
+            names.append("checkpoint_sequences")
+        if self.commitment_rows:
+            names.append("commitment_replay")
+        if self.outbox_rows:
+            names.append("outbox_jobs")
+        return names
+
+    def _outbox(self) -> list[Finding]:
+        """Each job file: one job id (its file name, hex), schema 1, starts pending, nothing after a
+        final state, attempts and updated_at_ms never go back (home.md §6.4)."""
+        out = []
+        by_file: dict[str, list[dict]] = defaultdict(list)
+        for rel, row in self.outbox_rows:
+            by_file[rel].append(row)
+        for rel, rows in sorted(by_file.items()):
+            rows.sort(key=lambda r: r.get("line_no") or 0)
+            problems: list[tuple[int, str, str | None, str | None]] = []
+            first = rows[0]
+            if first.get("state") != "pending":
+                problems.append((first.get("line_no") or 1, "the first record of a job is not pending",
+                                 "pending", first.get("state")))  # fmt: skip
+            prev = None
+            for r in rows:
+                line = r.get("line_no") or 0
+                fid = r.get("file_job_id")
+                if fid is not None and r.get("job_id") != fid:
+                    problems.append(
+                        (line, "the job id differs from the one the file name encodes", fid, r.get("job_id"))
+                    )
+                if r.get("schema_version") not in (1, None):
+                    problems.append(
+                        (
+                            line,
+                            "schema_version is not 1 (vak refuses the job)",
+                            "1",
+                            str(r.get("schema_version")),
+                        )
+                    )
+                if prev is not None:
+                    if prev.get("state") in ("delivered", "dead_letter"):
+                        problems.append(
+                            (
+                                line,
+                                f"a record after the final state {prev.get('state')}",
+                                None,
+                                r.get("state"),
+                            )
+                        )
+                    for k in ("attempts", "updated_at_ms"):
+                        a, b = prev.get(k), r.get(k)
+                        if isinstance(a, int) and isinstance(b, int) and b < a:
+                            problems.append((line, f"{k} went back", f">= {a}", str(b)))
+                prev = r
+            for line, msg, exp, act in problems[:1] + [p for p in problems[1:] if p[1] != problems[0][1]]:
+                out.append(self._f(C.OUTBOX_JOB_INVALID, rel, f"outbox job: {msg}", line, None, exp, act))
+        return out
+
+    def _commitments(self) -> list[Finding]:
+        """Replay each commitment's events in file order: opened first and once, nothing after closed,
+        episodes ended only when started, event ids unique (home.md §4.8)."""
+        out = []
+        state: dict[str, dict] = {}
+        seen_events: set[str] = set()
+        for rel, r in self.commitment_rows:
+            cid, kind, line = r.get("commitment_id"), r.get("kind"), r.get("line_no")
+            eid = r.get("event_id")
+            if not isinstance(cid, str) or not isinstance(kind, str):
+                continue
+            why = None
+            if isinstance(eid, str):
+                if eid in seen_events:
+                    why = f"event id {eid} used twice"
+                seen_events.add(eid)
+            st = state.get(cid)
+            if why is None:
+                if kind == "opened":
+                    if st is not None:
+                        why = "opened again"
+                    else:
+                        state[cid] = {"closed": False, "episodes": set()}
+                elif st is None:
+                    why = f"{kind} before the commitment was opened"
+                elif st["closed"]:
+                    why = f"{kind} after the commitment was closed"
+                elif kind == "closed":
+                    st["closed"] = True
+                elif kind == "episode-started":
+                    st["episodes"].add(r.get("episode_id"))
+                elif kind == "episode-ended":
+                    if r.get("episode_id") not in st["episodes"]:
+                        why = f"episode {r.get('episode_id')} ended but never started"
+                    st["episodes"].discard(r.get("episode_id"))
+            if why is not None:
+                out.append(self._f(C.COMMITMENT_EVENT_ILLEGAL, rel, f"commitment {cid}: {why}", line, eid,
+                                   None, kind))  # fmt: skip
+        return out
+
+    def _checkpoints(self) -> list[Finding]:
+        """Each manifest ``<session>/NNNN.json``: its seq and session id match its name and directory,
+        and the session has a ledger in the home (home.md §5.1)."""
+        out = []
+        known = set(self.parent_session) | {e[0] for e in self.entries.values()}
+        for rel, path in sorted(self.checkpoints):
+            name_seq = int(path.stem) if path.stem.isdigit() else None
+            dir_sid = path.parent.name
+            seq, sid = _checkpoint_head(path)
+            if seq is not None and name_seq is not None and seq != name_seq:
+                out.append(self._f(C.CHECKPOINT_MISMATCH, rel, f"manifest seq {seq} in a file named for seq "
+                                   f"{name_seq}", None, None, str(name_seq), str(seq)))  # fmt: skip
+            if sid is not None and sid != dir_sid:
+                out.append(self._f(C.CHECKPOINT_MISMATCH, rel, f"manifest of session {sid} in the directory of "
+                                   f"session {dir_sid}", None, None, dir_sid, sid))  # fmt: skip
+            if known and (sid or dir_sid) not in known:
+                out.append(self._f(C.SIDECAR_ROW_UNMATCHED, rel, f"checkpoint of session {sid or dir_sid}, which has "
+                                   "no ledger in this home", None, None, "a session ledger", None))  # fmt: skip
         return out
 
     def _execute_receipts(self) -> Iterable[_Receipt]:

@@ -11,6 +11,7 @@ one policy (:mod:`vakaudit.forensics.policy`). Nothing in the home is written, l
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +26,17 @@ from vakaudit.scan import detect_layout, iter_home_files, resolve_home
 
 __all__ = ["HomeReport", "verify_home"]
 
-_CROSS_SIDECARS = {"routing_evidence": "add_routing_rows", "cost_log": "add_cost_rows"}
+_CHECKPOINT_MANIFEST = re.compile(r"(?:^|/)checkpoints/[^/]+/\d+\.json$")
+
+_CROSS_SIDECARS = {
+    "routing_evidence": "add_routing_rows",
+    "cost_log": "add_cost_rows",
+    "delivery_jobs": "add_outbox_rows",
+    "commitments": "add_commitment_rows",
+}
 _ROW_COLUMNS = ("line_no", "provider", "model", "outcome", "latency_ms", "ts", "input_tokens", "output_tokens",
-                "session_id")  # fmt: skip
+                "session_id", "file_job_id", "schema_version", "job_id", "state", "attempts", "updated_at_ms",
+                "event_id", "commitment_id", "kind", "episode_id")  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -115,14 +124,11 @@ def verify_home(
             out.extend(regrade(f, torn) for f in found)
         elif cross and name == "store_db" and hf.rel_path.endswith("store.db"):
             collector.store_dbs.append((hf.rel_path, root / hf.rel_path))
+        elif cross and name == "checkpoints" and _CHECKPOINT_MANIFEST.search(hf.rel_path):
+            collector.add_checkpoint(hf.rel_path, root / hf.rel_path)
     if cross:
-        out.extend(collector.findings())
-        if collector.receipts and collector.has_routing_file:
-            report.cross_checks.append("receipts_vs_routing_evidence")
-        if collector.receipts and collector.has_cost_file:
-            report.cross_checks.append("receipts_vs_cost_log")
-        if collector.store_dbs:
-            report.cross_checks.append("store_db_vs_ledgers")
+        out.extend(regrade(f, torn) for f in collector.findings())
+        report.cross_checks = collector.ran()
     if since is not None:
         from vakaudit.forensics.seal import verify_since
 

@@ -84,6 +84,9 @@ SEVERITY: dict[FindingCode, Severity] = {
     C.INDEX_MISSING_ROW: S.INFO,  # store.db is derived and may lag
     C.INDEX_EXTRA_ROW: S.WARNING,
     C.INDEX_STALE_ROW: S.WARNING,
+    C.CHECKPOINT_MISMATCH: S.WARNING,  # a manifest whose name, directory and content disagree
+    C.COMMITMENT_EVENT_ILLEGAL: S.WARNING,  # vak's append refuses these: a hand edit or an old build
+    C.OUTBOX_JOB_INVALID: S.WARNING,
 }
 
 #: Codes whose grade ``--torn`` changes.
