@@ -66,6 +66,7 @@ def build(inputs: ReportInputs) -> WriteMap:
     proj = inputs.analysis.projection
     last_n = str(max(proj.turns)) if proj.turns else None
     projected = {r.artifact: r.projected_bytes.get(last_n) for r in proj.rows} if last_n else {}
+    constant = {r.artifact for r in proj.rows if r.rule == "constant"}
     ov = inputs.one("overview")
     turns = int(ov.get("turns") or 0)
     cards: list[Card] = []
@@ -76,6 +77,8 @@ def build(inputs: ReportInputs) -> WriteMap:
         if name == LEDGER_KIND and turns:
             bpt = (d.get("size_bytes") or 0) / turns
             wpt = (d.get("writes") or 0) / turns
+        elif name in constant:  # sized by configuration, not by turns: no per-turn rate
+            bpt, wpt = None, None
         else:
             bpt, wpt = g.get("bytes_per_turn"), g.get("rows_per_turn")
         c = k.card
