@@ -1,6 +1,7 @@
 """Flip every bit of a small ledger, one at a time: every flip is reported, at the right line.
 
-The ledger is the committed clean sample (vakaudit's SessionLog, 7 entries of 6 kinds). A flip in
+The ledger is the spec's computed hash-chain example (ledger.md §3: header, user message, assistant
+tool call with usage meta; 1,245 bytes, so 9,960 flips). A flip in
 line N must produce a finding (warning or worse) at line N and none before it. The chain cannot see
 a content change of the LAST line (no successor recorded its digest); for those flips the seal
 (``verify --since``) must name the line instead (systemd's journal verify test flips every bit the
@@ -15,11 +16,11 @@ from vakaudit.findings import Severity
 from vakaudit.forensics import seal_file, verify_ledger
 from vakaudit.forensics.seal import verify_file_since
 
-LEDGER = "broken/clean/home/agents/vak/sessions/2599eb06cf360587/s-sample.jsonl"
+LEDGER = Path(__file__).resolve().parent.parent / "ledger" / "vectors" / "chain_spec_s3.jsonl"
 
 
-def test_every_bit_flip_is_reported_at_its_line(sample_homes: Path, tmp_path: Path) -> None:
-    src = (sample_homes / LEDGER).read_bytes()
+def test_every_bit_flip_is_reported_at_its_line(tmp_path: Path) -> None:
+    src = LEDGER.read_bytes()
     line_of: list[int] = []  # 1-based line holding each byte (an LF belongs to the line it ends)
     line = 1
     for b in src:
@@ -27,8 +28,8 @@ def test_every_bit_flip_is_reported_at_its_line(sample_homes: Path, tmp_path: Pa
         if b == 0x0A:
             line += 1
     last = line - 1
-    assert last == 7
-    seal = seal_file(sample_homes / LEDGER, "s.jsonl")
+    assert last == 3
+    seal = seal_file(LEDGER, "s.jsonl")
     target = tmp_path / "s.jsonl"
     missed, late, early, seal_only = [], [], [], 0
     for i in range(len(src)):

@@ -76,3 +76,26 @@ def test_a_sealed_fragment_completed_later_is_growth(tmp_path: Path) -> None:
     p.write_bytes(b'{"a":1}\n{"c":2}\n')
     f = verify_file_since(p, rec)
     assert f is not None and f.line_no == 2
+
+
+def test_a_seal_naming_paths_outside_a_home_is_refused(tmp_path: Path) -> None:
+    import orjson
+    import pytest
+
+    from vakaudit.errors import UsageError
+    from vakaudit.forensics import read_seal
+
+    rec = {
+        "rel_path": "../../etc/passwd",
+        "size_bytes": 1,
+        "line_count": 1,
+        "running_digest": "x",
+        "line_crc32": "",
+    }
+    bad = tmp_path / "seal.json"
+    bad.write_bytes(orjson.dumps({"format": "vakaudit-seal/1", "files": [rec]}))
+    with pytest.raises(UsageError, match="not a path inside a home"):
+        read_seal(bad)
+    bad.write_bytes(b"{}")
+    with pytest.raises(UsageError, match="is not a vakaudit-seal/1 seal"):
+        read_seal(bad)
