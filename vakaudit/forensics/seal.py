@@ -140,6 +140,13 @@ def read_seal(path: str | os.PathLike) -> dict[str, Any]:
         or not isinstance(seal.get("files"), list)
     ):
         raise UsageError(f"{p} is not a {SEAL_FORMAT} seal (make one with `vakaudit seal HOME -o FILE`)")
+    fields = (("size_bytes", int), ("line_count", int), ("running_digest", str), ("line_crc32", str))
+    for rec in seal["files"]:
+        rel = rec.get("rel_path") if isinstance(rec, dict) else None
+        if not isinstance(rel, str) or not rel or rel.startswith("/") or ".." in rel.split("/"):
+            raise UsageError(f"{p}: {rel!r} is not a path inside a home; the seal file is damaged")
+        if not all(isinstance(rec.get(k), t) for k, t in fields):
+            raise UsageError(f"{p}: the record of {rel} is incomplete; the seal file is damaged")
     return seal
 
 
