@@ -276,11 +276,19 @@ The request body is shown as *structure only* (roles, block types, counts), neve
 
 import polars as pl
 
-from vakaudit.replay import anthropic_body, iter_requests
+from vakaudit import SessionLog
+from vakaudit.replay import anthropic_body, iter_ledger_paths, iter_requests
 
-# The 4.0.0 session of the tiny home: prefix digests on every receipt and one capability change.
-LEDGER = (ROOT / "sample_homes" / "tiny" / "agents" / "vak" / "sessions" / "ca2d1ef5968e09fe"
-          / "019fd294-b5ff-751d-9712-9c770870ddce.jsonl")
+HOME = ROOT / "sample_homes" / "tiny"
+
+
+def app_version(path):
+    with SessionLog.open_read_only(path) as log:
+        return log.header.payload["contract"]["app_version"]
+
+
+# The tiny home's 4.0.0 session: prefix digests on every receipt and one capability change.
+LEDGER = next(p for p in iter_ledger_paths(HOME) if app_version(p) == "4.0.0")
 steps = list(iter_requests(LEDGER))
 len(steps)""",
     ),

@@ -22,8 +22,6 @@ from vakaudit import SessionLog
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "examples" / "ci-gate.sh"
 BASELINE = REPO / "examples" / "ci-baseline-tiny.json"
-# The 4.0.0 session of the tiny home: its receipts record prefix digests.
-DIGEST_LEDGER = "agents/vak/sessions/ca2d1ef5968e09fe/019fd294-b5ff-751d-9712-9c770870ddce.jsonl"
 
 
 def gate(*args: str | Path, vakaudit: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -118,7 +116,10 @@ def test_forged_but_rechained_ledger_passes_verify_and_fails_replay_with_exit_5(
     # chain is consistent again, but the digest no longer matches the binding it was computed from.
     home = tmp_path / "home"
     shutil.copytree(sample_homes / "tiny", home, symlinks=True)
-    path = home / DIGEST_LEDGER
+    # the 4.0.0 session: its receipts record prefix digests
+    (path,) = [
+        p for p in home.rglob("*.jsonl") if b'"app_version":"4.0.0"' in p.read_bytes().split(b"\n", 1)[0]
+    ]
     lines = path.read_bytes().split(b"\n")[:-1]
     i = next(
         n for n, raw in enumerate(lines) if b'"purpose":"execute"' in raw and b'"prefix_digest":"' in raw
