@@ -92,6 +92,13 @@ def _doc(raw: bytes) -> dict:
 def test_notebook_is_nbformat4_without_outputs_and_opens_with_its_question(name: str) -> None:
     nb = _load(name)
     assert nb["nbformat"] == 4
+    assert nb["nbformat_minor"] == 5  # 4.5: every cell carries an id
+    ids = [c["id"] for c in nb["cells"]]
+    assert len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", i) for i in ids)
+    allowed = {"markdown": {"id", "cell_type", "metadata", "source"},
+               "code": {"id", "cell_type", "metadata", "source", "outputs", "execution_count"}}  # fmt: skip
+    assert all(set(c) == allowed[c["cell_type"]] for c in nb["cells"])
     first = nb["cells"][0]
     assert first["cell_type"] == "markdown"
     assert "".join(first["source"]).startswith("# ")
