@@ -38,7 +38,7 @@ from vakaudit.ledger.entry import KNOWN_KINDS, EntryParseError, parse_envelope
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 CHUNK_BYTES = 4 << 20
-BATCH_ROWS = 16_384
+BATCH_ROWS = 4_096  # rows per record batch: bounds a worker's memory on any ledger size
 HEAD_ANCHOR_BYTES = 4096
 
 ENTRIES_SCHEMA = pa.schema(

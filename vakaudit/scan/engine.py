@@ -64,7 +64,8 @@ MERGED_PARTS = frozenset({"all.parquet", "walk.parquet", "files.parquet"})
 PARQUET_COMPRESSION = "zstd"
 SMALL_TASK_FILES = 256
 SMALL_TASK_BYTES = 16 << 20
-INLINE_BYTES = 8 << 20  # below this much work, no process pool is started
+INLINE_BYTES = 8 << 20
+DERIVE_GROUP_FILES = 200  # ledgers aggregated per DuckDB query when deriving turns and sessions  # below this much work, no process pool is started
 
 
 @dataclass(frozen=True, slots=True)
@@ -876,26 +877,42 @@ FROM entries GROUP BY rel_path ORDER BY rel_path
 
 
 def _derive_turns_sessions(out: Path, threads: int) -> dict[str, int]:
+    """``turns`` and ``sessions`` from the ``entries`` parts, a bounded group of ledgers at a time.
+
+    Every part of one ledger lands in the same group (parts are named ``<file key>-<generation>``),
+    so each group's aggregates are final; memory depends on the group size, not on the home.
+    """
     import duckdb
 
-    parts = sorted((out / "entries").glob("*.parquet"))
-    if not parts:
-        _write_table(out, "turns", TURNS_SCHEMA.empty_table())
-        _write_table(out, "sessions", SESSIONS_SCHEMA.empty_table())
-        return {"turns": 0, "sessions": 0}
-    counts: dict[str, int] = {}
+    by_file: dict[str, list[Path]] = {}
+    for part in sorted((out / "entries").glob("*.parquet")):
+        by_file.setdefault(part.name.rsplit("-", 1)[0], []).append(part)
+    groups: list[list[Path]] = []
+    for key in sorted(by_file):
+        if not groups or len(groups[-1]) >= DERIVE_GROUP_FILES:
+            groups.append([])
+        groups[-1].extend(by_file[key])
+    specs = (("turns", _TURNS_SQL, TURNS_SCHEMA), ("sessions", _SESSIONS_SQL, SESSIONS_SCHEMA))
+    counts = {name: 0 for name, _, _ in specs}
+    writers = {}
+    for name, _, schema in specs:
+        (out / name).mkdir(parents=True, exist_ok=True)
+        writers[name] = pq.ParquetWriter(
+            out / name / ".all.parquet.tmp", schema, compression=PARQUET_COMPRESSION
+        )
     con = duckdb.connect(config={"threads": 1, "memory_limit": "96MB", "preserve_insertion_order": False})
     try:
-        files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in parts)
-        con.execute(f"CREATE VIEW entries AS SELECT * FROM read_parquet([{files}])")
-        for name, sql, schema in (
-            ("turns", _TURNS_SQL, TURNS_SCHEMA),
-            ("sessions", _SESSIONS_SQL, SESSIONS_SCHEMA),
-        ):
-            t = con.sql(sql).to_arrow_table()
-            t = t.select(schema.names).cast(schema)
-            _write_table(out, name, t)
-            counts[name] = t.num_rows
+        for group in groups:
+            files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in group)
+            con.execute(f"CREATE OR REPLACE VIEW entries AS SELECT * FROM read_parquet([{files}])")
+            for name, sql, schema in specs:
+                t = con.sql(sql).to_arrow_table().select(schema.names).cast(schema)
+                writers[name].write_table(t)
+                counts[name] += t.num_rows
     finally:
         con.close()
+        for w in writers.values():
+            w.close()
+    for name, _, _ in specs:
+        os.replace(out / name / ".all.parquet.tmp", out / name / "all.parquet")
     return counts
