@@ -62,18 +62,20 @@ BOM = b"\xef\xbb\xbf"
 
 # The envelope as vak serializes it (§2.2): id, parent_id, ts, prev_hash?, at_turn?, kind. Printable
 # ASCII strings without escapes only; anything else falls back to a full decode.
+_S = r"[\x20\x21\x23-\x5b\x5d-\x7e]*"  # printable ASCII without quote and backslash
+_TS = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z"
 _ENVELOPE = re.compile(
-    rb'\{"id":"(%(s)s)","parent_id":(?:null|"(%(s)s)"),"ts":"(%(s)s)"'
-    rb'(?:,"prev_hash":"(%(s)s)")?(?:,"at_turn":"%(s)s")?,"kind":"(%(s)s)"[,}]'
-    % {b"s": rb"[\x20\x21\x23-\x5b\x5d-\x7e]*"}  # printable ASCII without quote and backslash
+    rf'\{{"id":"({_S})","parent_id":(?:null|"({_S})"),"ts":"({_TS})"'
+    rf'(?:,"prev_hash":"({_S})")?(?:,"at_turn":"{_S}")?,"kind":"({_S})"[,}}]'
 )
-_TS_Z = re.compile(rb"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z")
+_ENVELOPE_HEAD = 1024  # the envelope is matched in the line's first bytes, decoded as Latin-1
 _LEADING_ID = re.compile(rb'\s*\{\s*"id"\s*:\s*"([^"\\]{1,200})"')
 _PREV_FIELD = b'"prev_hash":"'
 _HEX = frozenset("0123456789abcdef")
 # Bracket bytes -> +1 / -1 (as signed bytes); everything but brackets and quotes deleted first.
 _DEPTH_TABLE = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 _ONE_BRACKET = bytes.maketrans(b"{}", b"[]")
+_DEPTH_CACHE: dict[bytes, int] = {}  # bracket-and-quote skeleton (no escapes) -> depth
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
 _ESCAPED_QUOTE_OR_BACKSLASH = re.compile(rb'\\["\\]')
 _sha256 = hashlib.sha256
@@ -160,7 +162,13 @@ def json_depth(raw: bytes) -> int:
     red = raw.translate(None, _NOT_STRUCTURE)
     if len(red) - red.count(b'"') <= MAX_JSON_DEPTH:
         return min(len(red), MAX_JSON_DEPTH)  # too few brackets to exceed the limit
-    if _ESCAPED_QUOTE_OR_BACKSLASH.search(raw) is not None:  # \\ before \" : "a\\" ends its string
+    cacheable = _ESCAPED_QUOTE_OR_BACKSLASH.search(raw) is None
+    if cacheable:  # without escapes the depth is a function of the skeleton alone
+        known = _DEPTH_CACHE.get(red)
+        if known is not None:
+            return known
+        key = red
+    else:  # \\ before \" : "a\\" ends its string
         red = _ESCAPED_QUOTE_OR_BACKSLASH.sub(b"", raw).translate(None, _NOT_STRUCTURE)
     # an adjacent quote pair is an empty string or the boundary of two strings: dropping it keeps
     # every other character's inside/outside-a-string status
@@ -169,12 +177,19 @@ def json_depth(raw: bytes) -> int:
         red = b"".join(red.split(b'"')[::2])
     flat = red.translate(_ONE_BRACKET)  # depth does not depend on the bracket type
     # peel the innermost pairs one level per pass (C passes; real JSON is shallow) ...
+    depth = None
     for level in range(MAX_JSON_DEPTH + 1):
         if not flat:
-            return level
+            depth = level
+            break
         flat = flat.replace(b"[]", b"")
-    # ... and count exactly when it is deeper than the limit (or not balanced)
-    return max(accumulate(array("b", red.translate(_DEPTH_TABLE))), default=0)
+    if depth is None:  # ... and count exactly when it is deeper than the limit (or not balanced)
+        depth = max(accumulate(array("b", red.translate(_DEPTH_TABLE))), default=0)
+    if cacheable:  # capability bindings repeat their tool schemas turn after turn
+        if len(_DEPTH_CACHE) >= 512:
+            _DEPTH_CACHE.clear()
+        _DEPTH_CACHE[key] = depth
+    return depth
 
 
 def _hex_near(a: str, b: str) -> bool:
@@ -251,7 +266,7 @@ def _scan(
     verifier = ChainVerifier(rel)
     sha = _sha256
     env_match = _ENVELOPE.match
-    ts_ok = _TS_Z.fullmatch
+    head = _ENVELOPE_HEAD
     known = KNOWN_KINDS
 
     ids: dict[str, int] = {}  # id -> first line
@@ -393,15 +408,9 @@ def _scan(
             off += 3
         if raw[:1] != b"{" and not raw.strip():
             continue  # rule 1: blank lines are skipped without touching the expectation
-        m = None if deep else env_match(raw)
-        if m is not None and raw[-1:] == b"}" and ts_ok((g := m.groups())[2]) is not None:
-            cur_env = (
-                g[0].decode(),
-                g[1] and g[1].decode(),
-                g[2].decode(),
-                g[3] and g[3].decode(),
-                g[4].decode(),
-            )
+        m = None if deep else env_match(raw[:head].decode("latin-1"))
+        if m is not None and raw[-1:] == b"}":
+            cur_env = m.groups()
             cur_definitive = False
             cur_bad = None
             cur_digest = sha(raw).hexdigest()
