@@ -327,7 +327,9 @@ def test_memory_notes_parse(home: Path) -> None:
 
 def test_store_db_is_schema_v1_and_indexes_ledger_entries(home: Path) -> None:
     db = sqlite3.connect(f"file:{home / 'cache/store.db'}?mode=ro&immutable=1", uri=True)
-    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    header = (home / "cache/store.db").read_bytes()[:100]
+    assert header[:16] == b"SQLite format 3\x00"
+    assert header[18:20] == b"\x02\x02"  # file format write/read versions 2: WAL journal mode
     assert db.execute("SELECT value FROM meta WHERE key='version'").fetchone() == ("1",)
     cols = [r[1] for r in db.execute("PRAGMA table_info(entries)")]
     assert cols == ["entry_id", "session_id", "project_hash", "parent_id", "ts", "kind", "role", "provider", "model",
