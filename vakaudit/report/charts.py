@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
+from xml.etree import ElementTree
 
 import altair as alt
 import vl_convert as vlc
@@ -40,11 +41,30 @@ GROUP_TONE = {
     "server": "warning",
 }
 
-# Active content in *markup* (not in escaped text: a label reading "onerror=" is harmless text).
-_FORBIDDEN = re.compile(
-    r"<\s*(?:script|foreignObject|iframe|object|embed)\b|<[^>]*\son[a-z]+\s*=|<[^>]*(?:href|src)\s*=\s*[\"']?\s*javascript:",
-    re.IGNORECASE,
-)
+_ACTIVE_TAGS = frozenset({"script", "foreignobject", "iframe", "object", "embed", "handler", "listener"})
+_URL_ATTRS = frozenset({"href", "src"})
+
+
+def check_inert(svg_text: str) -> None:
+    """Raise ValueError unless the SVG is inert: no script-capable element, no event-handler attribute,
+    no link or source pointing anywhere but inside the document. Text and attribute *values* may say
+    anything (an axis label reading ``onerror=`` is harmless text); only the markup is checked."""
+    try:
+        root = ElementTree.fromstring(svg_text)
+    except ElementTree.ParseError as exc:
+        raise ValueError(f"chart SVG does not parse: {exc}") from None
+    for el in root.iter():
+        tag = str(el.tag).rsplit("}", 1)[-1].lower()
+        if tag in _ACTIVE_TAGS:
+            raise ValueError(f"chart SVG contains a <{tag}> element; refusing to embed it")
+        for name, value in el.attrib.items():
+            attr = name.rsplit("}", 1)[-1].lower()
+            if attr.startswith("on"):
+                raise ValueError(f"chart SVG carries an event handler ({attr}); refusing to embed it")
+            if attr in _URL_ATTRS and not value.strip().startswith("#"):
+                raise ValueError(f"chart SVG links outside the document ({attr}={value[:40]!r})")
+
+
 _SIZE = re.compile(r'^<svg([^>]*?) width="([\d.]+)" height="([\d.]+)"')
 
 
@@ -64,8 +84,7 @@ def svg(spec: Mapping[str, Any] | alt.TopLevelMixin, *, title: str) -> Markup:
     # Altair's JSON-schema validation costs more than the rendering of a small chart; specs are ours
     spec_dict = spec.to_dict(validate=False) if hasattr(spec, "to_dict") else dict(spec)
     out = vlc.vegalite_to_svg(spec_dict)
-    if _FORBIDDEN.search(out):
-        raise ValueError("chart SVG contains active content; refusing to embed it")
+    check_inert(out)
     out = _stable_ids(out)
     # Drop the fixed white background so the page colour shows through, and make it scale.
     out = out.replace('<rect width="', '<rect class="bg" width="', 1)
