@@ -32,12 +32,12 @@ class MeasuredRead:
     name: str
     vak_function: str
     what: str
-    read_class: str
-    home_exponent: float
-    session_exponent: float
+    read_class: str  # flat | session | home, or "not measured"
+    home_exponent: float | None
+    session_exponent: float | None
     home_ms: list[float]
     session_ms: list[float]
-    home_slope_us_per_kturn: float
+    home_slope_us_per_kturn: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,12 @@ def build(inputs: ReportInputs) -> ReadScaling:
     counts = {c: sum(1 for r in declared if r.read_class == c) for c in ("flat", "session", "home")}
     rs = inputs.readscale
     if rs is None:
-        return ReadScaling(declared, counts, [], [], None, None, None, None, False)
+        from vakaudit.analyze.readscale import READS
+
+        unmeasured = [
+            MeasuredRead(r.name, r.vak_function, r.what, "not measured", None, None, [], [], None) for r in READS
+        ]
+        return ReadScaling(declared, counts, unmeasured, [], None, None, None, None, False)
     measured = [
         MeasuredRead(
             name=r.name,
