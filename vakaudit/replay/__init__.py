@@ -7,7 +7,6 @@ checks, prefix-cache break) for a `SessionLog`, a ledger file or a whole home. R
 from __future__ import annotations
 
 import os
-import weakref
 from collections.abc import Callable, Iterator
 
 from vakaudit.ledger import SessionLog
@@ -81,7 +80,9 @@ def iter_requests(
             yield from replay_log(log, host=host, generation=generation)
 
 
-_BUILDERS: weakref.WeakKeyDictionary[SessionLog, StepRequestBuilder] = weakref.WeakKeyDictionary()
+# The builder lives on the log itself (a private attribute), so it is freed with the log: a mapping
+# keyed by the log whose value refers back to the log would keep every log alive.
+_BUILDER_ATTR = "_vakaudit_step_request_builder"
 
 
 def step_request_message_chars(log: SessionLog, tail_text: str | None = None) -> int:
@@ -93,8 +94,8 @@ def step_request_message_chars(log: SessionLog, tail_text: str | None = None) ->
     default host parameters); pass None to use the composed one, which is what `vakaudit replay`
     checks against.
     """
-    builder = _BUILDERS.get(log)
+    builder = getattr(log, _BUILDER_ATTR, None)
     if builder is None:
         builder = StepRequestBuilder(log)
-        _BUILDERS[log] = builder
+        setattr(log, _BUILDER_ATTR, builder)
     return builder.message_chars(tail=tail_text)
