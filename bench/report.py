@@ -71,6 +71,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     scan, info = ensure_scan()
+    load_before = os.getloadavg()[0]
     runs = []
     for _ in range(args.runs):
         p = subprocess.run(
@@ -95,7 +96,8 @@ def main() -> None:
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} with `python bench/report.py --runs {args.runs}` "
         f"on {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}. "
         "The machine is shared with other work running at the same time, so times are noisy; the median "
-        "and best of the runs are both given.",
+        f"and best of the runs are both given (1-minute load average {load_before:.1f} before the runs, "
+        f"{os.getloadavg()[0]:.1f} after; earlier runs under a load of about 9 took 9.9 s median).",
         "",
         f"Input: the scan of a `vakaudit.synth` measured-profile home ({info['ledger_bytes'] / 1e6:.1f} MB of "
         f"ledgers; stored readscale result beside the scan: {'yes' if info['readscale'] else 'no'}). "
