@@ -7,7 +7,9 @@ Columns follow what timeline tools import (Timesketch's CSV/JSONL importer needs
 - ``timestamp``: microseconds since the Unix epoch (int);
 - ``timestamp_desc``: what the time means (``Entry written``, ``Row written``, ``File modified``,
   ``Metadata changed``);
-- ``source``: the artifact kind (``session_ledger``, ``cost_log``, ...) or ``file``;
+- ``source``: the artifact kind (``session_ledger``, ``cost_log``, ...) or ``file``; every JSON-lines
+  file of a kind with a reader contributes its rows that carry a time (``ts``, ``timestamp``,
+  ``requested_at``, ``created_at`` or ``updated_at``);
 - ``message``: one short line (at most 200 characters) saying what happened;
 - ``rel_path``, ``line_no`` (null for file times), ``entry_id`` (ledger entries only).
 
@@ -140,10 +142,11 @@ def iter_timeline_rows(
                 yield {"datetime": _iso(ctime_us), "timestamp": ctime_us, "timestamp_desc": "Metadata changed",
                        "source": "file", "message": _clip(f"{rel} inode changed (write, rename or chmod)"),
                        "rel_path": rel, "line_no": None, "entry_id": None}  # fmt: skip
+        # every JSON-lines file a kind reads (ledgers and sidecars, compacting ones like the cost log too)
         if (
             not hf.readable
             or hf.kind.secret
-            or not hf.kind.append_only
+            or hf.kind.reader is None
             or not rel.endswith((".jsonl", ".log"))
         ):
             continue
