@@ -65,6 +65,7 @@ PARQUET_COMPRESSION = "zstd"
 SMALL_TASK_FILES = 256
 SMALL_TASK_BYTES = 16 << 20
 INLINE_BYTES = 8 << 20
+DERIVE_APART_BYTES = 256 << 20  # from this much ledger data, turns/sessions are derived in a child
 DERIVE_GROUP_FILES = 200  # ledgers aggregated per DuckDB query when deriving turns and sessions  # below this much work, no process pool is started
 
 
@@ -761,7 +762,16 @@ def scan_home(
         hf.rel_path for hf in files if hf.kind.name == LEDGER_KIND and states.get(hf.rel_path) != "not_read"
     }
     if ledger_changed or not (out_p / "turns" / "all.parquet").is_file() or "turns" not in prev_counts:
-        counts.update(_derive_turns_sessions(out_p, n_jobs))
+        ledger_bytes = sum(hf.size_bytes for hf in files if hf.kind.name == LEDGER_KIND)
+        if n_jobs > 1 and ledger_bytes >= DERIVE_APART_BYTES:
+            # DuckDB's working memory goes to a fresh process, not to the parent's high-water mark
+            import multiprocessing as mp
+
+            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+            with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+                counts.update(pool.submit(_derive_turns_sessions, out_p, 1).result())
+        else:
+            counts.update(_derive_turns_sessions(out_p, n_jobs))
     else:
         counts["turns"] = prev_counts["turns"]
         counts["sessions"] = prev_counts["sessions"]
