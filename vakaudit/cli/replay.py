@@ -32,13 +32,17 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Re-derive each step's request from the ledger and run the checks of the replay spec.
 
-        Exit 0 when every checkable check passes, 1 when a check failed, 2 on a usage error.
+        Exit 0 when every checkable check passes, 1 when a check failed, 2 on a usage error. A ledger
+        that cannot be read (invalid UTF-8, an undecodable line) is a data problem, not a usage error:
+        it is listed as not replayable, with the reason and the line (the table's "not replayable"
+        lines; in --json, the "ledgers" list with its "error" and "line"), the other ledgers are
+        replayed, and it does not change the exit code (`vakaudit verify` reports the defect).
         """
         import json
 
-        from vakaudit.errors import HomeNotFoundError, UsageError
+        from vakaudit.errors import HomeNotFoundError, LedgerError, UsageError
         from vakaudit.ledger.jsonenc import dumps
-        from vakaudit.replay import HostParams, Regime, iter_requests, serialize
+        from vakaudit.replay import HostParams, Regime, iter_ledger_paths, iter_requests, serialize
         from vakaudit.replay.checks import CHECK_NAMES
         from vakaudit.replay.diff import request_diff
 
@@ -67,9 +71,24 @@ def register(app: typer.Typer) -> None:
         breaks: list[str] = []
         prev_by_session: dict[str, object] = {}
         out_json: list[dict] = []
+        ledgers: list[dict] = []
+
+        def steps_of_each_ledger():
+            for path in iter_ledger_paths(home_or_ledger):
+                record: dict = {"ledger": str(path), "steps": 0, "error": None, "line": None}
+                try:
+                    for s in iter_requests(path, host=host, session=session):
+                        record["steps"] += 1
+                        yield s
+                except LedgerError as exc:  # a bad ledger is reported, the others still replay
+                    record["error"] = str(exc)
+                    record["line"] = getattr(exc, "line", None) or None
+                if record["steps"] or record["error"]:
+                    ledgers.append(record)
+
         export_fh = export.open("w", encoding="utf-8") if export is not None else None
         try:
-            for s in iter_requests(home_or_ledger, host=host, session=session):
+            for s in steps_of_each_ledger():
                 key = s.ledger_path
                 prev = prev_by_session.get(key)
                 prev_by_session[key] = s.request
@@ -114,7 +133,11 @@ def register(app: typer.Typer) -> None:
             if export_fh is not None:
                 export_fh.close()
         if as_json:
-            typer.echo(json.dumps({"steps": out_json, "summary": counts}, ensure_ascii=False, indent=2))
+            typer.echo(
+                json.dumps(
+                    {"steps": out_json, "summary": counts, "ledgers": ledgers}, ensure_ascii=False, indent=2
+                )
+            )
         else:
             typer.echo(f"steps replayed: {steps_total}")
             typer.echo(f"{'check':<26}{'pass':>7}{'fail':>7}{'n/c':>7}")
@@ -127,5 +150,11 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"prefix-cache breaks: {len(breaks)}")
             for line in breaks:
                 typer.echo(line)
+            bad = [r for r in ledgers if r["error"]]
+            if bad:
+                typer.echo(f"ledgers not replayable: {len(bad)}")
+                for r in bad:
+                    at = f" (line {r['line']})" if r["line"] else ""
+                    typer.echo(f"  {r['ledger']}{at}: {r['error']}")
         if any_fail:
             raise typer.Exit(1)
