@@ -88,3 +88,15 @@ def test_no_script_from_the_data_runs(hostile_inputs, chromium_path: str, tmp_pa
         assert result.values["charts_drawn"] == result.values["charts"], name
         assert result.values["bars_drawn"] == result.values["bars"], name
         assert result.console_errors == [], name
+
+
+def test_narrow_window_does_not_scroll_sideways(tiny_html: str, chromium_path: str, tmp_path: Path) -> None:
+    from vakaudit.report.browser import open_report
+
+    page = tmp_path / "tiny.html"
+    page.write_text(tiny_html, encoding="utf-8")
+    result = open_report(page, binary=chromium_path, checks=CHECKS, width=420, scheme="dark")
+    assert result.console_errors == []
+    assert result.values["overflow_x"] is False
+    assert result.values["charts_drawn"] == result.values["charts"]
+    assert result.values["bars_drawn"] == result.values["bars"]

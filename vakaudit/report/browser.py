@@ -264,10 +264,13 @@ def open_report(
     screenshots: dict[str, tuple[int, str]] | None = None,
     binary: str | None = None,
     settle_ms: int = 300,
+    width: int = 1280,
+    scheme: str = "light",
 ) -> PageResult:
     """Open ``path`` from a file URL, evaluate ``checks`` (name -> JS expression) and take the full-page
     ``screenshots`` (name -> (viewport width, "light" | "dark")). Console errors, failed loads and
-    exceptions of the page are collected from the first load on."""
+    exceptions of the page are collected from the first load on. ``width`` and ``scheme`` set the
+    viewport and ``prefers-color-scheme`` the checks run under."""
     url = Path(path).resolve().as_uri()
     result = PageResult()
     with chromium(binary) as s:

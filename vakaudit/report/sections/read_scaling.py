@@ -78,7 +78,8 @@ def build(inputs: ReportInputs) -> ReadScaling:
         from vakaudit.analyze.readscale import READS
 
         unmeasured = [
-            MeasuredRead(r.name, r.vak_function, r.what, "not measured", None, None, [], [], None) for r in READS
+            MeasuredRead(r.name, r.vak_function, r.what, "not measured", None, None, [], [], None)
+            for r in READS
         ]
         return ReadScaling(declared, counts, unmeasured, [], None, None, None, None, False)
     measured = [
