@@ -246,6 +246,7 @@ def test_parallel_scan_equals_serial_scan(
     import vakaudit.scan.engine as engine
 
     monkeypatch.setattr(engine, "INLINE_BYTES", 0)  # force the process pool on this small home
+    monkeypatch.setattr(engine, "DERIVE_APART_BYTES", 0)  # and turns/sessions derived in a child
     seen: list[ScanProgress] = []
     par = scan_home(tiny_home, out=tmp_path / "par", jobs=2, progress=seen.append)
     ser = scan_home(tiny_home, out=tmp_path / "ser", jobs=1)
