@@ -197,6 +197,15 @@ def render_tables_doc() -> str:
         "`manifest.json` beside the folders records the tool version, the scan time and the per-file state",
         "used by incremental rescans.",
         "",
+        "A table folder may hold several Parquet files: one part per session ledger (and per large side",
+        "file) named after the file and the scan generation, appended parts after incremental rescans, one",
+        "shared part per kind per worker task for small side files; `turns`, `sessions`, `files` and",
+        "`entry_fields` are rewritten whole; `findings` holds the walk's findings (`walk.parquet`) and the",
+        "readers' (`files.parquet`). Read a folder as one table (`ScanResult.table()`, `read_parquet('<dir>/*.parquet')`).",
+        "",
+        "Side-ledger tables are declared by their kind modules (`vakaudit kinds --json`); their common",
+        "columns `rel_path`, `home_scope`, `line_no`, `offset_bytes`, `size_bytes` mean what they mean in `entries`.",
+        "",
     ]
     for name, (schema, what) in all_tables().items():
         lines += [
