@@ -19,10 +19,10 @@ A content change of the *last* line cannot be seen by the chain (no successor re
 ``vakaudit seal`` / ``verify --since`` proves the tail against an earlier seal.
 
 Speed: a line whose digest is confirmed by its successor's ``prev_hash`` holds exactly the bytes that
-were hashed when the successor was appended, and vak only hashes lines that parsed. Such a line is
-therefore not JSON-decoded again: its envelope is read with one anchored regular expression (the
-envelope is serialized in a fixed order), while UTF-8 validity, nesting depth and length are still
-checked on every line. Every other line (the last one, lines around a break, lines in a layout the
+were hashed when the successor was appended, and vak only hashes lines it serialized itself or read
+back as valid UTF-8 JSON. Such a line is therefore neither JSON-decoded nor UTF-8-validated again:
+its envelope is read with one anchored regular expression (the envelope is serialized in a fixed
+order); its nesting depth and length are still checked (vak's writer has no depth limit). Every other line (the last one, lines around a break, lines in a layout the
 expression does not know) is fully decoded. ``deep=True`` decodes every line.
 
 Never writes, locks or repairs anything; no printing.
@@ -427,10 +427,10 @@ def _scan(
         if have_pending:
             if p_bad is None and not p_definitive:
                 attested = cur_env is not None and cur_env[3] == p_digest
-                if attested:
-                    defect = _line_defect(p_raw, p_off)
-                    if defect is not None:
-                        p_env, p_bad = None, defect
+                if attested:  # vak hashed these bytes: valid UTF-8 and JSON; the depth is still checked
+                    depth = json_depth(p_raw)
+                    if depth > MAX_JSON_DEPTH:
+                        p_env, p_bad = None, _too_deep(depth, p_off)
                 else:
                     what, val = full_check(p_off, p_raw, p_term)
                     if what == "bad":
@@ -495,10 +495,12 @@ def _line_defect(raw: bytes, off: int) -> tuple | None:
             return (C.INVALID_UTF8, f"byte {exc.start} of the line is not valid UTF-8 ({bad}); vak refuses to "
                     "open the ledger", off + exc.start)  # fmt: skip
     depth = json_depth(raw)
-    if depth > MAX_JSON_DEPTH:
-        return (C.NESTING_TOO_DEEP, f"JSON nested {depth} levels deep; vak's reader (serde_json, limit "
-                f"{MAX_JSON_DEPTH}) skips this line", off)  # fmt: skip
-    return None
+    return _too_deep(depth, off) if depth > MAX_JSON_DEPTH else None
+
+
+def _too_deep(depth: int, off: int) -> tuple:
+    return (C.NESTING_TOO_DEEP, f"JSON nested {depth} levels deep; vak's reader (serde_json, limit "
+            f"{MAX_JSON_DEPTH}) skips this line", off)  # fmt: skip
 
 
 def _chain_findings(breaks, unchained_runs, digest_line, ids, bad_ids, ts_back, add) -> None:  # noqa: ANN001
