@@ -19,6 +19,17 @@ def fixed_clock() -> datetime:
 
 
 @pytest.fixture(scope="session")
+def clock():
+    """The fixed "generated on" clock (tests import nothing from conftest: names clash across folders)."""
+    return fixed_clock
+
+
+@pytest.fixture(scope="session")
+def payloads() -> dict[str, str]:
+    return {"secret": SECRET, "script": SCRIPT_PAYLOAD, "img": IMG_PAYLOAD}
+
+
+@pytest.fixture(scope="session")
 def tiny_home(sample_homes: Path) -> Path:
     home = sample_homes / "tiny"
     if not home.is_dir():

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import fixed_clock
 
 # sample_homes/README.md: home -> the finding code it must show
 BROKEN = {
@@ -17,27 +16,27 @@ BROKEN = {
 }
 
 
-def test_empty_home_renders_every_format(tmp_path: Path) -> None:
+def test_empty_home_renders_every_format(tmp_path: Path, clock) -> None:
     from vakaudit.report import build_report
 
     home = tmp_path / "home"
     home.mkdir()
-    html = build_report(home, clock=fixed_clock, scan_out=tmp_path / "scan")
+    html = build_report(home, clock=clock, scan_out=tmp_path / "scan")
     assert "No turn (intent entry) was found in this home" in html
     assert "nothing to project" in html
-    doc = json.loads(build_report(tmp_path / "scan", format="json", clock=fixed_clock))
+    doc = json.loads(build_report(tmp_path / "scan", format="json", clock=clock))
     assert doc["sections"][0]["context"]["turns"] == 0
-    assert "## Findings" in build_report(tmp_path / "scan", format="md", clock=fixed_clock)
+    assert "## Findings" in build_report(tmp_path / "scan", format="md", clock=clock)
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN))
-def test_broken_sample_home_renders_with_its_finding(name: str, sample_homes: Path, tmp_path: Path) -> None:
+def test_broken_sample_home_renders_with_its_finding(
+    name: str, sample_homes: Path, tmp_path: Path, clock
+) -> None:
     from vakaudit.report import build_report
 
     doc = json.loads(
-        build_report(
-            sample_homes / "broken" / name / "home", format="json", clock=fixed_clock, scan_out=tmp_path
-        )
+        build_report(sample_homes / "broken" / name / "home", format="json", clock=clock, scan_out=tmp_path)
     )
     assert len(doc["sections"]) == 12
     findings = next(s["context"] for s in doc["sections"] if s["name"] == "findings")

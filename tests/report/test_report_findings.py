@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import fixed_clock
 
 
 @pytest.fixture(scope="module")
@@ -18,10 +17,10 @@ def _findings(doc: dict) -> dict:
     return next(s["context"] for s in doc["sections"] if s["name"] == "findings")
 
 
-def test_prev_hash_mismatch_at_line_4(broken: Path, tmp_path: Path) -> None:
+def test_prev_hash_mismatch_at_line_4(broken: Path, tmp_path: Path, clock) -> None:
     from vakaudit.report import build_report
 
-    doc = json.loads(build_report(broken, format="json", clock=fixed_clock, scan_out=tmp_path / "scan"))
+    doc = json.loads(build_report(broken, format="json", clock=clock, scan_out=tmp_path / "scan"))
     ctx = _findings(doc)
     hits = [r for r in ctx["rows"] if r["code"] == "prev_hash_mismatch"]
     # sample_homes/README.md: "one hex digit of line 4's prev_hash changed" -> prev_hash_mismatch (line 4)
@@ -32,20 +31,20 @@ def test_prev_hash_mismatch_at_line_4(broken: Path, tmp_path: Path) -> None:
     assert ctx["chain_ok_sessions"] < ctx["sessions"]
 
 
-def test_link_base_makes_findings_links(broken: Path, tmp_path: Path) -> None:
+def test_link_base_makes_findings_links(broken: Path, tmp_path: Path, clock) -> None:
     from vakaudit.report import build_report
 
-    html = build_report(broken, clock=fixed_clock, scan_out=tmp_path / "scan", link_base="../home/")
-    doc = json.loads(build_report(tmp_path / "scan", format="json", clock=fixed_clock))
+    html = build_report(broken, clock=clock, scan_out=tmp_path / "scan", link_base="../home/")
+    doc = json.loads(build_report(tmp_path / "scan", format="json", clock=clock))
     rel = next(r["rel_path"] for r in _findings(doc)["rows"] if r["code"] == "prev_hash_mismatch")
     assert f'href="../home/{rel}#L4"' in html
 
 
-def test_verify_adds_the_forensic_cross_checks(sample_homes: Path, tmp_path: Path) -> None:
+def test_verify_adds_the_forensic_cross_checks(sample_homes: Path, tmp_path: Path, clock) -> None:
     from vakaudit.report import build_report
 
     home = sample_homes / "broken" / "branched" / "home"
-    kw = dict(format="json", clock=fixed_clock)
+    kw = dict(format="json", clock=clock)
     plain = _findings(json.loads(build_report(home, scan_out=tmp_path / "s1", **kw)))
     verified = _findings(json.loads(build_report(tmp_path / "s1", verify=True, **kw)))
     codes = {c["code"] for c in verified["codes"]}

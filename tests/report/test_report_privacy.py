@@ -8,7 +8,6 @@ import re
 from html.parser import HTMLParser
 
 import pytest
-from conftest import IMG_PAYLOAD, SCRIPT_PAYLOAD, SECRET
 
 
 class _Links(HTMLParser):
@@ -47,8 +46,8 @@ def hostile_content_html(hostile_inputs) -> str:
 
 
 @pytest.mark.parametrize("fmt", ["html", "md", "json"])
-def test_default_report_holds_no_message_text(hostile_default, fmt: str) -> None:
-    assert SECRET not in hostile_default[fmt]
+def test_default_report_holds_no_message_text(hostile_default, payloads, fmt: str) -> None:
+    assert payloads["secret"] not in hostile_default[fmt]
 
 
 @pytest.mark.parametrize("fmt", ["html", "md", "json"])
@@ -57,23 +56,21 @@ def test_no_absolute_home_path(hostile_default, hostile_home, fmt: str) -> None:
     assert str(hostile_home.parent) not in hostile_default[fmt]
 
 
-def test_hostile_names_render_as_text(hostile_default) -> None:
+def test_hostile_names_render_as_text(hostile_default, payloads) -> None:
     html = hostile_default["html"]
     # the payloads are in the report (entry kind, undeclared file name) ...
     assert "&lt;script&gt;document.body.dataset.pwned=1&lt;/script&gt;" in html
     assert "&lt;img src=x onerror=" in html
     # ... and never as markup
-    assert SCRIPT_PAYLOAD not in html
-    assert IMG_PAYLOAD not in html
+    assert payloads["script"] not in html
+    assert payloads["img"] not in html
     assert _links(html).scripts == 0
 
 
-def test_include_content_shows_text_escaped(tiny_scan) -> None:
-    from conftest import fixed_clock
-
+def test_include_content_shows_text_escaped(tiny_scan, clock) -> None:
     from vakaudit.report import load_inputs, render_inputs
 
-    inputs = load_inputs(tiny_scan, include_content=True, clock=fixed_clock)
+    inputs = load_inputs(tiny_scan, include_content=True, clock=clock)
     try:
         html = render_inputs(inputs, "html")
     finally:
@@ -83,9 +80,9 @@ def test_include_content_shows_text_escaped(tiny_scan) -> None:
     assert "short excerpts of message text" in html
 
 
-def test_include_content_escapes_hostile_text(hostile_content_html: str) -> None:
-    assert SCRIPT_PAYLOAD not in hostile_content_html
-    assert IMG_PAYLOAD not in hostile_content_html
+def test_include_content_escapes_hostile_text(hostile_content_html: str, payloads) -> None:
+    assert payloads["script"] not in hostile_content_html
+    assert payloads["img"] not in hostile_content_html
     assert _links(hostile_content_html).scripts == 0
 
 
