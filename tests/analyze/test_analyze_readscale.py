@@ -35,6 +35,13 @@ def test_classify_from_exponents() -> None:
     assert readscale.classify(0.1, 0.2) == "flat"
 
 
+def test_growth_below_the_timer_resolution_is_flat_whatever_the_exponent() -> None:
+    # a set lookup: 80 ns at the small home, 120 ns at the large one fits k ~ 0.5 on noise alone
+    assert readscale.classify(0.53, 0.1, home_growth_ms=0.00004, session_growth_ms=0.0) == "flat"
+    assert readscale.classify(0.53, 0.1, home_growth_ms=3.0, session_growth_ms=0.0) == "home"
+    assert readscale.classify(0.1, 0.9, home_growth_ms=0.0, session_growth_ms=0.2) == "session"
+
+
 def test_run_measures_every_read_and_stores_json(tmp_path) -> None:
     result = readscale.run(turns=(8, 16), repeats=1, out=tmp_path / "scan", workdir=tmp_path)
     names = [r.name for r in result.reads]

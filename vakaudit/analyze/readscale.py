@@ -46,6 +46,7 @@ COMMITMENT_EVENTS_PER_TURN = 0.5
 LISTING_ENTRY_LIMIT = 401  # GET /sessions parses up to 401 entries per file
 STORE_LISTING_LIMIT = 100
 GROWTH_EXPONENT = 0.5  # k at or above this: the cost grows with the swept size
+RESOLUTION_MS = 0.05  # growth smaller than this across a sweep is timer noise, not scaling
 RESULT_FILE = "readscale.json"
 EVIDENCE_TTL_DAYS = 30
 _BASE_NS = 1_787_000_000 * 10**9  # fixed synthetic clock origin (2026-08-17)
@@ -609,11 +610,24 @@ def _linear_slope(xs: list[int], ys: list[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx * 1000 * 1000
 
 
-def classify(home_exponent: float, session_exponent: float, threshold: float = GROWTH_EXPONENT) -> str:
-    """flat / session / home from the two fitted exponents."""
-    if home_exponent >= threshold:
+def classify(
+    home_exponent: float,
+    session_exponent: float,
+    threshold: float = GROWTH_EXPONENT,
+    *,
+    home_growth_ms: float = math.inf,
+    session_growth_ms: float = math.inf,
+    resolution_ms: float = RESOLUTION_MS,
+) -> str:
+    """flat / session / home from the two fitted exponents.
+
+    A sweep only counts as growth when its cost also rose by more than ``resolution_ms`` from the
+    smallest to the largest size: a read that costs nanoseconds (a set lookup) fits any exponent on
+    timer noise alone.
+    """
+    if home_exponent >= threshold and home_growth_ms > resolution_ms:
         return "home"
-    if session_exponent >= threshold:
+    if session_exponent >= threshold and session_growth_ms > resolution_ms:
         return "session"
     return "flat"
 
@@ -665,7 +679,7 @@ def run(
                 name=spec.name,
                 vak_function=spec.vak_function,
                 what=spec.what,
-                read_class=classify(hk, sk),
+                read_class=classify(hk, sk, home_growth_ms=hm[-1] - hm[0], session_growth_ms=sm[-1] - sm[0]),
                 home_exponent=round(hk, 3),
                 session_exponent=round(sk, 3),
                 home_slope_us_per_kturn=_r(_linear_slope(sizes, hm)),
