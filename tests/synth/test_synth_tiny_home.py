@@ -252,8 +252,30 @@ def test_routing_outcomes_and_cost_rows(home: Path) -> None:
         assert row["outcome"] in ("success", "failure", "unknown")
     for row in _rows(home / "agents/vak/cost-log.jsonl"):
         assert row["source"] == "estimated"
-        if row["provider"] == "ollama":
+        assert row["provider"] != "ollama"  # a local model is not a paid dispatch: no cost row
+        if row["provider"] == "openrouter":
             assert "usd" not in row  # no price known: omitted, not zero
+
+
+@pytest.mark.parametrize("layout", ["g2", "g1"])
+def test_one_cost_row_per_paid_dispatch(home: Path, home_g1: Path, layout: str) -> None:
+    # home.md §4.2: one row per settled paid dispatch, i.e. per execute receipt of a remote provider
+    # (a compaction's summarize receipt is not a dispatch of the run: no row)
+    h = home if layout == "g2" else home_g1
+    paid = []
+    for path in _ledgers(h):
+        for row in _rows(path):
+            if row.get("kind") == "receipt" and row["purpose"] == "execute":
+                assert len(row["attempts"]) >= 1
+                if row["provider"] != "ollama":
+                    paid.append((row["provider"], row["model"]))
+    rows = [
+        r
+        for rel in ("agents/vak/cost-log.jsonl", "cost-log.jsonl")
+        if (h / rel).exists()
+        for r in _rows(h / rel)
+    ]
+    assert sorted((r["provider"], r["model"]) for r in rows) == sorted(paid)
 
 
 def test_inbox_ids_are_fnv_of_ts_kind_title(home: Path) -> None:

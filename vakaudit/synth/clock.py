@@ -17,10 +17,12 @@ DEFAULT_START_NS = 1_785_571_200_000_000_000
 
 
 class SynthClock:
-    """A monotonic nanosecond clock that only moves when told to.
+    """A monotonic clock that only moves when told to, in nanoseconds on whole microseconds.
 
     Calling the instance (the ``clock=`` hook of ``SessionLog``) returns the current instant and then
-    moves it forward by a small deterministic step, the time vak spends between two appends.
+    moves it forward by a small deterministic step, the time vak spends between two appends. The
+    measured home is a macOS home, whose system clock has microsecond resolution, so chrono writes six
+    fraction digits there (``…02.481220Z``, as home.md's examples); a Linux vak writes nine.
     """
 
     __slots__ = ("ns", "_rng")
@@ -31,15 +33,16 @@ class SynthClock:
 
     def __call__(self) -> int:
         now = self.ns
-        self.ns += 90_000 + self._rng.randrange(400_000)
+        self.ns += (90 + self._rng.randrange(400)) * 1_000
         return now
 
     def advance_ms(self, ms: float) -> None:
         """Let ``ms`` milliseconds pass (model latency, tool run time, the user thinking)."""
-        self.ns += int(ms * 1_000_000) + self._rng.randrange(1_000)
+        self.ns += (int(ms * 1_000) + self._rng.randrange(2)) * 1_000
 
     def advance_to(self, ns: int) -> None:
         """Jump forward to ``ns`` (never backwards)."""
+        ns = -(-ns // 1_000) * 1_000
         if ns > self.ns:
             self.ns = ns
 

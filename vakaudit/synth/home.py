@@ -102,7 +102,7 @@ def plan_sessions(profile: Profile, layout: str, seed: int) -> tuple[list[_Paren
     plans: list[_ParentPlan] = []
     for i in range(parents):
         surface = rng.choices(("cli", "desktop", "telegram"), weights=(60, 30, 10))[0]
-        provider = rng.choices(("anthropic", "openai", "ollama", "openrouter"), weights=(70, 15, 10, 5))[0]
+        provider = rng.choices(("anthropic", "openai", "ollama", "openrouter"), weights=(52, 11, 32, 5))[0]
         plans.append(
             _ParentPlan(
                 turns=turns[i],

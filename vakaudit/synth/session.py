@@ -30,15 +30,17 @@ from vakaudit.synth.content import TOOL_KINDS, CapabilitySurface
 if TYPE_CHECKING:
     from vakaudit.synth.home import HomeWriter
 
-__all__ = ["SessionSpec", "SessionResult", "write_session", "MODELS"]
+__all__ = ["SessionSpec", "SessionResult", "write_session", "MODELS", "LOCAL_PROVIDERS"]
 
 MODELS = {
     # provider -> (model, USD per input token, USD per output token); None = no price known
     "anthropic": ("claude-sonnet-4-5", 3e-6, 15e-6),
     "openai": ("gpt-5-mini", 2.5e-7, 2e-6),
     "ollama": ("gemma4:e2b-mlx", None, None),
-    "openrouter": ("qwen/qwen3-coder", 4e-7, 1.6e-6),
+    "openrouter": ("qwen/qwen3-coder", None, None),  # not in the price table: cost rows without usd
 }
+
+LOCAL_PROVIDERS = frozenset({"ollama"})  # models run on the machine: no paid dispatch, no cost row
 
 _ACTS_EFFECT = ("modify", "operate", "author")
 _ACTS_OTHER = ("answer", "locate", "analyze", "converse", "verify", "orchestrate")

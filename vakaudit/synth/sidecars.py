@@ -200,23 +200,26 @@ class SideState:
         }
         if self.home.layout == "g2":
             row["tool_use_id"] = tool_use_id
-        else:
-            row["plugin"] = None
         self._activity_sink(sw).append(self._trace(row, sw))
 
     def _activity_sink(self, sw: Any) -> JsonlSink:
         return self.home.activity_root if sw.spec.surface == "telegram" else self.home.activity_log
 
     def settle(self, sw: Any, turn: Any) -> None:
-        """Cost row, routing evidence and activity-log dispatch rows of a finished run."""
-        home = self.home
-        rng = self.rng
-        ts = self.clock.ts()
-        total_in = total_out = total_cache = 0
-        usd = 0.0
-        priced = True
-        from vakaudit.synth.session import MODELS
+        """Routing evidence, activity-log dispatch rows and cost rows of a finished run.
 
+        Routing evidence: one row per attempt leg (home.md §4.1), so retries and fallbacks add rows.
+        Activity log: one ``provider`` row per dispatch (§4.4). Cost log: one row per settled paid
+        dispatch (§4.2), with that dispatch's usage; a dispatch to a local model (``ollama``) is not
+        paid and writes none (unconfirmed in vak: the spend gate is only consulted for remote
+        providers), a remote model without a known price writes its row without ``usd``.
+        """
+        home = self.home
+        ts = self.clock.ts()
+        usd = 0.0
+        from vakaudit.synth.session import LOCAL_PROVIDERS, MODELS
+
+        cost_sink = home.cost_root if sw.spec.surface == "telegram" else home.cost
         for provider, model, usage, attempts in turn.receipts:
             for a in attempts:
                 outcome = {"ok": "success", "failed": "failure", "unknown": "unknown"}.get(a["settlement"])
@@ -244,41 +247,34 @@ class SideState:
                 "duration_ms": attempts[-1]["latency_ms"],
                 "session_id": sw.spec.session_id,
             }
-            if home.layout != "g2":
-                row["plugin"] = None
             self._activity_sink(sw).append(self._trace(row, sw))
-            total_in += usage["input_tokens"]
-            total_out += usage["output_tokens"]
-            total_cache += usage.get("cache_read_input_tokens", 0)
+            if provider in LOCAL_PROVIDERS:
+                continue
+            cost: dict[str, Any] = {
+                "ts": ts,
+                "model": model,
+                "provider": provider,
+                "input_tokens": usage["input_tokens"],
+                "output_tokens": usage["output_tokens"],
+            }
+            if usage.get("cache_read_input_tokens"):
+                cost["cache_read_input_tokens"] = usage["cache_read_input_tokens"]
             price = MODELS.get(provider, (None, None, None))
-            if price[1] is None:
-                priced = False
-            else:
-                usd += usage["input_tokens"] * price[1] + usage["output_tokens"] * price[2]
+            if price[1] is not None:
+                one = usage["input_tokens"] * price[1] + usage["output_tokens"] * price[2]
+                cost["usd"] = round(one, 6)
+                usd += one
+            cost["source"] = "estimated"
+            cost["session_id"] = sw.spec.session_id
+            cost_sink.append_at(self._trace(cost, sw), self.clock.ns)
         if not turn.receipts:
             return
-        provider, model = turn.receipts[-1][0], turn.receipts[-1][1]
-        cost: dict[str, Any] = {
-            "ts": ts,
-            "model": model,
-            "provider": provider,
-            "input_tokens": total_in,
-            "output_tokens": total_out,
-        }
-        if total_cache:
-            cost["cache_read_input_tokens"] = total_cache
-        if priced:
-            cost["usd"] = round(usd, 6)
-        cost["source"] = "estimated"
-        cost["session_id"] = sw.spec.session_id
-        sink = home.cost_root if sw.spec.surface == "telegram" else home.cost
-        sink.append_at(self._trace(cost, sw), self.clock.ns)
+        rng = self.rng
         # day budget: alerts at 80% and 100% of the day cap, once per day
         day = self.clock.ns // _DAY_NS
         if day != self.day:
             self.day, self.day_total, self.day_alerted = day, 0.0, set()
-        if priced:
-            self.day_total += usd
+        self.day_total += usd
         cap = home.profile.day_cap_usd
         for level, share in (("eighty", 0.8), ("full", 1.0)):
             if self.day_total >= cap * share and level not in self.day_alerted:

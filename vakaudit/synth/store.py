@@ -166,6 +166,11 @@ class StoreWriter:
                         (entry_id, session_id, project_hash, ts, kind, role or "", text),
                     )
                 added += 1
+        if max_bytes is not None:
+            # FTS5 keeps its inserts in memory until the transaction ends: a savepoint released here
+            # writes them, so the size compared below is the size the commit would leave
+            db.execute("SAVEPOINT size_check")
+            db.execute("RELEASE size_check")
         if max_bytes is not None and self.size_bytes() > max_bytes:
             db.execute("ROLLBACK")
             return None
