@@ -85,7 +85,7 @@ def _print_table(report, fail_on: Severity, failing: int) -> None:  # noqa: ANN0
     head = ("SEVERITY", "CODE", "FILE", "LINE", "OFFSET", "MESSAGE")
     if rows:
         widths = [max(len(head[i]), *(len(r[i]) for r in rows)) for i in range(5)]
-        widths = [min(w, 60) for w in widths]
+        widths = [min(w, 90) for w in widths]
         typer.echo("  ".join(h.ljust(w) for h, w in zip(head[:5], widths, strict=True)) + "  " + head[5])
         for r in rows:
             cells = [c if len(c) <= w else "…" + c[-(w - 1) :] for c, w in zip(r[:5], widths, strict=True)]
