@@ -22,8 +22,9 @@ Speed: a line whose digest is confirmed by its successor's ``prev_hash`` holds e
 were hashed when the successor was appended, and vak only hashes lines it serialized itself or read
 back as valid UTF-8 JSON. Such a line is therefore neither JSON-decoded nor UTF-8-validated again:
 its envelope is read with one anchored regular expression (the envelope is serialized in a fixed
-order); its nesting depth and length are still checked (vak's writer has no depth limit). Every other line (the last one, lines around a break, lines in a layout the
-expression does not know) is fully decoded. ``deep=True`` decodes every line.
+order); its nesting depth and length are still checked (vak's writer has no depth limit). Every
+other line (the last one, lines around a break, lines in a layout the expression does not know) is
+fully decoded. ``deep=True`` decodes every line.
 
 Never writes, locks or repairs anything; no printing.
 """
@@ -71,7 +72,6 @@ _ENVELOPE = re.compile(
 _ENVELOPE_HEAD = 1024  # the envelope is matched in the line's first bytes, decoded as Latin-1
 _LEADING_ID = re.compile(rb'\s*\{\s*"id"\s*:\s*"([^"\\]{1,200})"')
 _PREV_FIELD = b'"prev_hash":"'
-_HEX = frozenset("0123456789abcdef")
 # Bracket bytes -> +1 / -1 (as signed bytes); everything but brackets and quotes deleted first.
 _DEPTH_TABLE = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 _ONE_BRACKET = bytes.maketrans(b"{}", b"[]")
@@ -202,12 +202,6 @@ def _hex_near(a: str, b: str) -> bool:
 def _near_id(a: str, b: str) -> bool:
     """Two ids of equal length differing in at most 4 characters: one was edited from the other."""
     return len(a) == len(b) and sum(x != y for x, y in zip(a, b, strict=True)) <= 4
-
-
-def _short(value: str | None, n: int = 16) -> str:
-    if value is None:
-        return "none"
-    return value if len(value) <= n else value[:n] + "…"
 
 
 def verify_ledger(
