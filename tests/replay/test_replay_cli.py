@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import BASH, FIND_TOOLS, READ, WRITE, Plan, write_ledger
+from replay_ledgers import BASH, FIND_TOOLS, READ, WRITE, Plan, write_ledger
 from typer.testing import CliRunner
 
 import vakaudit.cli

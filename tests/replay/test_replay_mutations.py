@@ -3,7 +3,7 @@ exactly the affected steps and nowhere else."""
 
 from __future__ import annotations
 
-from conftest import BASH, FIND_TOOLS, READ, SYSTEM, WRITE, Plan
+from replay_ledgers import BASH, FIND_TOOLS, READ, SYSTEM, WRITE, Plan
 
 from vakaudit.replay import iter_requests
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from conftest import BASH, FIND_TOOLS, READ, SYSTEM, WRITE, Plan
+from replay_ledgers import BASH, FIND_TOOLS, READ, SYSTEM, WRITE, Plan
 
 from vakaudit.ledger import SessionLog
 from vakaudit.ledger.projection import derive_with_plan

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import BASH, FIND_TOOLS, READ
+from replay_ledgers import BASH, FIND_TOOLS, READ
 
 from vakaudit.ledger import SessionLog
 from vakaudit.ledger.jsonenc import dumps
