@@ -17,6 +17,7 @@ Read-only, incremental, parallel, bounded:
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import io
 import json
@@ -389,6 +390,8 @@ def _run_task(home: str, out: str, gen: int, task_id: int, items: list[_Item]) -
             r.part = part
     for r in out_results:
         r.table = None
+    # a worker runs many tasks: hand freed Arrow buffers back so its memory does not ratchet up
+    pa.default_memory_pool().release_unused()
     return out_results
 
 
@@ -633,11 +636,15 @@ def scan_home(
         import multiprocessing as mp
 
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+        # forked workers share the parent's heap copy-on-write; frozen objects are never visited
+        # by the children's garbage collector, so those pages stay shared instead of being copied
+        gc.freeze()
         with ProcessPoolExecutor(max_workers=min(n_jobs, len(tasks)), mp_context=ctx) as pool:
             futs = {
                 pool.submit(_run_task, str(home_p), str(out_p), gen, task_id, task): task
                 for task_id, task in enumerate(tasks)
             }
+            gc.unfreeze()
             for fut in as_completed(futs):
                 task = futs[fut]
                 results.extend(fut.result())
