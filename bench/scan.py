@@ -7,6 +7,8 @@ Each measurement runs in a fresh child process of this one, so start-up is inclu
 
 - ``vakaudit full``: ``scan_home`` into an empty out dir: every file read, chain verified, every
   table written as Parquet (jobs = CPU count);
+- ``vakaudit ledgers only``: the same, on a home holding only the session ledgers (hard links), the
+  like-for-like peer of the queries below, which read only the ledgers;
 - ``vakaudit rescan``: the same call again on the unchanged home (incremental);
 - ``vakaudit byte share``: ``vakaudit.scan.quick.ledger_kind_bytes`` (unverified, like the queries);
 - ``duckdb fastest``: each ledger line read as one CSV column + ``regexp_extract`` of the kind;
@@ -92,6 +94,32 @@ def m_vakaudit_full(home: Path, out: Path) -> dict:
         shutil.rmtree(out)
     res = scan_home(home, out=out)
     own, kids = _peak_rss_kb()  # before the check query below, which is not part of the scan
+    kinds = dict(res.duckdb().execute("SELECT kind, sum(size_bytes) FROM entries GROUP BY kind").fetchall())
+    return {"answer": kinds, "stats": res.stats.to_dict(), "rss_at_end": [own, kids]}
+
+
+def ledgers_only(home: Path) -> Path:
+    """A home holding only the session ledgers of ``home`` (hard links: no bytes copied)."""
+    dst = home.with_name(home.name + "_ledgers_only")
+    if not dst.is_dir():
+        tmp = dst.with_name(dst.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        for src in sorted(home.glob("**/sessions/*/*.jsonl")):
+            target = tmp / src.relative_to(home)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(src, target)
+        tmp.rename(dst)
+    return dst
+
+
+def m_vakaudit_ledgers(home: Path, out: Path) -> dict:
+    from vakaudit.scan import scan_home
+
+    out = out.with_name(out.name + "_ledgers_only")
+    if out.exists():
+        shutil.rmtree(out)
+    res = scan_home(ledgers_only(home), out=out)
+    own, kids = _peak_rss_kb()
     kinds = dict(res.duckdb().execute("SELECT kind, sum(size_bytes) FROM entries GROUP BY kind").fetchall())
     return {"answer": kinds, "stats": res.stats.to_dict(), "rss_at_end": [own, kids]}
 
@@ -189,6 +217,7 @@ def m_python_orjson(home: Path, out: Path) -> dict:
 
 MEASURES = {
     "vakaudit full": m_vakaudit_full,
+    "vakaudit ledgers only": m_vakaudit_ledgers,
     "vakaudit rescan": m_vakaudit_rescan,
     "vakaudit byte share": m_vakaudit_quick,
     "duckdb fastest": m_duckdb_fastest,
@@ -200,6 +229,7 @@ MEASURES = {
 
 IMPORTS = {
     "vakaudit full": "vakaudit.scan.engine vakaudit.scan.result vakaudit.artifacts duckdb",
+    "vakaudit ledgers only": "vakaudit.scan.engine vakaudit.scan.result vakaudit.artifacts duckdb",
     "vakaudit rescan": "vakaudit.scan.engine vakaudit.scan.result vakaudit.artifacts",
     "vakaudit byte share": "vakaudit.scan.quick",
     "duckdb fastest": "duckdb",
@@ -287,7 +317,9 @@ def main() -> None:
         lines += [
             f"## {hname} home: {total / 1e6:,.0f} MB, of which {ledgers / 1e6:,.0f} MB session ledgers",
             "",
-            f"(built by `vakaudit.synth.build_home(profile='measured', {', '.join(f'{k}={v}' for k, v in HOMES[hname].items() if k != 'profile')}) `"
+            "(built by `vakaudit.synth.build_home("
+            + ", ".join(f"{k}={v!r}" for k, v in HOMES[hname].items())
+            + f", seed={SEED}, fsync=False)`"
             f"{'' if built < 1 else f' in {built:.0f} s'})",
             "",
             "| measurement | work s | MB/s (home) | MB/s (ledgers) | cold process s | peak RSS MB (+worker) | agrees |",
