@@ -32,9 +32,7 @@ def register(app: typer.Typer) -> None:
         bar = None
         progress = None
         if not quiet and sys.stderr.isatty():
-            import click
-
-            bar = click.progressbar(length=1, label="scanning", file=sys.stderr, show_pos=False)
+            bar = typer.progressbar(length=1, label="scanning", file=sys.stderr, show_pos=False)
             bar.__enter__()
 
             def progress(p) -> None:  # noqa: ANN001 - a ScanProgress
