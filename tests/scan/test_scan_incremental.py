@@ -137,7 +137,7 @@ WRITER = textwrap.dedent(
 
 def test_ledger_appended_by_another_process_gives_a_consistent_prefix(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    led = make_ledger(home / LEDGER, 400)  # a few MB, so the scan takes a while
+    led = make_ledger(home / LEDGER, 1200)  # ~6 MB: the scan lasts long enough for the writer to append
     ready, stop = tmp_path / "ready", tmp_path / "stop"
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(led), str(ready), str(stop)])
     try:
