@@ -204,6 +204,9 @@ def _split_fields_slow(raw: bytes) -> list[tuple[str, int]] | None:
     return out
 
 
+_KIND_TAGS: dict[str, bytes] = {}
+
+
 def kind_end(raw: bytes, kind: str) -> int:
     """Offset just after the envelope's ``"kind":"…"`` member, or -1.
 
@@ -213,7 +216,11 @@ def kind_end(raw: bytes, kind: str) -> int:
     i = raw.find(b'"kind":')
     if i < 0:
         return -1
-    tag = orjson.dumps(kind)
+    tag = _KIND_TAGS.get(kind)
+    if tag is None:
+        tag = orjson.dumps(kind)
+        if len(_KIND_TAGS) < 1024:
+            _KIND_TAGS[kind] = tag
     j = i + 7
     return j + len(tag) if raw.startswith(tag, j) else -1
 
@@ -286,20 +293,30 @@ def field_sizes(
 def _sizes_around(
     raw: bytes, payload: dict[str, Any], start: int, end: int, big: str
 ) -> list[tuple[str, int]] | None:
-    items = list(payload.items())
-    i_big = next(i for i, (k, _) in enumerate(items) if k == big)
     out: list[tuple[str, int]] = []
     pos = start
-    for key, value in items[:i_big]:
-        tok = _key_token(key)
-        if not raw.startswith(tok, pos):
-            return None
-        size = len(tok) + _value_len(value)
-        out.append((key, size))
-        pos += size
-    tail = [(key, _key_token(key), _value_len(value)) for key, value in items[i_big + 1 :]]
-    tail_bytes = sum(len(tok) + n for _, tok, n in tail)
-    big_tok = _key_token(big)
+    before = True
+    tail: list[tuple[str, bytes, int]] = []
+    tail_bytes = 0
+    tokens = _KEY_TOKENS
+    dumps = orjson.dumps
+    for key, value in payload.items():
+        if before and key == big:
+            before = False
+            continue
+        tok = tokens.get(key) or _key_token(key)
+        t = type(value)
+        # the value's serde_json length (as _value_len)
+        n = len(tok) + (len(str(value)) if t is int else 4 if value is None else len(dumps(value)))
+        if before:
+            if not raw.startswith(tok, pos):
+                return None
+            out.append((key, n))
+            pos += n
+        else:
+            tail.append((key, tok, n))
+            tail_bytes += n
+    big_tok = tokens.get(big) or _key_token(big)
     big_size = end - pos - tail_bytes
     if big_size <= len(big_tok) or not raw.startswith(big_tok, pos):
         return None
@@ -308,8 +325,8 @@ def _sizes_around(
     for key, tok, n in tail:
         if not raw.startswith(tok, pos):
             return None
-        out.append((key, len(tok) + n))
-        pos += len(tok) + n
+        out.append((key, n))
+        pos += n
     return out if pos == end else None
 
 
