@@ -131,3 +131,28 @@ def test_a_write_torn_inside_a_multibyte_character_is_torn_not_invalid_utf8(
     p.write_bytes(data[:cut])
     got = [(f.code.value, f.line_no) for f in verify_ledger(p)]
     assert got == [("torn_last_line", 4)]
+
+
+def test_deep_nesting_is_found_in_attested_lines_that_look_like_a_shallow_one(tmp_path: Path) -> None:
+    # A shallow and a 200-deep payload of the same length whose bytes agree at the start, middle and end:
+    # a repeat of the shallow one must not vouch for the deep one (vak's reader skips lines > 128 deep).
+    nest = "[" * 200 + "0" + "]" * 200
+    shallow, deep = "[" * 200 + "]" * 199, json.loads(nest)  # a string vs 200 nested lists
+    assert len(json.dumps(shallow, separators=(",", ":"))) == len(nest)
+
+    def message(v: object) -> dict:
+        return {"role": "user", "content": [{"type": "text", "text": "a" * 2000}, {"type": "data", "v": v},
+                                            {"type": "text", "text": "b" * 6000}]}  # fmt: skip
+
+    path = tmp_path / "s.jsonl"
+    log = SessionLog.create(path, {"session_id": "d", "created_at": "2026-09-20T10:00:00Z", "cwd": "/tmp/proj",
+                                   "contract": {"app_version": "3.5.0"}}, fsync=False)  # fmt: skip
+    for v in (shallow, deep, shallow, deep, shallow):  # lines 2-6; 3 and 5 are too deep
+        log.append_message(message(v))
+    log.append_message({"role": "assistant", "content": [{"type": "text", "text": "done"}]})
+    log.close()
+    raw = path.read_bytes().split(b"\n")
+    assert len(raw[1]) == len(raw[2]) and raw[1][-64:] == raw[2][-64:]
+    for d in (False, True):
+        got = [(f.code.value, f.line_no) for f in verify_ledger(path, deep=d)]
+        assert got == [("nesting_too_deep", 3), ("nesting_too_deep", 5)], d

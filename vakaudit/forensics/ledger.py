@@ -192,6 +192,37 @@ def json_depth(raw: bytes) -> int:
     return depth
 
 
+# probe of a line's bytes after its envelope -> (those bytes, depth)
+_REST_DEPTH: dict[tuple, tuple[bytes, int]] = {}
+_REST_MIN = 4096
+_PROBE = 64
+
+
+def _attested_depth(raw: bytes, start: int) -> int:
+    """:func:`json_depth` of a line whose envelope the anchored expression matched; ``start`` is the
+    offset of the ``,`` or ``}`` right after the kind value.
+
+    That envelope holds strings without quotes or backslashes and leaves the parser at depth 1 outside
+    any string before ``start``, so the depth is a function of ``raw[start:]`` alone. Capability bindings repeat that
+    part byte for byte turn after turn: a repeat is recognized by a comparison of bytes (memcmp
+    speed) instead of another bracket scan. A small probe picks the candidate; equality decides.
+    """
+    n = len(raw) - start
+    if n < _REST_MIN:
+        return json_depth(raw)
+    mid = start + n // 2
+    probe = (n, raw[start : start + _PROBE], raw[mid : mid + _PROBE], raw[-_PROBE:])
+    rest = raw[start:]
+    hit = _REST_DEPTH.get(probe)
+    if hit is not None and hit[0] == rest:
+        return hit[1]
+    depth = json_depth(raw)
+    if len(_REST_DEPTH) >= 64:
+        _REST_DEPTH.clear()
+    _REST_DEPTH[probe] = (rest, depth)
+    return depth
+
+
 def _hex_near(a: str, b: str) -> bool:
     """Two 64-digit digests that differ in at most 8 digits: one was edited from the other."""
     if len(a) != 64 or len(b) != 64:
@@ -293,6 +324,7 @@ def _scan(
     p_digest: str | None = None
     p_definitive = False  # env came from a full decode
     p_bad: tuple | None = None  # (code, message, offset) when the line is bad
+    p_end = 0  # offset of the byte after the envelope's kind value (when the expression matched)
     have_pending = False
     next_progress = 1 << 20
 
@@ -405,6 +437,7 @@ def _scan(
         m = None if deep else env_match(raw[:head].decode("latin-1"))
         if m is not None and raw[-1:] == b"}":
             cur_env = m.groups()
+            cur_end = m.end() - 1  # the ',' or '}' after the kind starts the rest
             cur_definitive = False
             cur_bad = None
             cur_digest = sha(raw).hexdigest()
@@ -412,6 +445,7 @@ def _scan(
             what, val = full_check(off, raw, terminated)
             if what == "blank":
                 continue
+            cur_end = 0
             cur_definitive = True
             if what == "bad":
                 cur_env, cur_bad, cur_digest = None, val, None
@@ -422,7 +456,7 @@ def _scan(
             if p_bad is None and not p_definitive:
                 attested = cur_env is not None and cur_env[3] == p_digest
                 if attested:  # vak hashed these bytes: valid UTF-8 and JSON; the depth is still checked
-                    depth = json_depth(p_raw)
+                    depth = _attested_depth(p_raw, p_end)
                     if depth > MAX_JSON_DEPTH:
                         p_env, p_bad = None, _too_deep(depth, p_off)
                 else:
@@ -433,7 +467,7 @@ def _scan(
                         p_env = val
             settle(p_line, p_off, p_raw, p_term, p_env, p_digest, p_bad)
         p_line, p_off, p_raw, p_term = line_no, off, raw, terminated
-        p_env, p_digest, p_definitive, p_bad = cur_env, cur_digest, cur_definitive, cur_bad
+        p_env, p_digest, p_definitive, p_bad, p_end = cur_env, cur_digest, cur_definitive, cur_bad, cur_end
         have_pending = True
 
     if have_pending:
