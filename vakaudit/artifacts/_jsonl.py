@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import repeat
 from typing import IO, Any
 
 import orjson
@@ -174,13 +175,21 @@ class Col:
     def get(self, obj: dict[str, Any]) -> Any:
         return self.conv(self.source(obj))
 
-    def array(self, objs: list[dict[str, Any] | None]) -> pa.Array:
+    def array(self, objs: list[dict[str, Any] | None], has_none: bool | None = None) -> pa.Array:
         """The column for a batch of rows (None = a row that did not parse)."""
+        if has_none is None:
+            has_none = None in objs
+        src = self.source
+        vec = getattr(src, "column_of", None)
         if self.key is not None:
-            key = self.key
-            values = [None if o is None else o.get(key) for o in objs]
+            values = _key_values(objs, self.key, has_none)
+        elif vec is not None:  # a per-key size or count: the same function applied column-wise
+            values = vec(_key_values(objs, src.column_key, has_none))  # type: ignore[attr-defined]
+        elif isinstance(src, _Dig):
+            values = _key_values(objs, src.path[0], has_none)
+            for key in src.path[1:]:
+                values = [v.get(key) if isinstance(v, dict) else None for v in values]
         else:
-            src = self.source
             values = [None if o is None else src(o) for o in objs]
         type_ = self.field.type
         if self.json:
@@ -196,6 +205,25 @@ class Col:
         return pa.array([conv(v) for v in values], type=type_)
 
 
+def _key_values(objs: list[dict[str, Any] | None], key: str, has_none: bool) -> list[Any]:
+    """``obj.get(key)`` of every row (None for a row that did not parse), at C speed when all parsed."""
+    if has_none:
+        return [None if o is None else o.get(key) for o in objs]
+    return list(map(dict.get, objs, repeat(key)))  # type: ignore[arg-type]
+
+
+class _Dig:
+    """Source of a key-path column (``dig``), recognised by :meth:`Col.array` to work column-wise."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: tuple[str, ...]) -> None:
+        self.path = path
+
+    def __call__(self, obj: dict[str, Any]) -> Any:
+        return dig(obj, self.path)
+
+
 def col(name: str, type_: pa.DataType, src: Source | None = None, *, json: bool = False) -> Col:
     """Declare a column. ``src``: a key (default ``name``), a key path tuple, or a function of the row.
 
@@ -209,10 +237,7 @@ def col(name: str, type_: pa.DataType, src: Source | None = None, *, json: bool 
         def source(obj: dict[str, Any]) -> Any:
             return obj.get(key)
     elif isinstance(src, tuple):
-        path = src
-
-        def source(obj: dict[str, Any]) -> Any:
-            return dig(obj, path)
+        source = _Dig(src)
     else:
         source = src
     key = src if isinstance(src, str) else None
@@ -237,6 +262,16 @@ def utf8_len(key: str) -> Callable[[dict[str, Any]], int | None]:
         value = obj.get(key)
         return len(value.encode("utf-8", "surrogatepass")) if isinstance(value, str) else None
 
+    def column_of(values: list[Any]) -> list[int | None]:
+        return [
+            (len(v) if v.isascii() else len(v.encode("utf-8", "surrogatepass")))
+            if isinstance(v, str)
+            else None
+            for v in values
+        ]
+
+    get.column_key = key  # type: ignore[attr-defined]
+    get.column_of = column_of  # type: ignore[attr-defined]
     return get
 
 
@@ -247,6 +282,11 @@ def count_of(key: str) -> Callable[[dict[str, Any]], int | None]:
         value = obj.get(key)
         return len(value) if isinstance(value, list | dict) else None
 
+    def column_of(values: list[Any]) -> list[int | None]:
+        return [len(v) if isinstance(v, list | dict) else None for v in values]
+
+    get.column_key = key  # type: ignore[attr-defined]
+    get.column_of = column_of  # type: ignore[attr-defined]
     return get
 
 
@@ -303,6 +343,12 @@ def iter_lines(f: IO[bytes], start_offset: int = 0) -> Iterator[Line]:
 
     Line numbers stay absolute too: the prefix before ``start_offset`` is only counted, not parsed.
     """
+    for t in _iter_raw_lines(f, start_offset):
+        yield Line(*t)
+
+
+def _iter_raw_lines(f: IO[bytes], start_offset: int = 0) -> Iterator[tuple[int, int, bytes, int]]:
+    """:func:`iter_lines` as plain ``(line_no, offset, raw, term_len)`` tuples (the per-row hot path)."""
     line_no = _count_newlines(f, start_offset) + 1 if start_offset else 1
     f.seek(start_offset)
     offset = start_offset
@@ -312,8 +358,9 @@ def iter_lines(f: IO[bytes], start_offset: int = 0) -> Iterator[Line]:
         if not chunk:
             break
         start = 0
+        find = chunk.find
         while True:
-            nl = chunk.find(b"\n", start)
+            nl = find(b"\n", start)
             if nl < 0:
                 if start < len(chunk):
                     pending.append(chunk[start:])
@@ -325,12 +372,12 @@ def iter_lines(f: IO[bytes], start_offset: int = 0) -> Iterator[Line]:
             if raw.endswith(b"\r"):
                 raw = raw[:-1]
                 term = 2
-            yield Line(line_no, offset, raw, term)
+            yield line_no, offset, raw, term
             offset += len(raw) + term
             line_no += 1
             start = nl + 1
     if pending:
-        yield Line(line_no, offset, b"".join(pending), 0)
+        yield line_no, offset, b"".join(pending), 0
 
 
 # --------------------------------------------------------------------------- findings
@@ -369,6 +416,10 @@ def unterminated(ctx: ReadContext, line: Line) -> Finding:
         Severity.INFO,
         "last line has no line terminator but parses (a write may be in flight)",
     )
+
+
+_loads = orjson.loads
+_JSONDecodeError = orjson.JSONDecodeError
 
 
 def decode_object(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
@@ -487,23 +538,34 @@ def read_jsonl(ctx: ReadContext, spec: RowSpec, batch_rows: int = BATCH_ROWS) ->
         fixed = [[ctx.rel_path] * n, [ctx.home_scope] * n, line_nos, offsets, sizes]
         fixed += [[v] * n for v in per_file]
         arrays = [pa.array(list(v), type=t) for v, t in zip(fixed, common_types, strict=True)]
-        arrays += [c.array(objs) for c in columns]
+        has_none = None in objs
+        arrays += [c.array(objs, has_none) for c in columns]
         objs.clear()
         where.clear()
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     with ctx.open() as f:
-        for line in iter_lines(f, ctx.start_offset):
-            obj, why = decode_object(line.raw)
+        for t in _iter_raw_lines(f, ctx.start_offset):
+            line_no, offset, raw, term_len = t
+            try:
+                obj = _loads(raw)
+            except _JSONDecodeError:
+                obj = None
+            if type(obj) is dict:
+                why = None
+            else:  # the reason, exactly as decode_object words it
+                obj, why = decode_object(raw)
+            line = None
             if obj is not None and prepare is not None:
+                line = Line(*t)
                 obj = prepare(obj, ctx, line)
                 why = "not a record of this kind" if obj is None else None
             if obj is None:
-                ctx.emit(unparseable(ctx, line, why or "unparseable"))
-            elif line.term_len == 0:
-                ctx.emit(unterminated(ctx, line))
+                ctx.emit(unparseable(ctx, line or Line(*t), why or "unparseable"))
+            elif term_len == 0:
+                ctx.emit(unterminated(ctx, line or Line(*t)))
             objs.append(obj)
-            where.append((line.line_no, line.offset, line.size))
+            where.append((line_no, offset, len(raw) + term_len))
             if len(objs) >= batch_rows:
                 yield cut()
     if objs:
