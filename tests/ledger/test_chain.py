@@ -94,6 +94,21 @@ def test_broken_lines_are_listed_comma_separated() -> None:
     assert "broken hash chain at line(s) 2, 3, 4:" in v.finish()[0]
 
 
+def test_link_agrees_with_entry_with_and_without_a_given_digest() -> None:
+    l1, l2, l3 = _spec_lines()
+    bad = Entry.from_line(l2).replace(prev_hash="f" * 64).to_line()
+    lines = [l1, l2, l3, bad, l3]
+    a, b, c = ChainVerifier("p"), ChainVerifier("p"), ChainVerifier("p")
+    for i, raw in enumerate(lines, 1):
+        prev = Entry.from_line(raw).prev_hash
+        want = a.entry(i, raw, prev).status
+        assert b.link(i, raw, prev) == want
+        assert c.link(i, raw, prev, hashlib.sha256(raw).hexdigest()) == want
+        assert a.expected == b.expected == c.expected == b.tail_hash == c.tail_hash
+    assert a.broken_lines == b.broken_lines == c.broken_lines == [4, 5]
+    assert a.finish() == b.finish() == c.finish()
+
+
 # -- chain.rs (JSONL version) -------------------------------------------------------------------
 
 

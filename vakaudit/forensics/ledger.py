@@ -289,6 +289,8 @@ def _scan(
     fd, size, rel, report, add, deep, long_line_bytes, progress, on_entry
 ) -> tuple[list[int], list[str]]:  # noqa: ANN001, C901
     verifier = ChainVerifier(rel)
+    link = verifier.link
+    BROKEN, UNCHAINED = LineStatus.BROKEN, LineStatus.UNCHAINED  # noqa: N806
     sha = _sha256
     env_match = _ENVELOPE.match
     head = _ENVELOPE_HEAD
@@ -364,14 +366,14 @@ def _scan(
         ident, parent, ts, prev, kind = env
         if digest is None:
             digest = sha(raw).hexdigest()
-        check = verifier.entry(line_no, raw, prev, digest)
-        status = check.status
-        if status is LineStatus.BROKEN:
+        expected = verifier.expected
+        status = link(line_no, raw, prev, digest)
+        if status is BROKEN:
             assert last_entry is not None
             fo = raw.find(_PREV_FIELD)
             breaks.append(_Break(line_no, off, off + fo + len(_PREV_FIELD) if fo >= 0 else None, ident, parent,
-                                 prev, check.expected, last_entry[0], last_entry[1], last_entry[2]))  # fmt: skip
-        elif status is LineStatus.UNCHAINED:
+                                 prev, expected, last_entry[0], last_entry[1], last_entry[2]))  # fmt: skip
+        elif status is UNCHAINED:
             if unchained_runs and unchained_runs[-1][2] == (last_entry[0] if last_entry else -1):
                 run = unchained_runs[-1]
                 run[2] = line_no
@@ -399,7 +401,9 @@ def _scan(
                 ident, expected="a known kind", actual=kind)  # fmt: skip
         elif kind == "work":
             work_lines.append(line_no)
-        if len(ts) == 24 and ts[19] == "." and ts[-1] == "Z":  # vak's usual millisecond form
+        if len(ts) == 30 and ts[19] == "." and ts[-1] == "Z":  # nanoseconds: the key is the text
+            key = ts[:29]
+        elif len(ts) == 24 and ts[19] == "." and ts[-1] == "Z":  # vak's usual millisecond form
             key = ts[:23] + "000000"
         else:
             key = _ts_key(ts)
@@ -456,7 +460,10 @@ def _scan(
             if p_bad is None and not p_definitive:
                 attested = cur_env is not None and cur_env[3] == p_digest
                 if attested:  # vak hashed these bytes: valid UTF-8 and JSON; the depth is still checked
-                    depth = _attested_depth(p_raw, p_end)
+                    if len(p_raw) - p_end < _REST_MIN:
+                        depth = json_depth(p_raw)
+                    else:
+                        depth = _attested_depth(p_raw, p_end)
                     if depth > MAX_JSON_DEPTH:
                         p_env, p_bad = None, _too_deep(depth, p_off)
                 else:

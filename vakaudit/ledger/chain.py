@@ -221,8 +221,10 @@ class ChainVerifier:
         """Add a caller's warning in line order (before the two chain summaries)."""
         self._warnings.append(warning)
 
-    def link(self, line_no: int, raw: bytes, prev_hash: str | None) -> LineStatus:
-        """Rules 3–6 like :meth:`entry`, returning only the status (the fast path for bulk readers)."""
+    def link(self, line_no: int, raw: bytes, prev_hash: str | None, digest: str | None = None) -> LineStatus:
+        """Rules 3–6 like :meth:`entry`, returning only the status (the fast path for bulk readers).
+
+        ``digest``: the line's digest when the caller already computed it (not recomputed)."""
         exp = self.expected
         if exp is None:
             status = LineStatus.UNCHECKED
@@ -234,7 +236,7 @@ class ChainVerifier:
             self.broken_lines.append(line_no)
         else:
             status = LineStatus.CHAIN_OK
-        self.expected = self.tail_hash = _sha256(raw).hexdigest()
+        self.expected = self.tail_hash = _sha256(raw).hexdigest() if digest is None else digest
         return status
 
     def entry(self, line_no: int, raw: bytes, prev_hash: str | None, digest: str | None = None) -> LineCheck:
