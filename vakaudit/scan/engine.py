@@ -63,6 +63,26 @@ MANIFEST_FORMAT = 2
 SIDE_PART_BYTES = 1 << 20  # side files at least this big get their own Parquet part (flat parent memory)
 MERGED_PARTS = frozenset({"all.parquet", "walk.parquet", "files.parquet"})
 PARQUET_COMPRESSION = "zstd"
+# entries columns with few distinct values per file; ids, digests and numbers skip the dictionary
+# (it would fall back to plain encoding anyway, after costing time): ~20 % less Parquet CPU
+ENTRIES_DICTIONARY_COLUMNS = [
+    "rel_path",
+    "session_id",
+    "agent_id",
+    "workspace_key",
+    "kind",
+    "chain_status",
+    "role",
+    "control",
+    "model",
+    "provider",
+    "stop_reason",
+    "activity_kind",
+    "activity_label",
+    "purpose",
+    "app_version",
+    "system_prompt_sha256",
+]
 SMALL_TASK_FILES = 256
 SMALL_TASK_BYTES = 16 << 20
 INLINE_BYTES = 8 << 20
@@ -225,7 +245,10 @@ def _scan_ledger(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
                 if writer is None:
                     part = f"entries/{_file_key(it.rel_path)}-{gen}.parquet"
                     writer = pq.ParquetWriter(
-                        os.path.join(out, part), batch.schema, compression=PARQUET_COMPRESSION
+                        os.path.join(out, part),
+                        batch.schema,
+                        compression=PARQUET_COMPRESSION,
+                        use_dictionary=ENTRIES_DICTIONARY_COLUMNS,
                     )
                 writer.write_batch(batch)
         finally:
@@ -488,7 +511,7 @@ def _plan(
 
 
 def _group(items: list[_Item]) -> list[list[_Item]]:
-    """Tasks: one per session ledger (largest first), small side files bundled."""
+    """Tasks: one per session ledger, small side files bundled; the costliest first."""
     ledgers = sorted((i for i in items if i.kind == LEDGER_KIND), key=lambda i: -i.size)
     tasks: list[list[_Item]] = [[i] for i in ledgers]
     bundle: list[_Item] = []
@@ -504,7 +527,14 @@ def _group(items: list[_Item]) -> list[list[_Item]]:
             bundle, size = [], 0
     if bundle:
         tasks.append(bundle)
+    # longest first, so the pool's last tasks are short and both workers finish together
+    tasks.sort(key=lambda task: -sum(i.size * _COST_PER_BYTE.get(i.kind, 2.0) for i in task))
     return tasks
+
+
+# CPU per byte relative to a session ledger (measured on the synthetic homes): checkpoints are mostly
+# base64 skipped at memchr speed, small-row JSONL sidecars cost a Python step per short row
+_COST_PER_BYTE = {LEDGER_KIND: 1.0, "checkpoints": 0.2, "store_db": 0.3}
 
 
 def _prune_parts(out: Path, files: dict[str, dict[str, Any]], keep: set[str], *, sweep: bool = True) -> None:
