@@ -131,3 +131,26 @@ def test_a_renamed_checkpoint_manifest_is_a_mismatch(built: Path, tmp_path: Path
     target = manifest.with_name("0042.json")
     manifest.rename(target)
     assert _codes(home) == {("checkpoint_mismatch", target.relative_to(home).as_posix())}
+
+
+def test_ledgers_verified_in_two_worker_processes(built: Path, tmp_path: Path) -> None:
+    home = _copy(built, tmp_path)
+    ledgers = sorted(p for p in home.rglob("*.jsonl") if p.parent.parent.name == "sessions")
+    assert len(ledgers) >= 2
+    path = next(home.rglob("routing-evidence.jsonl"))  # a lost routing row: a receipt unaccounted
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:3] + lines[4:]))
+    victim = ledgers[-1]  # one payload byte of line 2 changed: line 3's prev_hash no longer matches it
+    raw = victim.read_bytes()
+    end2 = raw.index(b"\n", raw.index(b"\n") + 1)
+    at = max(raw.rfind(bytes([c]), 0, end2) for c in b"abcdefghijklmnopqrstuvwxyz")  # last letter of line 2
+    victim.write_bytes(raw[:at] + raw[at : at + 1].upper() + raw[at + 1 :])
+    progress: list[str] = []
+    report = verify_home(home, jobs=2, progress=lambda rel, size: progress.append(rel))
+    got = {(f.code.value, f.rel_path, f.line_no) for f in report.findings if f.severity.value != "info"}
+    rel = victim.relative_to(home).as_posix()
+    assert ("line_modified", rel, 2) in got
+    assert {c for c, _, _ in got} == {"receipt_unaccounted", "line_modified"}
+    assert report.ledger_count == len(ledgers)
+    assert set(progress) >= {p.relative_to(home).as_posix() for p in ledgers}
+    assert report.to_dict() == verify_home(home, jobs=1).to_dict()

@@ -41,9 +41,11 @@ from vakaudit.forensics._io import open_evidence
 from vakaudit.forensics.policy import severity_of
 from vakaudit.ledger import parse_ts
 
-__all__ = ["CrossCollector"]
+__all__ = ["CrossCollector", "RAW_KINDS"]
 
 C = FindingCode
+#: The entry kinds whose line bytes the ledger hook reads; for every other kind it uses only the envelope.
+RAW_KINDS = frozenset({"receipt", "header"})
 _OUTCOME = {"ok": "success", "failed": "failure", "unknown": "unknown"}
 # entry kinds store.db indexes (home.md §8.1): schema v1, and v2 which adds intent and turn_card
 _INDEXED_KINDS_V1 = frozenset({"header", "message", "compaction", "receipt", "goal", "activity", "work"})
@@ -112,7 +114,7 @@ class CrossCollector:
 
         def on_entry(line_no: int, entry_id: str, kind: str, parent_id: str | None, raw: bytes) -> None:
             entries.setdefault(entry_id, (session_id, kind, rel_path, line_no))
-            if kind == "receipt" or kind == "header":
+            if kind in RAW_KINDS:
                 try:
                     body = orjson.loads(raw)
                 except orjson.JSONDecodeError:

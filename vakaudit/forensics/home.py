@@ -19,12 +19,15 @@ from typing import Any
 
 from vakaudit.artifacts import ReadContext
 from vakaudit.findings import Finding, FindingCode, Severity
-from vakaudit.forensics.crosscheck import CrossCollector
+from vakaudit.forensics.crosscheck import RAW_KINDS, CrossCollector
 from vakaudit.forensics.ledger import LedgerReport, verify_ledger
 from vakaudit.forensics.policy import TornPolicy, regrade, severity_of
 from vakaudit.scan import detect_layout, iter_home_files, resolve_home
 
-__all__ = ["HomeReport", "verify_home"]
+__all__ = ["HomeReport", "verify_home", "PARALLEL_MIN_BYTES"]
+
+#: Below this many bytes of session ledgers, :func:`verify_home` verifies them in this process.
+PARALLEL_MIN_BYTES = 32 << 20
 
 _CHECKPOINT_MANIFEST = re.compile(r"(?:^|/)checkpoints/[^/]+/\d+\.json$")
 
@@ -84,16 +87,21 @@ def verify_home(
     cross: bool = True,
     since: dict | None = None,
     progress: Callable[[str, int], None] | None = None,
+    jobs: int | None = None,
 ) -> HomeReport:
     """Verify every file of ``home`` (None: ``$VAK_HOME`` or the platform home).
 
     ``since``: a seal (:func:`vakaudit.forensics.seal.read_seal`) to prove append-only growth against.
-    ``progress(rel_path, size_bytes)`` is called before each file is verified. Raises
+    ``progress(rel_path, size_bytes)`` is called before each file is verified (for session ledgers
+    verified in worker processes: as each one is done). ``jobs``: worker processes for the session
+    ledgers (default: one per core when the ledgers hold at least :data:`PARALLEL_MIN_BYTES`, else
+    none); the report is the same whatever the number. Raises
     :class:`~vakaudit.errors.HomeNotFoundError` when the home is not a directory.
     """
     root = resolve_home(home)
     files = list(iter_home_files(root))
     layout = detect_layout(root, files)
+    done = _verify_ledgers_parallel(root, files, torn, deep, cross, progress, jobs)
     report = HomeReport(layout=layout, torn=torn, file_count=len(files))
     out = report.findings
     if layout == "g3":
@@ -107,11 +115,18 @@ def verify_home(
             continue
         name = hf.kind.name
         if name == "session_ledger":
-            if progress is not None:
-                progress(hf.rel_path, hf.size_bytes)
             sid = hf.session_id or Path(hf.rel_path).stem
-            rep = verify_ledger(root / hf.rel_path, hf.rel_path, torn=torn, deep=deep,
-                                on_entry=collector.ledger_hook(hf.rel_path, sid) if cross else None)  # fmt: skip
+            if hf.rel_path in done:  # verified by a worker: replay its entries into the collector
+                rep, calls = done.pop(hf.rel_path)
+                if cross:
+                    hook = collector.ledger_hook(hf.rel_path, sid)
+                    for call in calls:
+                        hook(*call)
+            else:
+                if progress is not None:
+                    progress(hf.rel_path, hf.size_bytes)
+                rep = verify_ledger(root / hf.rel_path, hf.rel_path, torn=torn, deep=deep,
+                                    on_entry=collector.ledger_hook(hf.rel_path, sid) if cross else None)  # fmt: skip
             report.ledgers.append(rep)
             report.ledger_count += 1
             report.bytes_verified += rep.size_bytes
@@ -135,6 +150,53 @@ def verify_home(
         out.extend(regrade(f, torn) for f in verify_since(root, since))
     out.sort(key=lambda f: (f.rel_path or "", f.line_no if f.line_no is not None else 0, f.code))
     return report
+
+
+def _verify_ledgers_parallel(root, files, torn, deep, cross, progress, jobs) -> dict[str, tuple]:  # noqa: ANN001
+    """Verify the session ledgers in worker processes, largest first: ``{rel_path: (report, calls)}``.
+
+    ``calls`` are the ``on_entry`` calls of the ledger in file order (line bytes only for
+    :data:`~vakaudit.forensics.crosscheck.RAW_KINDS`), replayed into the collector in the walk's order,
+    so the cross checks see exactly what a verification in this process would have fed them. Empty
+    when the ledgers are verified in this process."""
+    ledgers = [hf for hf in files if hf.readable and hf.kind.name == "session_ledger"]
+    n = jobs if jobs is not None else (os.cpu_count() or 1)
+    if jobs is None and sum(hf.size_bytes for hf in ledgers) < PARALLEL_MIN_BYTES:
+        n = 1
+    n = min(n, len(ledgers))
+    if n < 2:
+        return {}
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+    order = sorted(ledgers, key=lambda hf: -hf.size_bytes)  # the largest first: no long ledger starts last
+    done: dict[str, tuple] = {}
+    with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
+        futs = {pool.submit(_verify_one, str(root / hf.rel_path), hf.rel_path, torn, deep, cross): hf
+                for hf in order}  # fmt: skip
+        for fut in as_completed(futs):
+            hf = futs[fut]
+            try:
+                done[hf.rel_path] = fut.result()
+            except Exception:  # noqa: BLE001 - a lost worker: that ledger is verified in this process
+                continue
+            if progress is not None:
+                progress(hf.rel_path, hf.size_bytes)
+    return done
+
+
+def _verify_one(path: str, rel_path: str, torn: TornPolicy, deep: bool, cross: bool) -> tuple:
+    """One ledger in a worker: its report and its ``on_entry`` calls."""
+    calls: list[tuple] = []
+    if cross:
+        add = calls.append
+
+        def on_entry(line_no: int, entry_id: str, kind: str, parent_id: str | None, raw: bytes) -> None:
+            add((line_no, entry_id, kind, parent_id, raw if kind in RAW_KINDS else b""))
+
+    rep = verify_ledger(path, rel_path, torn=torn, deep=deep, on_entry=on_entry if cross else None)
+    return rep, calls
 
 
 def _read_rows(root: Path, hf: Any) -> tuple[list[dict], list[Finding]]:
