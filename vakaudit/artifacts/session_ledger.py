@@ -832,7 +832,7 @@ class LedgerScanner:
             sp_bytes,
         ) = cols
         ts_at = [_parse_ts(t) for t in ts]
-        chain_ok = [_CHAIN_OK.get(LineStatus(s)) if s in _STATUS_VALUES else None for s in status]
+        chain_ok = list(map(_CHAIN_OK_BY_VALUE.get, status))
         arrays = {
             "rel_path": pa.array([self.rel_path] * n, pa.string()),
             "session_id": pa.array([self.session_id] * n, pa.string()),
@@ -886,7 +886,7 @@ class LedgerScanner:
         )
 
 
-_STATUS_VALUES = frozenset(s.value for s in LineStatus)
+_CHAIN_OK_BY_VALUE: dict[str | None, bool] = {s.value: ok for s, ok in _CHAIN_OK.items()}
 # columns after (offset … status) that a blank/unparseable row leaves null: turn_no … app_version
 _NONE_TAIL = (None,) * 23
 
