@@ -156,3 +156,13 @@ def test_deep_nesting_is_found_in_attested_lines_that_look_like_a_shallow_one(tm
     for d in (False, True):
         got = [(f.code.value, f.line_no) for f in verify_ledger(path, deep=d)]
         assert got == [("nesting_too_deep", 3), ("nesting_too_deep", 5)], d
+
+
+def test_an_entry_that_is_its_own_parent_is_a_cycle(sample_homes: Path, tmp_path: Path) -> None:
+    lines = _lines(sample_homes)
+    e = json.loads(lines[3])
+    assert e["parent_id"] is not None
+    old, new = f'"parent_id":"{e["parent_id"]}"', f'"parent_id":"{e["id"]}"'
+    lines[3] = lines[3].replace(old.encode(), new.encode())
+    got = {(f.code.value, f.line_no) for f in verify_ledger(_write(tmp_path, lines))}
+    assert {("parent_cycle", 4), ("line_modified", 4)} <= got

@@ -390,7 +390,7 @@ def _scan(
         parents[ident] = parent
         if parent is not None:
             has_child.add(parent)
-            if parent not in ids:
+            if parent not in ids or parent == ident:  # (its own parent: in ids, and a cycle)
                 late_parents.append((line_no, off, ident, parent))
         if not first_entry_line:
             first_entry_line = line_no
@@ -599,9 +599,11 @@ def _tree_findings(report, ids, id_lines, parents, has_child, late_parents, bad_
             continue  # the parent is on a line that could not be read: reported there
         add(C.ORPHAN_PARENT, f"parent {parent} is in no line of the file", line_no, off, ident,
             expected=parent, actual=None)  # fmt: skip
-    # cycles (a hand edit, or an id collision whose parent is the tail itself)
+    # cycles (a hand edit, or an id collision whose parent is the tail itself). Without a duplicate id
+    # every id is on one line, and a parent seen before its child is on an earlier line: links that
+    # all point to earlier lines cannot close a cycle. Only a late parent or a duplicate id can.
     state: dict[str, int] = {}  # 1 = on the current path, 2 = done
-    for start in parents:
+    for start in parents if late_parents or len(id_lines) != report.entry_count else ():
         if start in state:
             continue
         path: list[str] = []
