@@ -92,16 +92,15 @@ def verify_home(
     """Verify every file of ``home`` (None: ``$VAK_HOME`` or the platform home).
 
     ``since``: a seal (:func:`vakaudit.forensics.seal.read_seal`) to prove append-only growth against.
-    ``progress(rel_path, size_bytes)`` is called before each file is verified (for session ledgers
-    verified in worker processes: as each one is done). ``jobs``: worker processes for the session
-    ledgers (default: one per core when the ledgers hold at least :data:`PARALLEL_MIN_BYTES`, else
-    none); the report is the same whatever the number. Raises
+    ``progress(rel_path, size_bytes)`` is called before each file is verified (a session ledger verified
+    by a worker process: when its result is taken, after the other files). ``jobs``: worker processes
+    for the session ledgers (default: one per core when the ledgers hold at least
+    :data:`PARALLEL_MIN_BYTES`, else none); the report is the same whatever the number. Raises
     :class:`~vakaudit.errors.HomeNotFoundError` when the home is not a directory.
     """
     root = resolve_home(home)
     files = list(iter_home_files(root))
     layout = detect_layout(root, files)
-    done = _verify_ledgers_parallel(root, files, torn, deep, cross, progress, jobs)
     report = HomeReport(layout=layout, torn=torn, file_count=len(files))
     out = report.findings
     if layout == "g3":
@@ -109,22 +108,24 @@ def verify_home(
                            "a G3 tenant-store home: its segmented record chains are not plain JSONL and are not "
                            "verified here"))  # fmt: skip
     collector = CrossCollector()
-    for hf in files:
+
+    def visit(hf: Any) -> None:
         out.extend(regrade(f, torn) for f in hf.findings)
         if not hf.readable:
-            continue
+            return
         name = hf.kind.name
         if name == "session_ledger":
+            if progress is not None:
+                progress(hf.rel_path, hf.size_bytes)
             sid = hf.session_id or Path(hf.rel_path).stem
-            if hf.rel_path in done:  # verified by a worker: replay its entries into the collector
-                rep, calls = done.pop(hf.rel_path)
+            done = _take(pending.pop(hf.rel_path, None))
+            if done is not None:  # verified by a worker: replay its entries into the collector
+                rep, calls = done
                 if cross:
                     hook = collector.ledger_hook(hf.rel_path, sid)
                     for call in calls:
                         hook(*call)
             else:
-                if progress is not None:
-                    progress(hf.rel_path, hf.size_bytes)
                 rep = verify_ledger(root / hf.rel_path, hf.rel_path, torn=torn, deep=deep,
                                     on_entry=collector.ledger_hook(hf.rel_path, sid) if cross else None)  # fmt: skip
             report.ledgers.append(rep)
@@ -141,6 +142,21 @@ def verify_home(
             collector.store_dbs.append((hf.rel_path, root / hf.rel_path))
         elif cross and name == "checkpoints" and _CHECKPOINT_MANIFEST.search(hf.rel_path):
             collector.add_checkpoint(hf.rel_path, root / hf.rel_path)
+
+    pool, pending = _start_workers(root, files, torn, deep, cross, jobs)
+    try:
+        # While the workers verify the ledgers, this process reads the other files; the ledgers are then
+        # taken in walk order (the collector's ledger side and its sidecar side are independent, and
+        # findings are sorted by file at the end, so the report is the same as in one pass).
+        for hf in files:
+            if hf.rel_path not in pending:
+                visit(hf)
+        for hf in files:
+            if hf.rel_path in pending:
+                visit(hf)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     if cross:
         out.extend(regrade(f, torn) for f in collector.findings())
         report.cross_checks = collector.ran()
@@ -152,38 +168,40 @@ def verify_home(
     return report
 
 
-def _verify_ledgers_parallel(root, files, torn, deep, cross, progress, jobs) -> dict[str, tuple]:  # noqa: ANN001
-    """Verify the session ledgers in worker processes, largest first: ``{rel_path: (report, calls)}``.
+def _start_workers(root, files, torn, deep, cross, jobs) -> tuple[Any, dict[str, Any]]:  # noqa: ANN001
+    """Submit the session ledgers to worker processes, largest first: ``(pool, {rel_path: future})``.
 
-    ``calls`` are the ``on_entry`` calls of the ledger in file order (line bytes only for
-    :data:`~vakaudit.forensics.crosscheck.RAW_KINDS`), replayed into the collector in the walk's order,
-    so the cross checks see exactly what a verification in this process would have fed them. Empty
-    when the ledgers are verified in this process."""
+    Each future gives ``(report, calls)``; ``calls`` are the ledger's ``on_entry`` calls in file order
+    (line bytes only for :data:`~vakaudit.forensics.crosscheck.RAW_KINDS`), replayed into the collector
+    in walk order, so the cross checks see exactly what a verification in this process would have fed
+    them. ``(None, {})`` when the ledgers are verified in this process."""
     ledgers = [hf for hf in files if hf.readable and hf.kind.name == "session_ledger"]
     n = jobs if jobs is not None else (os.cpu_count() or 1)
     if jobs is None and sum(hf.size_bytes for hf in ledgers) < PARALLEL_MIN_BYTES:
         n = 1
     n = min(n, len(ledgers))
     if n < 2:
-        return {}
+        return None, {}
     import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import ProcessPoolExecutor
 
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-    order = sorted(ledgers, key=lambda hf: -hf.size_bytes)  # the largest first: no long ledger starts last
-    done: dict[str, tuple] = {}
-    with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-        futs = {pool.submit(_verify_one, str(root / hf.rel_path), hf.rel_path, torn, deep, cross): hf
-                for hf in order}  # fmt: skip
-        for fut in as_completed(futs):
-            hf = futs[fut]
-            try:
-                done[hf.rel_path] = fut.result()
-            except Exception:  # noqa: BLE001 - a lost worker: that ledger is verified in this process
-                continue
-            if progress is not None:
-                progress(hf.rel_path, hf.size_bytes)
-    return done
+    pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx)
+    pending = {}
+    for hf in sorted(ledgers, key=lambda hf: -hf.size_bytes):  # the largest first: none starts last
+        args = (str(root / hf.rel_path), hf.rel_path, torn, deep, cross)
+        pending[hf.rel_path] = pool.submit(_verify_one, *args)
+    return pool, pending
+
+
+def _take(fut: Any) -> tuple | None:
+    """A worker's result; None when there is none (then the ledger is verified in this process)."""
+    if fut is None:
+        return None
+    try:
+        return fut.result()
+    except Exception:  # noqa: BLE001 - a lost worker: that ledger is verified in this process
+        return None
 
 
 def _verify_one(path: str, rel_path: str, torn: TornPolicy, deep: bool, cross: bool) -> tuple:
