@@ -94,8 +94,9 @@ def verify_home(
     ``since``: a seal (:func:`vakaudit.forensics.seal.read_seal`) to prove append-only growth against.
     ``progress(rel_path, size_bytes)`` is called before each file is verified (a session ledger verified
     by a worker process: when its result is taken, after the other files). ``jobs``: worker processes
-    for the session ledgers (default: one per core when the ledgers hold at least
-    :data:`PARALLEL_MIN_BYTES`, else none); the report is the same whatever the number. Raises
+    for the session ledgers (default: one per idle core, by the 1-minute load average, when the ledgers
+    hold at least :data:`PARALLEL_MIN_BYTES`; fewer than 2: none); the report is the same whatever the
+    number. Raises
     :class:`~vakaudit.errors.HomeNotFoundError` when the home is not a directory.
     """
     root = resolve_home(home)
@@ -176,9 +177,12 @@ def _start_workers(root, files, torn, deep, cross, jobs) -> tuple[Any, dict[str,
     in walk order, so the cross checks see exactly what a verification in this process would have fed
     them. ``(None, {})`` when the ledgers are verified in this process."""
     ledgers = [hf for hf in files if hf.readable and hf.kind.name == "session_ledger"]
-    n = jobs if jobs is not None else (os.cpu_count() or 1)
-    if jobs is None and sum(hf.size_bytes for hf in ledgers) < PARALLEL_MIN_BYTES:
+    if jobs is not None:
+        n = jobs
+    elif sum(hf.size_bytes for hf in ledgers) < PARALLEL_MIN_BYTES:
         n = 1
+    else:  # one worker per idle core: on a busy machine more processes only add the hand-over's cost
+        n = int((os.cpu_count() or 1) - os.getloadavg()[0] + 0.5)
     n = min(n, len(ledgers))
     if n < 2:
         return None, {}
