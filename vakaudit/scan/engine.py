@@ -801,12 +801,9 @@ def scan_home(
     if ledger_changed or not (out_p / "turns" / "all.parquet").is_file() or "turns" not in prev_counts:
         ledger_bytes = sum(hf.size_bytes for hf in files if hf.kind.name == LEDGER_KIND)
         if n_jobs > 1 and ledger_bytes >= DERIVE_APART_BYTES:
-            # DuckDB's working memory goes to a fresh process, not to the parent's high-water mark
-            import multiprocessing as mp
-
-            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-            with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
-                counts.update(pool.submit(_derive_turns_sessions, out_p, 1).result())
+            # DuckDB's working memory goes to fresh processes, not to the parent's high-water mark;
+            # one per core, each over its share of the ledgers
+            counts.update(_derive_apart(out_p, min(n_jobs, 4)))
         else:
             counts.update(_derive_turns_sessions(out_p, n_jobs))
     else:
@@ -929,13 +926,45 @@ def _derive_turns_sessions(out: Path, threads: int) -> dict[str, int]:
     Every part of one ledger lands in the same group (parts are named ``<file key>-<generation>``),
     so each group's aggregates are final; memory depends on the group size, not on the home.
     """
+    counts = _derive_shard(out, 0, 1)
+    for name in ("turns", "sessions"):
+        os.replace(out / name / ".derive-0.tmp", out / name / "all.parquet")
+    return counts
+
+
+def _derive_apart(out: Path, jobs: int) -> dict[str, int]:
+    """:func:`_derive_turns_sessions` in ``jobs`` fresh processes, each over a contiguous share of the
+    groups; the shares are concatenated in order, so the rows are those of one sequential pass."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        futs = [pool.submit(_derive_shard, out, i, jobs) for i in range(jobs)]
+        results = [f.result() for f in futs]
+    counts = {name: sum(r[name] for r in results) for name in ("turns", "sessions")}
+    for name, schema in (("turns", TURNS_SCHEMA), ("sessions", SESSIONS_SCHEMA)):
+        tmp = [out / name / f".derive-{i}.tmp" for i in range(jobs)]
+        with pq.ParquetWriter(out / name / ".all.parquet.tmp", schema, compression=PARQUET_COMPRESSION) as w:
+            for path in tmp:
+                w.write_table(pq.read_table(path, schema=schema))
+        for path in tmp:
+            path.unlink()
+        os.replace(out / name / ".all.parquet.tmp", out / name / "all.parquet")
+    return counts
+
+
+def _derive_shard(out: Path, shard: int, shards: int) -> dict[str, int]:
+    """Share ``shard`` of ``shards`` (contiguous, by ledger count) of the derivation, written to
+    ``<table>/.derive-<shard>.tmp``."""
     import duckdb
 
     by_file: dict[str, list[Path]] = {}
     for part in sorted((out / "entries").glob("*.parquet")):
         by_file.setdefault(part.name.rsplit("-", 1)[0], []).append(part)
     groups: list[list[Path]] = []
-    for key in sorted(by_file):
+    keys = sorted(by_file)
+    keys = keys[len(keys) * shard // shards : len(keys) * (shard + 1) // shards]
+    for key in keys:
         if not groups or len(groups[-1]) >= DERIVE_GROUP_FILES:
             groups.append([])
         groups[-1].extend(by_file[key])
@@ -945,7 +974,7 @@ def _derive_turns_sessions(out: Path, threads: int) -> dict[str, int]:
     for name, _, schema in specs:
         (out / name).mkdir(parents=True, exist_ok=True)
         writers[name] = pq.ParquetWriter(
-            out / name / ".all.parquet.tmp", schema, compression=PARQUET_COMPRESSION
+            out / name / f".derive-{shard}.tmp", schema, compression=PARQUET_COMPRESSION
         )
     con = duckdb.connect(config={"threads": 1, "memory_limit": "96MB", "preserve_insertion_order": False})
     try:
@@ -960,6 +989,4 @@ def _derive_turns_sessions(out: Path, threads: int) -> dict[str, int]:
         con.close()
         for w in writers.values():
             w.close()
-    for name, _, _ in specs:
-        os.replace(out / name / ".all.parquet.tmp", out / name / "all.parquet")
     return counts
