@@ -195,6 +195,7 @@ def json_depth(raw: bytes) -> int:
 # probe of a line's bytes after its envelope -> (those bytes, depth)
 _REST_DEPTH: dict[tuple, tuple[bytes, int]] = {}
 _REST_MIN = 4096
+_REST_MAX = 1 << 20  # the cache keeps at most 64 tails of at most this size
 _PROBE = 64
 
 
@@ -208,7 +209,7 @@ def _attested_depth(raw: bytes, start: int) -> int:
     speed) instead of another bracket scan. A small probe picks the candidate; equality decides.
     """
     n = len(raw) - start
-    if n < _REST_MIN:
+    if n < _REST_MIN or n > _REST_MAX:
         return json_depth(raw)
     mid = start + n // 2
     probe = (n, raw[start : start + _PROBE], raw[mid : mid + _PROBE], raw[-_PROBE:])
