@@ -244,21 +244,8 @@ class ChainVerifier:
 
         ``digest``: the line's digest when the caller already computed it (not recomputed)."""
         exp = self.expected
-        if exp is None:
-            status = LineStatus.UNCHECKED
-        elif prev_hash is None:
-            status = LineStatus.UNCHAINED
-            self.unchained += 1
-        elif prev_hash != exp:
-            status = LineStatus.BROKEN
-            self.broken_lines.append(line_no)
-        else:
-            status = LineStatus.CHAIN_OK
-        if digest is None:
-            digest = _sha256(raw).hexdigest()
-        self.expected = digest
-        self.tail_hash = digest
-        return LineCheck(line_no, status, digest, exp, prev_hash)
+        status = self.link(line_no, raw, prev_hash, digest)
+        return LineCheck(line_no, status, self.expected, exp, prev_hash)
 
     # -- convenience: parse and check -------------------------------------------------------------
 
