@@ -339,6 +339,101 @@ class SessionLog:
         payload["data"] = dict(sorted((data or {}).items()))
         return self.append("activity", payload, **kw)
 
+    def append_voice_transcript(self, activity_id: str, text: str, finalized: bool, **kw: Any) -> Entry:
+        """A ``voice_transcript`` activity as vak writes it (status succeeded when finalized, else
+        running; see :mod:`vakaudit.ledger.voice`)."""
+        from vakaudit.ledger.voice import voice_transcript_activity
+
+        return self.append_activity(**voice_transcript_activity(activity_id, text, finalized), **kw)
+
+    def append_voice_playback(self, activity_id: str, emitted_ms: int, interrupted: bool, **kw: Any) -> Entry:
+        """A ``voice_playback`` activity as vak writes it (status partial when interrupted)."""
+        from vakaudit.ledger.voice import voice_playback_activity
+
+        return self.append_activity(**voice_playback_activity(activity_id, emitted_ms, interrupted), **kw)
+
+    def append_child_run(self, status: str, outcome: Any = None) -> Entry:
+        """A ``child_run`` terminal marker (§4.10): ``status`` completed/failed/aborted/max_turns,
+        ``outcome`` omitted when None."""
+        payload: dict[str, Any] = {"status": status}
+        if outcome is not None:
+            payload["outcome"] = outcome
+        return self.append("child_run", payload)
+
+    def append_work(self, contract_id: str, revision: int, event: dict[str, Any]) -> Entry:
+        """Validate and append one ``work`` event (§4.8, §6.4), then promote ready items.
+
+        ``event`` is the event object (``{"kind": "item_status_changed", "item_id": …}``); the line
+        carries it under a second ``kind`` key. The work state of the active chain plus this event is
+        re-projected first; an event vak would refuse raises
+        :class:`~vakaudit.ledger.work.WorkError` (a :class:`~vakaudit.errors.CorruptError`) and nothing
+        is written. Afterwards, while the contract is active, each proposed item whose dependencies
+        all succeeded or were skipped gets ``proposed -> ready`` (attempt 0, "dependencies
+        satisfied"). Returns the entry of ``event`` itself.
+        """
+        from vakaudit.ledger.work import append_work
+
+        return append_work(self, contract_id, revision, event)
+
+    def work_projection(self) -> Any:
+        """The strict work state of the active chain (:class:`~vakaudit.ledger.work.WorkProjection`)
+        or None; raises :class:`~vakaudit.ledger.work.WorkError` if the chain holds an invalid event."""
+        from vakaudit.ledger.work import project_work
+
+        return project_work(self.chain_to_root())
+
+    def child_run_status(self) -> str | None:
+        """``status`` of the newest ``child_run`` entry on the active chain, else None."""
+        from vakaudit.ledger.work import child_run_status
+
+        return child_run_status(self.chain_to_root())
+
+    def reconcile_running_work(
+        self, live_child_sessions: Any = (), sessions_home: str | os.PathLike | None = None
+    ) -> int:
+        """Settle items left running by a restart; see :func:`vakaudit.ledger.work.reconcile_running_work`."""
+        from vakaudit.ledger.work import reconcile_running_work
+
+        return reconcile_running_work(self, live_child_sessions, sessions_home)
+
+    def plan_compaction(self, keep_recent: int, *, generation: str | None = None) -> Any:
+        """``plan_compaction(keep_recent)``: message-level in G1/G1', turn-counting in G2 (§7.1).
+
+        G3 and later plan by packets (:meth:`derive_with_plan`), so ValueError there.
+        """
+        gen = generation or self.generation
+        if gen == "g2":
+            from vakaudit.ledger.compaction import plan_turn_compaction
+
+            return plan_turn_compaction(self.chain_to_root(), keep_recent)
+        from vakaudit.ledger.projection import plan_compaction
+
+        return plan_compaction(self.chain_to_root(), keep_recent, generation=gen)
+
+    def apply_compaction(self, plan: Any, summary: str, tokens_before: int) -> Entry:
+        """Write the shape-A ``compaction`` entry of a plan from :meth:`plan_compaction` (§4.3)."""
+        return self.append(
+            "compaction",
+            {
+                "summary": summary,
+                "first_kept_entry_id": plan.first_kept_entry_id,
+                "tokens_before": tokens_before,
+                "partition": plan.partition(),
+                "reset_all": False,
+            },
+        )
+
+    def retrieve_relevant_entries(
+        self, query: str, cap: int, exclude_tail: int = 0, *, generation: str | None = None
+    ) -> list[tuple[str, dict]]:
+        """Proactive retrieval: ``(entry id, message)`` of the projected messages most relevant to
+        ``query``, best first; see :mod:`vakaudit.ledger.retrieval`."""
+        from vakaudit.ledger.retrieval import retrieve_relevant_entries
+
+        return retrieve_relevant_entries(
+            self.chain_to_root(), query, cap, exclude_tail, generation=generation or self.generation
+        )
+
     # -- navigation and folds ----------------------------------------------------------------------
 
     def branch_at(self, entry_id: str) -> None:
