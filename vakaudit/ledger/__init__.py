@@ -24,6 +24,7 @@ from vakaudit.ledger.keys import agent_sessions_home, session_path, workspace_ke
 from vakaudit.ledger.log import SessionLog
 from vakaudit.ledger.projection import Fidelity, WorkingSetPlan
 from vakaudit.ledger.turns import TurnIndex
+from vakaudit.ledger.work import WorkError, WorkItemState, WorkProjection, project_work
 
 __all__ = [
     "SessionLog",
@@ -53,4 +54,8 @@ __all__ = [
     "LockedError",
     "ExistsError",
     "CorruptError",
+    "WorkError",
+    "WorkProjection",
+    "WorkItemState",
+    "project_work",
 ]
