@@ -205,6 +205,30 @@ def test_unfinished_child_interrupts_with_its_fate(
         assert (state.status, state.blocker, state.evidence) == ("interrupted", reason, [])
 
 
+def test_child_ledger_held_by_a_live_writer_counts_as_unfinished(tmp_path: Path) -> None:
+    """vak opens the child ledger for writing: while another handle holds its lock the child's status
+    is unknown, so the item is interrupted even if a completed marker is already on disk."""
+    child_path = session_path(tmp_path, "/tmp/proj", "child-3")
+    child = new_log(child_path, {**HEADER, "session_id": "child-3"})
+    child.append_child_run("completed")
+    with new_log(tmp_path / "parent.jsonl") as log:
+        log.append_work("w", 0, created(contract("w", [item("one", owner="subagent")])))
+        log.append_work("w", 0, status("draft", "active"))
+        log.append_work("w", 0, move("one", "ready", "running", 1))
+        log.append_work(
+            "w",
+            0,
+            {"kind": "item_assigned", "item_id": "one", "owner": "subagent", "child_session_id": "child-3"},
+        )
+        assert log.reconcile_running_work((), tmp_path) == 1
+        state = log.work_projection().items["one"]
+        assert (state.status, state.blocker) == (
+            "interrupted",
+            "recovered after process restart; review before retry",
+        )
+    child.close()
+
+
 def test_live_child_stays_running_and_reconciliation_survives_a_reopen(tmp_path: Path) -> None:
     """A child reported live keeps its item running. After a reopen the work lines are read back (vak's
     own reader skips them, §2.4), so the orphan is still found."""

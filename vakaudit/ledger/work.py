@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vakaudit.errors import CorruptError
+from vakaudit.errors import CorruptError, LedgerError
 from vakaudit.ledger.keys import session_path
 
 if TYPE_CHECKING:
@@ -601,8 +601,8 @@ def _child_status(
     # vak opens the child for writing: a child still held by a live process (or missing) yields no
     # status, so its item is interrupted rather than trusted. The handle writes nothing.
     try:
-        child = SessionLog.open(path, fsync=False, strict_utf8=False)
-    except (OSError, CorruptError):
+        child = SessionLog.open(path, fsync=False)
+    except (OSError, LedgerError):  # missing, locked by a live writer, or not UTF-8
         return None
     try:
         return child_run_status(child.chain_to_root())
