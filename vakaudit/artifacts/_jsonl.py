@@ -17,10 +17,12 @@ Nothing here writes: files are read through ``ReadContext.open()`` only.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import repeat
+from itertools import accumulate, repeat
+from operator import itemgetter
 from typing import IO, Any
 
 import orjson
@@ -73,7 +75,10 @@ def parse_ts(value: Any) -> datetime | None:
 def to_json(value: Any) -> str | None:
     if value is None:
         return None
-    return orjson.dumps(value).decode()
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # nested deeper than orjson writes (it reads deeper than it writes)
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _as_str(value: Any) -> str | None:
@@ -465,7 +470,9 @@ class BatchBuilder:
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
-Prepare = Callable[[dict[str, Any], ReadContext, Line], dict[str, Any] | None]
+# reshapes one decoded object, or returns None when it is not a record of the kind; it sees the object
+# only (no line, no context), so a whole block of rows can be prepared with one ``map``
+Prepare = Callable[[dict[str, Any]], dict[str, Any] | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -517,13 +524,333 @@ class RowSpec:
         return ArtifactKind(description=doc or "", schema=self.schema, reader=self.reader(names), **fields)
 
 
-def read_jsonl(ctx: ReadContext, spec: RowSpec, batch_rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
+def read_jsonl(
+    ctx: ReadContext, spec: RowSpec, batch_rows: int = BATCH_ROWS, *, fast: bool = True
+) -> Iterator[pa.RecordBatch]:
     """One row per physical line of a JSONL sidecar, typed by ``spec``; streams from ``ctx.start_offset``.
 
     A line that does not parse (or that ``spec.prepare`` rejects) still gives a row with null fields,
-    plus a finding, so the rows' ``size_bytes`` always add up to the bytes read. Columns are built a
-    batch at a time.
+    plus a finding, so the rows' ``size_bytes`` always add up to the bytes read.
+
+    Lines are framed a read chunk at a time and decoded with one ``map``; a chunk where every line is
+    a JSON object (and a record of the kind) needs no Python per line. Any other chunk, and an
+    unterminated last line, is decoded line by line exactly as ``fast=False`` does, which keeps the
+    line-at-a-time reader (:func:`_read_jsonl_lines`, the reference the tests compare against).
+    Columns are then built a batch at a time (:func:`_batch_columns`).
     """
+    if not fast:
+        yield from _read_jsonl_lines(ctx, spec, batch_rows)
+        return
+    prepare = spec.prepare
+    schema, columns, plans = _compiled(spec)
+    fixed_values = [ctx.rel_path, ctx.home_scope] + [c.get(ctx) for c in spec.file_cols]
+    fixed_types = [f.type for f in schema][: len(fixed_values) + 3]
+    del fixed_types[2:5]  # line_no, offset_bytes, size_bytes are built per batch
+    objs: list[dict[str, Any] | None] = []
+    sizes: list[int] = []  # line bytes including the terminator
+    first = [0, 0]  # line number and offset of objs[0]
+
+    def cut(n: int) -> pa.RecordBatch:
+        line_no, offset = first
+        rows = objs[:n]
+        spans = sizes[:n]
+        del objs[:n], sizes[:n]
+        offsets = list(accumulate(spans, initial=offset))
+        first[0] = line_no + n
+        first[1] = offsets.pop()
+        arrays = [pa.repeat(pa.scalar(v, t), n) for v, t in zip(fixed_values, fixed_types, strict=True)]
+        arrays[2:2] = [
+            pa.array(list(range(line_no, line_no + n)), pa.int64()),
+            pa.array(offsets, pa.int64()),
+            pa.array(spans, pa.int64()),
+        ]
+        arrays += _batch_columns(columns, plans, rows)
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    with ctx.open() as f:
+        start = ctx.start_offset
+        line_no = _count_newlines(f, start) + 1 if start else 1
+        offset = start
+        first[:] = [line_no, offset]
+        for pieces, terminated in _iter_line_blocks(f, start):
+            vals: list[Any] | None = None
+            if terminated:
+                try:
+                    vals = list(map(_loads, pieces))
+                except _JSONDecodeError:
+                    vals = None
+                if vals is not None and set(map(type, vals)) != _DICT_ONLY:
+                    vals = None
+                if vals is not None and prepare is not None:
+                    vals = list(map(prepare, vals))
+                    if None in vals:
+                        vals = None
+            if vals is not None:  # every line a record: no finding to make, nothing per line
+                spans = [n + 1 for n in map(len, pieces)]
+                objs += vals
+                sizes += spans
+                line_no += len(pieces)
+                offset += sum(spans)
+            else:
+                for piece in pieces:
+                    term = 1 if terminated else 0
+                    raw = piece
+                    if terminated and raw.endswith(b"\r"):
+                        raw = raw[:-1]
+                        term = 2
+                    objs.append(_decode_line(ctx, spec, Line(line_no, offset, raw, term)))
+                    sizes.append(len(raw) + term)
+                    line_no += 1
+                    offset += len(raw) + term
+            while len(objs) >= batch_rows:
+                yield cut(batch_rows)
+    if objs:
+        yield cut(len(objs))
+
+
+_DICT_ONLY = {dict}
+_COMPILED: dict[int, tuple[RowSpec, pa.Schema, tuple[Col, ...], list[_Plan | None]]] = {}
+
+
+def _compiled(spec: RowSpec) -> tuple[pa.Schema, tuple[Col, ...], list[_Plan | None]]:
+    """Schema, columns and column plans of a spec, worked out once per spec (kinds read many files)."""
+    hit = _COMPILED.get(id(spec))
+    if hit is None or hit[0] is not spec:
+        columns = spec.columns
+        hit = _COMPILED[id(spec)] = (spec, spec.schema, columns, [_plan(c) for c in columns])
+    return hit[1], hit[2], hit[3]
+
+
+def _decode_line(ctx: ReadContext, spec: RowSpec, line: Line) -> dict[str, Any] | None:
+    """The row object of one line (None when it is not one), emitting the line's finding if any."""
+    raw = line.raw
+    try:
+        obj = _loads(raw)
+    except _JSONDecodeError:
+        obj = None
+    if type(obj) is dict:
+        why = None
+    else:  # the reason, exactly as decode_object words it
+        obj, why = decode_object(raw)
+    if obj is not None and spec.prepare is not None:
+        obj = spec.prepare(obj)
+        why = "not a record of this kind" if obj is None else None
+    if obj is None:
+        ctx.emit(unparseable(ctx, line, why or "unparseable"))
+    elif line.term_len == 0:
+        ctx.emit(unterminated(ctx, line))
+    return obj
+
+
+def _iter_line_blocks(f: IO[bytes], start_offset: int) -> Iterator[tuple[list[bytes], bool]]:
+    """The lines of ``f`` from ``start_offset``, a read chunk at a time: ``(lines, True)`` for the
+    LF-terminated lines completed by a chunk (LF removed, a CR kept), ``([last], False)`` for an
+    unterminated last line."""
+    f.seek(start_offset)
+    carry: list[bytes] = []  # the start of a line that continues in the next chunk
+    while True:
+        chunk = f.read(CHUNK_BYTES)
+        if not chunk:
+            break
+        pieces = chunk.split(b"\n")
+        rest = pieces.pop()
+        if not pieces:
+            carry.append(rest)
+            continue
+        if carry:
+            carry.append(pieces[0])
+            pieces[0] = b"".join(carry)
+        carry = [rest] if rest else []
+        yield pieces, True
+    if carry:
+        yield [b"".join(carry)], False
+
+
+# --------------------------------------------------------------------------- columns of a batch
+
+SHAPE_MIN_ROWS = 48  # below this many rows, columns are built by Col.array (planning would cost more)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """How :func:`_batch_columns` takes one column from the values of a top-level key."""
+
+    key: str
+    mode: str  # plain | json | ts
+    then: Callable[[list[Any]], list[Any]] | None = None  # key values -> column values (sizes, paths)
+
+
+def _plan(c: Col) -> _Plan | None:
+    """The key a column reads and how, or None for a column computed from the whole row."""
+    src = c.source
+    mode = "json" if c.json else "ts" if pa.types.is_timestamp(c.field.type) else "plain"
+    if c.key is not None:
+        return _Plan(c.key, mode)
+    vec = getattr(src, "column_of", None)
+    if vec is not None:
+        return _Plan(src.column_key, mode, vec)  # type: ignore[attr-defined]
+    if isinstance(src, _Dig):
+        rest = src.path[1:]
+
+        def then(values: list[Any]) -> list[Any]:
+            for key in rest:
+                values = [v.get(key) if isinstance(v, dict) else None for v in values]
+            return values
+
+        return _Plan(src.path[0], mode, then)
+    return None
+
+
+class _Slow(Exception):
+    """A column that needs the value-by-value coercion of :meth:`Col.array`."""
+
+
+def _batch_columns(
+    columns: tuple[Col, ...], plans: list[_Plan | None], objs: list[dict[str, Any] | None]
+) -> list[pa.Array]:
+    """The row columns of one batch, equal to ``[c.array(objs) for c in columns]``.
+
+    Dense rows (most columns' keys present) are read key by key over all rows. Sparse rows (an event
+    log whose kinds carry different fields) are first grouped by shape (their key tuple: a sidecar
+    writes few), so a key is only looked up in the rows that have it; a column is then the
+    concatenation of its per-shape arrays, put back in file order by one ``take``. A column whose
+    values are not all of its Arrow type goes through :meth:`Col.array`, which coerces value by value.
+    """
+    has_none = None in objs
+    n = len(objs)
+    if n < SHAPE_MIN_ROWS:
+        return [c.array(objs, has_none) for c in columns]
+    keys = {p.key for p in plans if p is not None}
+    parts = None
+    order = None
+    if 2 * sum(map(len, filter(None, objs))) < n * len(keys):
+        parts, order = _shape_parts(objs, has_none)
+    if parts is None:
+        parts = [_Part(n, None, objs, has_none)]
+    out = []
+    nulls: dict[Any, pa.Array] = {}
+    for c, plan in zip(columns, plans, strict=True):
+        arr = None
+        if plan is not None:
+            try:
+                arr = _plan_column(c, plan, parts, order, nulls)
+            except _Slow:
+                arr = None
+        out.append(c.array(objs, has_none) if arr is None else arr)
+    return out
+
+
+def _shape_parts(
+    objs: list[dict[str, Any] | None], has_none: bool
+) -> tuple[list[_Part] | None, pa.Array | None]:
+    """The rows grouped by key tuple, and the ``take`` indices that restore file order (None when
+    there is one group); ``(None, None)`` when there are too many shapes for grouping to pay."""
+    n = len(objs)
+    shapes = [None if o is None else tuple(o) for o in objs] if has_none else list(map(tuple, objs))
+    uniq = dict.fromkeys(shapes)
+    if len(uniq) > 8 + n // 16:
+        return None, None
+    if len(uniq) == 1:
+        groups: dict[tuple[str, ...] | None, list[int]] = {shapes[0]: []}
+    else:
+        groups = {s: [] for s in uniq}
+        for i, s in enumerate(shapes):
+            groups[s].append(i)
+    parts: list[_Part] = []
+    for shape, idx in groups.items():
+        rows = list(map(objs.__getitem__, idx)) if idx else objs
+        parts.append(_Part(len(rows), frozenset(shape or ()), rows))
+    order = None
+    if len(groups) > 1:
+        inv = [i for idx in groups.values() for i in idx]
+        order = pc.sort_indices(pa.array(inv, type=pa.int64()))
+    return parts, order
+
+
+class _Part:
+    """Rows of a batch (all of them, or those of one shape), with each key's values taken once."""
+
+    __slots__ = ("count", "has_none", "keys", "rows", "taken")
+
+    def __init__(
+        self, count: int, keys: frozenset[str] | None, rows: list[Any], has_none: bool = False
+    ) -> None:
+        self.count = count
+        self.keys = keys  # the key set of the shape; None = rows of any shape (some may be None)
+        self.rows = rows
+        self.has_none = has_none
+        self.taken: dict[str, list[Any]] = {}
+
+    def values(self, key: str) -> list[Any] | None:
+        """Every row's value of ``key`` (None for a row without it), or None when no row has it."""
+        values = self.taken.get(key)
+        if values is None:
+            if self.keys is None:
+                values = _key_values(self.rows, key, self.has_none)
+            elif key in self.keys:
+                values = list(map(itemgetter(key), self.rows))
+            else:
+                return None
+            self.taken[key] = values
+        return values
+
+
+def _plan_column(
+    c: Col, plan: _Plan, parts: list[_Part], order: pa.Array | None, nulls: dict[Any, pa.Array]
+) -> pa.Array | None:
+    type_ = c.field.type
+    mode = plan.mode
+    key = plan.key
+    n = sum(part.count for part in parts)
+    if not any(part.keys is None or key in part.keys for part in parts):  # no row has the key
+        return _nulls(nulls, n, type_)
+    part_type = type_ if mode == "plain" else pa.string()
+    # Arrow refuses every non-str JSON value for a string column and every non-bool for a bool one,
+    # so those need no type check; an int column takes floats and a float column bools: check them
+    check = None
+    if not (pa.types.is_string(part_type) or pa.types.is_boolean(part_type)):
+        check = _fast_types(type_)
+    arrays = []
+    for part in parts:
+        values = part.values(key)
+        if values is None:
+            arrays.append(_nulls(nulls, part.count, part_type))
+            continue
+        if plan.then is not None:
+            values = plan.then(values)
+        if mode == "json":
+            arrays.append(pa.array([to_json(v) for v in values], type=part_type))
+            continue
+        if check is not None and not set(map(type, values)) <= check:
+            raise _Slow
+        try:
+            arrays.append(pa.array(values, type=part_type))
+        except (OverflowError, pa.ArrowInvalid, pa.ArrowTypeError):
+            raise _Slow from None
+    arr = arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
+    if order is not None:
+        arr = arr.take(order)
+    if mode == "ts":
+        try:
+            ns = pc.cast(arr, pa.timestamp("ns", tz="UTC"))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise _Slow from None
+        return pc.cast(ns, TIMESTAMP, safe=False)
+    return arr
+
+
+def _nulls(cache: dict[Any, pa.Array], n: int, type_: pa.DataType) -> pa.Array:
+    """A null array of ``n`` values (immutable: shared by the columns of a batch)."""
+    arr = cache.get((n, type_))
+    if arr is None:
+        arr = cache[(n, type_)] = pa.nulls(n, type_)
+    return arr
+
+
+def _read_jsonl_lines(
+    ctx: ReadContext, spec: RowSpec, batch_rows: int = BATCH_ROWS
+) -> Iterator[pa.RecordBatch]:
+    """:func:`read_jsonl` one line and one column at a time: the reference the fast path must equal."""
     prepare = spec.prepare
     per_file = [c.get(ctx) for c in spec.file_cols]
     schema = spec.schema
@@ -555,15 +882,13 @@ def read_jsonl(ctx: ReadContext, spec: RowSpec, batch_rows: int = BATCH_ROWS) ->
                 why = None
             else:  # the reason, exactly as decode_object words it
                 obj, why = decode_object(raw)
-            line = None
             if obj is not None and prepare is not None:
-                line = Line(*t)
-                obj = prepare(obj, ctx, line)
+                obj = prepare(obj)
                 why = "not a record of this kind" if obj is None else None
             if obj is None:
-                ctx.emit(unparseable(ctx, line or Line(*t), why or "unparseable"))
+                ctx.emit(unparseable(ctx, Line(*t), why or "unparseable"))
             elif term_len == 0:
-                ctx.emit(unterminated(ctx, line or Line(*t)))
+                ctx.emit(unterminated(ctx, Line(*t)))
             objs.append(obj)
             where.append((line_no, offset, len(raw) + term_len))
             if len(objs) >= batch_rows:

@@ -21,18 +21,17 @@ from typing import Any
 import pyarrow as pa
 
 from vakaudit.artifacts._base import (
-    ReadContext,
     RegistryClass,
     WriteCard,
     WriteGroup,
     stem_session_id,
 )
-from vakaudit.artifacts._jsonl import FileCol, Line, RowSpec, col, count_of, file_stem, ts_cols, utf8_len
+from vakaudit.artifacts._jsonl import FileCol, RowSpec, col, count_of, file_stem, ts_cols, utf8_len
 
 _WRAPPERS = ("event", "sandbox_event")
 
 
-def _unwrap(obj: dict[str, Any], ctx: ReadContext, line: Line) -> dict[str, Any] | None:
+def _unwrap(obj: dict[str, Any]) -> dict[str, Any] | None:
     if "kind" not in obj:
         for key in _WRAPPERS:
             inner = obj.get(key)
