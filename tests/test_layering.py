@@ -10,10 +10,11 @@ PKG = Path(__file__).resolve().parent.parent / "vakaudit"
 # package -> vakaudit packages it may import (besides itself, errors and findings)
 ALLOWED = {
     "ledger": set(),
-    "artifacts": {"ledger"},
+    "_native": set(),
+    "artifacts": {"ledger", "_native"},
     "scan": {"ledger", "artifacts"},
     "analyze": {"ledger", "artifacts", "scan"},
-    "forensics": {"ledger", "artifacts", "scan"},
+    "forensics": {"ledger", "artifacts", "scan", "_native"},
     "replay": {"ledger"},
     "synth": {"ledger", "replay", "artifacts"},
     "levers": {"ledger", "synth", "scan", "analyze", "artifacts"},

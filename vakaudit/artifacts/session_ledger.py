@@ -24,6 +24,7 @@ from typing import IO, Any
 import orjson
 import pyarrow as pa
 
+from vakaudit._native import linescan
 from vakaudit.artifacts._base import (
     ArtifactKind,
     ReadContext,
@@ -113,6 +114,17 @@ _PREP_KINDS = frozenset(
 )
 
 _CHAIN_OK = {LineStatus.CHAIN_OK: True, LineStatus.BROKEN: False}
+
+
+# The native line scanner (None without the compiled extension or with VAKAUDIT_NO_NATIVE=1).
+_scan_lines = linescan.scan_lines if linescan is not None else None
+_NATIVE_FLAGS = (linescan.BODY_DIGEST | linescan.MEMBERS) if linescan is not None else 0
+# kinds whose payload facts need the decoded line; the epoch kinds need one member; the rest none
+_DECODE_KINDS = frozenset({"message", "receipt", "activity", "header", "work"})
+_EPOCH_KINDS = frozenset({"turn_capabilities_bound", "turn_capabilities_ref"})
+_NONE_FACTS = (None,) * 21  # payload_facts() of a kind with nothing to read
+_EMPTY: dict[str, Any] = {}
+_NO_BYTES = b""
 
 
 @dataclass(slots=True)
@@ -340,6 +352,79 @@ def _parse_ts(ts: str | None) -> datetime | None:
     return dt if dt.tzinfo is not None else None
 
 
+def payload_facts(kind: str, payload: dict[str, Any]) -> tuple:
+    """The ``entries`` columns read from a parsed payload, in table order: role, control, is_directive,
+    model, provider, stop_reason, the four usage token counts, tool_use_count, tool_result_count,
+    tool_result_bytes, activity_kind, activity_label, purpose, attempt_count, prefix_digest,
+    prefix_tokens, epoch, app_version."""
+    role = control = model = provider = stop_reason = None
+    it = ot = crt = cct = None
+    tu = trc = trb = None
+    act_kind = act_label = purpose = prefix_digest = app_version = None
+    attempts = prefix_tokens = epoch = None
+    directive = None
+    if kind == "message":
+        msg = payload.get("message")
+        meta = payload.get("meta")
+        if type(meta) is not dict:
+            meta = {}
+        control = _str(meta.get("control"))
+        model = _str(meta.get("model"))
+        stop_reason = _str(meta.get("stop_reason"))
+        usage = meta.get("usage")
+        if type(usage) is dict:
+            it = _int(usage.get("input_tokens"))
+            ot = _int(usage.get("output_tokens"))
+            crt = _int(usage.get("cache_read_input_tokens"))
+            cct = _int(usage.get("cache_creation_input_tokens"))
+        tu = trc = trb = 0
+        has_text = False
+        if type(msg) is dict:
+            role = _str(msg.get("role"))
+            content = msg.get("content")
+            if type(content) is list:
+                for block in content:
+                    if type(block) is not dict:
+                        continue
+                    t = block.get("type")
+                    if t == "tool_use":
+                        tu += 1
+                    elif t == "tool_result":
+                        trc += 1
+                        c = block.get("content")
+                        if type(c) is str:
+                            trb += len(c) if c.isascii() else len(c.encode("utf-8", "surrogatepass"))
+                        elif c is not None:
+                            trb += len(orjson.dumps(c))
+                    elif t == "text":
+                        has_text = True
+        directive = role == "user" and control is None and has_text and trc == 0
+    elif kind == "receipt":
+        purpose = _str(payload.get("purpose"))
+        provider = _str(payload.get("provider"))
+        model = _str(payload.get("model"))
+        pd = payload.get("prefix_digest")
+        prefix_digest = pd if type(pd) is str and pd else None
+        prefix_tokens = _int(payload.get("prefix_tokens"))
+        a = payload.get("attempts")
+        attempts = len(a) if type(a) is list else None
+    elif kind == "activity":
+        act_kind = _str(payload.get("activity_kind"))
+        act_label = _str(payload.get("label"))
+    elif kind == "turn_capabilities_bound" or kind == "turn_capabilities_ref":
+        epoch = _int(payload.get("epoch"))
+    elif kind == "header":
+        contract = payload.get("contract")
+        if type(contract) is dict:
+            app_version = _str(contract.get("app_version"))
+            provider = _str(contract.get("provider"))
+            model = _str(contract.get("model"))
+    return (
+        role, control, directive, model, provider, stop_reason, it, ot, crt, cct, tu, trc, trb,
+        act_kind, act_label, purpose, attempts, prefix_digest, prefix_tokens, epoch, app_version,
+    )  # fmt: skip
+
+
 class LedgerScanner:
     """Streams one ledger file into ``entries`` record batches, resumable from a :class:`LedgerState`.
 
@@ -370,7 +455,7 @@ class LedgerScanner:
         self._chain.expected = self.state.expected
         self._rows: list[tuple] = []
         self._head = bytearray()
-        self._last: tuple[bytes, bool] | None = None
+        self._last: tuple[bytes, int, int, bool] | None = None  # (buffer, start, stop, terminated)
 
     # -- fields accounting --------------------------------------------------------------------------
 
@@ -435,15 +520,30 @@ class LedgerScanner:
             self.bytes_read += len(chunk)
             buf = carry + chunk if carry else chunk
             pos = 0
-            while True:
-                nl = buf.find(b"\n", pos)
-                if nl < 0:
-                    break
-                self._line(buf, pos, nl + 1, offset)
-                offset += nl + 1 - pos
-                pos = nl + 1
-                if len(self._rows) >= BATCH_ROWS:
-                    yield self._flush()
+            if _scan_lines is not None:
+                while True:
+                    recs, nxt = _scan_lines(buf, pos, len(buf), BATCH_ROWS, _NATIVE_FLAGS)
+                    for rec in recs:
+                        if len(rec) == 2:
+                            self._line(buf, rec[0], rec[1] + 1, offset)
+                        else:
+                            self._plain(buf, rec, offset)
+                        offset += rec[1] + 1 - rec[0]
+                    pos = nxt
+                    if len(self._rows) >= BATCH_ROWS:
+                        yield self._flush()
+                    if not recs:
+                        break
+            else:
+                while True:
+                    nl = buf.find(b"\n", pos)
+                    if nl < 0:
+                        break
+                    self._line(buf, pos, nl + 1, offset)
+                    offset += nl + 1 - pos
+                    pos = nl + 1
+                    if len(self._rows) >= BATCH_ROWS:
+                        yield self._flush()
             carry = buf[pos:]
         if carry:
             if still_growing is not None and still_growing():
@@ -476,8 +576,8 @@ class LedgerScanner:
             )
         st.expected = self._chain.expected
         if self._last is not None:
-            raw, terminated = self._last
-            h = hashlib.sha256(raw)
+            lbuf, lstart, lstop, terminated = self._last
+            h = hashlib.sha256(lbuf[lstart:lstop])
             if terminated:
                 h.update(b"\n")
             st.last_line_sha256 = h.hexdigest()
@@ -497,7 +597,7 @@ class LedgerScanner:
         st.offset = offset + size
         terminated = buf[stop - 1] == 0x0A
         raw = buf[start : stop - 1] if terminated else buf[start:stop]
-        self._last = (raw, terminated)
+        self._last = (buf, start, stop - 1 if terminated else stop, terminated)
         if raw.endswith(b"\r"):
             raw = raw[:-1]
             self.emit(
@@ -621,70 +721,8 @@ class LedgerScanner:
                 )
             )
 
-        # payload facts
-        role = control = model = provider = stop_reason = None
-        it = ot = crt = cct = None
-        tu = trc = trb = None
-        act_kind = act_label = purpose = prefix_digest = app_version = None
-        attempts = prefix_tokens = epoch = None
-        directive = None
-        if kind == "message":
-            msg = payload.get("message")
-            meta = payload.get("meta")
-            if type(meta) is not dict:
-                meta = {}
-            control = _str(meta.get("control"))
-            model = _str(meta.get("model"))
-            stop_reason = _str(meta.get("stop_reason"))
-            usage = meta.get("usage")
-            if type(usage) is dict:
-                it = _int(usage.get("input_tokens"))
-                ot = _int(usage.get("output_tokens"))
-                crt = _int(usage.get("cache_read_input_tokens"))
-                cct = _int(usage.get("cache_creation_input_tokens"))
-            tu = trc = trb = 0
-            has_text = False
-            if type(msg) is dict:
-                role = _str(msg.get("role"))
-                content = msg.get("content")
-                if type(content) is list:
-                    for block in content:
-                        if type(block) is not dict:
-                            continue
-                        t = block.get("type")
-                        if t == "tool_use":
-                            tu += 1
-                        elif t == "tool_result":
-                            trc += 1
-                            c = block.get("content")
-                            if type(c) is str:
-                                trb += len(c) if c.isascii() else len(c.encode("utf-8", "surrogatepass"))
-                            elif c is not None:
-                                trb += len(orjson.dumps(c))
-                        elif t == "text":
-                            has_text = True
-            directive = role == "user" and control is None and has_text and trc == 0
-        elif kind == "receipt":
-            purpose = _str(payload.get("purpose"))
-            provider = _str(payload.get("provider"))
-            model = _str(payload.get("model"))
-            pd = payload.get("prefix_digest")
-            prefix_digest = pd if type(pd) is str and pd else None
-            prefix_tokens = _int(payload.get("prefix_tokens"))
-            a = payload.get("attempts")
-            attempts = len(a) if type(a) is list else None
-        elif kind == "activity":
-            act_kind = _str(payload.get("activity_kind"))
-            act_label = _str(payload.get("label"))
-        elif kind == "turn_capabilities_bound" or kind == "turn_capabilities_ref":
-            epoch = _int(payload.get("epoch"))
-        elif kind == "header":
-            contract = payload.get("contract")
-            if type(contract) is dict:
-                app_version = _str(contract.get("app_version"))
-                provider = _str(contract.get("provider"))
-                model = _str(contract.get("model"))
-        elif kind == "work":
+        facts = payload_facts(kind, payload)
+        if kind == "work":
             ev = payload.get("kind")
             if ev is not None:
                 self.emit(
@@ -700,22 +738,7 @@ class LedgerScanner:
                     )
                 )
 
-        # turn attribution (file order)
-        if directive:
-            st.turn_no += 1
-            st.turn_id = ident
-            st.in_prep = False
-            turn_no, turn_id = st.turn_no, ident
-        elif kind in _PREP_KINDS or (kind == "intent" and st.in_prep):
-            st.in_prep = True
-            turn_no, turn_id = st.turn_no + 1, None
-        elif kind == "header":
-            turn_no, turn_id = None, None
-        else:
-            st.in_prep = False
-            turn_no, turn_id = (st.turn_no or None), st.turn_id
-        if at_turn is not None:
-            turn_id = at_turn
+        turn_no, turn_id = self._turn(kind, facts[2], ident, at_turn)
 
         # bytes per payload member
         cut = kind_end(raw, kind)
@@ -747,45 +770,132 @@ class LedgerScanner:
             sp_sha, sp_bytes = hashlib.sha256(sp_raw).hexdigest(), len(sp_raw)
 
         self._rows.append(
-            (
-                offset,
-                line_no,
-                size,
-                kind,
-                ident,
-                parent,
-                ts,
-                prev,
-                check.digest,
-                status.value,
-                turn_no,
-                turn_id,
-                role,
-                control,
-                directive,
-                model,
-                provider,
-                stop_reason,
-                it,
-                ot,
-                crt,
-                cct,
-                tu,
-                trc,
-                trb,
-                act_kind,
-                act_label,
-                purpose,
-                attempts,
-                prefix_digest,
-                prefix_tokens,
-                epoch,
-                app_version,
-                body_sha,
-                sp_sha,
-                sp_bytes,
-            )
+            (offset, line_no, size, kind, ident, parent, ts, prev, check.digest, status.value, turn_no, turn_id)
+            + facts
+            + (body_sha, sp_sha, sp_bytes)
         )
+
+    def _plain(self, buf: bytes, rec: tuple, offset: int) -> None:
+        """One line the native scanner vouched for (see ``vakaudit/_native/linescan.c``): valid UTF-8
+        and JSON in vak's compact form, envelope in vak's order, LF-terminated. Same row, findings and
+        state as :meth:`_line` gives for it, without decoding what the table does not need."""
+        start, nl, digest, ident, parent, ts, prev, at_turn, kind, cut, body_sha, members = rec
+        if kind in _DECODE_KINDS:
+            if kind == "work":  # a second 'kind' key: the reference path reads the pairs in order
+                self._line(buf, start, nl + 1, offset)
+                return
+            payload = orjson.loads(buf[start:nl])
+        elif kind in _EPOCH_KINDS:
+            payload = {}
+            for key, ms, me, _canon in members:
+                if key == "epoch":
+                    payload["epoch"] = orjson.loads(buf[start + ms + 9 : start + me])  # after ,"epoch":
+        else:
+            payload = _EMPTY
+        st = self.state
+        size = nl + 1 - start
+        if offset < HEAD_ANCHOR_BYTES:
+            self._head += buf[start : start + min(size, HEAD_ANCHOR_BYTES - offset)]
+            st.head_sha256 = hashlib.sha256(self._head).hexdigest()
+        st.line_no += 1
+        line_no = st.line_no
+        st.last_line_offset = offset
+        st.offset = offset + size
+        self._last = (buf, start, nl, True)
+        chain = self._chain
+        expected = chain.expected
+        status = chain.link(line_no, _NO_BYTES, prev, digest)
+        if status is LineStatus.BROKEN:
+            self.emit(
+                Finding(
+                    FindingCode.PREV_HASH_MISMATCH,
+                    Severity.ERROR,
+                    self.rel_path,
+                    "prev_hash differs from the digest of the previous parsed line: an earlier line "
+                    "was modified after it was written",
+                    line_no=line_no,
+                    offset_bytes=offset,
+                    entry_id=ident,
+                    expected=expected,
+                    actual=prev,
+                )
+            )
+        elif status is LineStatus.UNCHAINED:
+            self.emit(
+                Finding(
+                    FindingCode.UNCHAINED_LINE,
+                    Severity.INFO,
+                    self.rel_path,
+                    "entry has no prev_hash although a line precedes it (written before hash chaining)",
+                    line_no=line_no,
+                    offset_bytes=offset,
+                    entry_id=ident,
+                )
+            )
+        if kind not in KNOWN_KINDS:
+            self.emit(
+                Finding(
+                    FindingCode.UNKNOWN_KIND,
+                    Severity.INFO,
+                    self.rel_path,
+                    f"entry kind {kind!r} is not one of the known ledger kinds",
+                    line_no=line_no,
+                    offset_bytes=offset,
+                    entry_id=ident,
+                )
+            )
+        facts = payload_facts(kind, payload) if payload else _NONE_FACTS
+        turn_no, turn_id = self._turn(kind, facts[2], ident, at_turn)
+
+        fields = self.fields
+        used = 0
+        sp_sha = sp_bytes = None
+        for key, ms, me, canon in members:
+            n = me - ms
+            acc = fields.get((kind, key))
+            if acc is None:
+                fields[(kind, key)] = [1, n]
+            else:
+                acc[0] += 1
+                acc[1] += n
+            used += n
+            if key == "system_prompt" and kind == "turn_capabilities_bound":
+                vs = start + ms + len(key) + 4  # after ,"key":
+                if buf[vs] == 0x22:  # a string: its serialized bytes (re-encoded when not canonical)
+                    sp_raw = buf[vs : start + me] if canon else orjson.dumps(orjson.loads(buf[vs : start + me]))
+                    sp_sha, sp_bytes = hashlib.sha256(sp_raw).hexdigest(), len(sp_raw)
+        self._account(kind, ENVELOPE_FIELD, size - used)
+        if kind == "header":
+            contract = payload.get("contract")
+            if type(contract) is dict and type(contract.get("system_prompt")) is str:
+                sp_raw = orjson.dumps(contract["system_prompt"])
+                sp_sha, sp_bytes = hashlib.sha256(sp_raw).hexdigest(), len(sp_raw)
+
+        self._rows.append(
+            (offset, line_no, size, kind, ident, parent, ts, prev, digest, status.value, turn_no, turn_id)
+            + facts
+            + (body_sha, sp_sha, sp_bytes)
+        )
+
+    def _turn(self, kind: str, directive: bool | None, ident: str, at_turn: str | None) -> tuple:
+        """(turn_no, turn_id) of an entry, in file order."""
+        st = self.state
+        if directive:
+            st.turn_no += 1
+            st.turn_id = ident
+            st.in_prep = False
+            turn_no, turn_id = st.turn_no, ident
+        elif kind in _PREP_KINDS or (kind == "intent" and st.in_prep):
+            st.in_prep = True
+            turn_no, turn_id = st.turn_no + 1, None
+        elif kind == "header":
+            turn_no, turn_id = None, None
+        else:
+            st.in_prep = False
+            turn_no, turn_id = (st.turn_no or None), st.turn_id
+        if at_turn is not None:
+            turn_id = at_turn
+        return turn_no, turn_id
 
     def _flush(self) -> pa.RecordBatch:
         rows = self._rows

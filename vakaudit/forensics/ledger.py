@@ -42,6 +42,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+from vakaudit._native import linescan
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.forensics._io import iter_framed_lines, open_evidence
 from vakaudit.forensics.policy import TornPolicy, severity_of
@@ -79,6 +80,10 @@ _DEPTH_CACHE: dict[bytes, int] = {}  # bracket-and-quote skeleton (no escapes) -
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
 _ESCAPED_QUOTE_OR_BACKSLASH = re.compile(rb'\\["\\]')
 _sha256 = hashlib.sha256
+# The native scanner (vakaudit/_native/linescan.c): None without the extension or with VAKAUDIT_NO_NATIVE=1.
+_verify_run = linescan.verify_run if linescan is not None else None
+_NATIVE_CHUNK = 1 << 20  # fits the cache while it is hashed
+_V_PARENT = 16  # verify_run's flag: parent_id is not the previous line's id
 
 
 @dataclass(slots=True)
@@ -423,12 +428,8 @@ def _scan(
         tail_id = ident
         report.head_digest = digest
 
-    line_count = 0
-    for line_no, off, raw, terminated in iter_framed_lines(fd, size):
-        line_count = line_no
-        if progress is not None and off >= next_progress:
-            progress(off)
-            next_progress = off + (1 << 20)
+    def one_line(line_no: int, off: int, raw: bytes, terminated: bool, grew: bool = False) -> None:
+        """A line the native scanner left to Python: decoded fully and settled at once."""
         if raw[-1:] == b"\r":
             raw = raw[:-1]
             crlf.append(line_no)
@@ -438,61 +439,201 @@ def _scan(
             raw = raw[3:]
             off += 3
         if raw[:1] != b"{" and not raw.strip():
-            continue  # rule 1: blank lines are skipped without touching the expectation
-        m = None if deep else env_match(raw[:head].decode("latin-1"))
-        if m is not None and raw[-1:] == b"}":
-            cur_env = m.groups()
-            cur_end = m.end() - 1  # the ',' or '}' after the kind starts the rest
-            cur_definitive = False
-            cur_bad = None
-            cur_digest = sha(raw).hexdigest()
-        else:
-            what, val = full_check(off, raw, terminated)
-            if what == "blank":
-                continue
-            cur_end = 0
-            cur_definitive = True
-            if what == "bad":
-                cur_env, cur_bad, cur_digest = None, val, None
+            return  # rule 1: blank lines are skipped without touching the expectation
+        if not terminated and grew:
+            return  # a writer is appending this very line: not torn, not there yet
+        what, val = full_check(off, raw, terminated)
+        if what == "blank":
+            return
+        if what == "bad":
+            settle(line_no, off, raw, terminated, None, None, val)
+            return
+        if not terminated:
+            add(C.TORN_LAST_LINE, "the last line is a complete entry but has no LF: vak reads it, and "
+                "its next append would fuse with it", line_no, off + len(raw), val[0],
+                expected="0a", actual="end of file")  # fmt: skip
+        settle(line_no, off, raw, terminated, val, sha(raw).hexdigest(), None)
+
+    def run(r: tuple, buf: bytes, base: int, line_no: int) -> int:
+        """Settle a run of lines the native scanner vouched for; returns the last line number."""
+        nonlocal last_entry, prev_ts_key, prev_ts, tail_id, first_entry_line
+        end, starts, rids, rpar, rkinds, rts, rdig, flagged, exp_out, key_out = r
+        n = len(rids)
+        l0 = line_no + 1
+        kinds_seen = set(rkinds)
+        clean = (
+            on_entry is None
+            and all(bits == _V_PARENT for _i, bits, _p in flagged)
+            and kinds_seen <= known
+            and ids.keys().isdisjoint(rids)
+            and len(set(rids)) == n
+            and digest_line.keys().isdisjoint(rdig)
+        )
+        if not clean:  # line by line, exactly as the reference path settles them
+            prevs = dict((i, prev) for i, _bits, prev in flagged)
+            for i in range(n):
+                stop = starts[i + 1] - 1 if i + 1 < n else end - 1
+                # an unflagged line's prev_hash is what was expected of it (None when nothing was)
+                prev = prevs[i] if i in prevs else verifier.expected
+                settle(l0 + i, base + starts[i], buf[starts[i] : stop], True,
+                       (rids[i], rpar[i], rts[i], prev, rkinds[i]), rdig[i], None)  # fmt: skip
+            return l0 + n - 1
+        lines = range(l0, l0 + n)
+        ids.update(zip(rids, lines, strict=True))
+        id_lines.update(zip(rids, lines, strict=True))
+        parents.update(zip(rids, rpar, strict=True))
+        has_child.update(rpar)
+        has_child.discard(None)
+        for i, _bits, _prev in flagged:  # parent is not the line before: defined earlier in the file?
+            ln, parent, ident = l0 + i, rpar[i], rids[i]
+            if parent == ident or ids.get(parent, ln) >= ln:
+                late_parents.append((ln, base + starts[i], ident, parent))
+        digest_line.update(zip(rdig, lines, strict=True))
+        if not first_entry_line:
+            first_entry_line = l0
+        if "header" in kinds_seen:
+            header_lines.extend(l0 + i for i, k in enumerate(rkinds) if k == "header")
+        if "work" in kinds_seen:
+            work_lines.extend(l0 + i for i, k in enumerate(rkinds) if k == "work")
+        entry_lines.extend(lines)
+        entry_ids.extend(rids)
+        last_entry = (l0 + n - 1, base + starts[-1], rids[-1])
+        tail_id = rids[-1]
+        report.head_digest = rdig[-1]
+        verifier.expected = verifier.tail_hash = exp_out
+        prev_ts_key, prev_ts = key_out.decode("ascii"), rts[-1]
+        return l0 + n - 1
+
+    def native_pass() -> int:
+        """Frame, hash and check the file with the native scanner; returns the physical line count."""
+        line_no = 0
+
+        def feed(buf: bytes, pos: int, base: int) -> int:
+            """Settle the complete lines of ``buf`` from ``pos`` (file offset of buf[0] = ``base``);
+            returns where the first incomplete line starts."""
+            nonlocal line_no
+            n = len(buf)
+            while pos < n:
+                key = prev_ts_key.encode("ascii") if prev_ts_key is not None else None  # 29 ASCII bytes
+                r = _verify_run(buf, pos, n, 4096, verifier.expected, key, long_line_bytes)
+                if r[0] > pos:
+                    line_no = run(r, buf, base, line_no)
+                    pos = r[0]
+                    continue
+                lf = buf.find(b"\n", pos)
+                if lf < 0:
+                    break
+                line_no += 1
+                one_line(line_no, base + pos, buf[pos:lf], True)
+                pos = lf + 1
+            return pos
+
+        os.lseek(fd, 0, os.SEEK_SET)
+        remaining = size
+        parts: list[bytes] = []  # the start of a line that began in an earlier chunk
+        base = 0  # file offset of the first byte not yet settled
+        while remaining > 0:
+            chunk = os.read(fd, min(_NATIVE_CHUNK, remaining))
+            if not chunk:
+                break  # the file shrank while we read it; stop at what is there
+            remaining -= len(chunk)
+            start = 0
+            if parts:  # complete the carried line alone: only its bytes are copied
+                lf = chunk.find(b"\n")
+                if lf < 0:
+                    parts.append(chunk)
+                    continue
+                parts.append(chunk[: lf + 1])
+                head = b"".join(parts)
+                parts = []
+                feed(head, 0, base)
+                base += len(head)
+                start = lf + 1
+            pos = feed(chunk, start, base - start)
+            if pos < len(chunk):
+                parts.append(chunk[pos:])
+            base += pos - start
+            if progress is not None:
+                progress(base)
+        if parts:
+            grew = os.fstat(fd).st_size > size
+            line_no += 1
+            one_line(line_no, base, b"".join(parts), False, grew)
+        return line_no
+
+    line_count = 0
+    if _verify_run is not None and not deep:
+        line_count = native_pass()
+    else:
+        for line_no, off, raw, terminated in iter_framed_lines(fd, size):
+            line_count = line_no
+            if progress is not None and off >= next_progress:
+                progress(off)
+                next_progress = off + (1 << 20)
+            if raw[-1:] == b"\r":
+                raw = raw[:-1]
+                crlf.append(line_no)
+            if line_no == 1 and raw.startswith(BOM):
+                add(C.BOM, "the file starts with a UTF-8 byte order mark; vak's reader cannot parse the first "
+                    "line (the chain is checked without it)", 1, 0, expected="no BOM", actual=BOM.hex())  # fmt: skip
+                raw = raw[3:]
+                off += 3
+            if raw[:1] != b"{" and not raw.strip():
+                continue  # rule 1: blank lines are skipped without touching the expectation
+            m = None if deep else env_match(raw[:head].decode("latin-1"))
+            if m is not None and raw[-1:] == b"}":
+                cur_env = m.groups()
+                cur_end = m.end() - 1  # the ',' or '}' after the kind starts the rest
+                cur_definitive = False
+                cur_bad = None
+                cur_digest = sha(raw).hexdigest()
             else:
-                cur_env, cur_bad, cur_digest = val, None, sha(raw).hexdigest()
+                what, val = full_check(off, raw, terminated)
+                if what == "blank":
+                    continue
+                cur_end = 0
+                cur_definitive = True
+                if what == "bad":
+                    cur_env, cur_bad, cur_digest = None, val, None
+                else:
+                    cur_env, cur_bad, cur_digest = val, None, sha(raw).hexdigest()
+
+            if have_pending:
+                if p_bad is None and not p_definitive:
+                    attested = cur_env is not None and cur_env[3] == p_digest
+                    if attested:  # vak hashed these bytes: valid UTF-8 and JSON; the depth is still checked
+                        if len(p_raw) - p_end < _REST_MIN:
+                            depth = json_depth(p_raw)
+                        else:
+                            depth = _attested_depth(p_raw, p_end)
+                        if depth > MAX_JSON_DEPTH:
+                            p_env, p_bad = None, _too_deep(depth, p_off)
+                    else:
+                        what, val = full_check(p_off, p_raw, p_term)
+                        if what == "bad":
+                            p_env, p_bad = None, val
+                        elif what == "entry":
+                            p_env = val
+                settle(p_line, p_off, p_raw, p_term, p_env, p_digest, p_bad)
+            p_line, p_off, p_raw, p_term = line_no, off, raw, terminated
+            p_env, p_digest, p_definitive, p_bad, p_end = cur_env, cur_digest, cur_definitive, cur_bad, cur_end
+            have_pending = True
 
         if have_pending:
-            if p_bad is None and not p_definitive:
-                attested = cur_env is not None and cur_env[3] == p_digest
-                if attested:  # vak hashed these bytes: valid UTF-8 and JSON; the depth is still checked
-                    if len(p_raw) - p_end < _REST_MIN:
-                        depth = json_depth(p_raw)
-                    else:
-                        depth = _attested_depth(p_raw, p_end)
-                    if depth > MAX_JSON_DEPTH:
-                        p_env, p_bad = None, _too_deep(depth, p_off)
-                else:
+            grew = os.fstat(fd).st_size > size
+            if p_term or not grew:  # else a writer is appending this very line: not torn, not there yet
+                if p_bad is None and not p_definitive:
                     what, val = full_check(p_off, p_raw, p_term)
                     if what == "bad":
                         p_env, p_bad = None, val
                     elif what == "entry":
                         p_env = val
-            settle(p_line, p_off, p_raw, p_term, p_env, p_digest, p_bad)
-        p_line, p_off, p_raw, p_term = line_no, off, raw, terminated
-        p_env, p_digest, p_definitive, p_bad, p_end = cur_env, cur_digest, cur_definitive, cur_bad, cur_end
-        have_pending = True
-
-    if have_pending:
-        grew = os.fstat(fd).st_size > size
-        if p_term or not grew:  # else a writer is appending this very line: not torn, not there yet
-            if p_bad is None and not p_definitive:
-                what, val = full_check(p_off, p_raw, p_term)
-                if what == "bad":
-                    p_env, p_bad = None, val
-                elif what == "entry":
-                    p_env = val
-            if p_bad is None and p_env is not None and not p_term:
-                add(C.TORN_LAST_LINE, "the last line is a complete entry but has no LF: vak reads it, and "
-                    "its next append would fuse with it", p_line, p_off + len(p_raw), p_env[0],
-                    expected="0a", actual="end of file")  # fmt: skip
-            if p_env is not None or p_bad is not None:
-                settle(p_line, p_off, p_raw, p_term, p_env, p_digest, p_bad)
+                if p_bad is None and p_env is not None and not p_term:
+                    add(C.TORN_LAST_LINE, "the last line is a complete entry but has no LF: vak reads it, and "
+                        "its next append would fuse with it", p_line, p_off + len(p_raw), p_env[0],
+                        expected="0a", actual="end of file")  # fmt: skip
+                if p_env is not None or p_bad is not None:
+                    settle(p_line, p_off, p_raw, p_term, p_env, p_digest, p_bad)
     report.line_count = line_count
     report.entry_count = len(entry_lines)
 

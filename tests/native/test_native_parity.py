@@ -1,0 +1,118 @@
+"""The native paths of ``scan`` and ``verify`` give exactly what the pure-Python paths give.
+
+Every session ledger of the committed sample homes, vak's own samples, and mutated copies of them
+(bytes changed, lines swapped, duplicated, cut, CR and BOM added) is read both ways: the ``entries``
+record batches, the ``entry_fields`` accounting, the resume state and every finding of the scanner,
+and every field and finding of :func:`verify_ledger`, must be identical.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import vakaudit.artifacts.session_ledger as sl
+import vakaudit.forensics.ledger as fl
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = sorted(
+    p
+    for base in (ROOT / "sample_homes", ROOT.parent / "shared" / "vak-samples")
+    for p in base.rglob("*.jsonl")
+    if p.is_file() and not p.is_symlink() and ("sessions" in p.parts or p.name == "ledger.jsonl")
+)
+
+
+def mutations(data: bytes, seed: int) -> dict[str, bytes]:
+    rnd = random.Random(seed)
+    lines = data.split(b"\n")
+    out = {"as is": data}
+    if len(data) > 10:
+        for _ in range(4):
+            i = rnd.randrange(len(data))
+            out[f"byte {i} changed"] = data[:i] + bytes([data[i] ^ (1 << rnd.randrange(8))]) + data[i + 1 :]
+        i = rnd.randrange(len(data))
+        out["cut"] = data[:i]
+        out["cr"] = data.replace(b"}\n", b"}\r\n", 2)
+        out["bom"] = b"\xef\xbb\xbf" + data
+    if len(lines) > 3:
+        a, b = 1, rnd.randrange(2, len(lines) - 1)
+        sw = list(lines)
+        sw[a], sw[b] = sw[b], sw[a]
+        out["swapped"] = b"\n".join(sw)
+        out["duplicated"] = b"\n".join(lines[:2] + lines[1:])
+        out["blank inserted"] = b"\n".join(lines[:2] + [b"   "] + lines[2:])
+    return out
+
+
+def cases() -> list[tuple[Path, int]]:
+    return [(p, i) for i, p in enumerate(SAMPLES)]
+
+
+def scan_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
+    results = []
+    for native in (True, False):
+        with monkeypatch.context() as m:
+            if not native:
+                m.setattr(sl, "_scan_lines", None)
+            found: list = []
+            s = sl.LedgerScanner("agents/vak/sessions/ws/s1.jsonl", emit=found.append)
+            with path.open("rb") as f:
+                end = f.seek(0, 2)
+                batches = list(s.scan(f, end))
+            table = pa.Table.from_batches(batches, schema=sl.ENTRIES_SCHEMA)
+            results.append((table, s.fields_table(), s.state.to_dict(), found, s.bytes_read))
+    return tuple(results)
+
+
+def verify_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
+    results = []
+    for native in (True, False):
+        with monkeypatch.context() as m:
+            if not native:
+                m.setattr(fl, "_verify_run", None)
+            results.append(fl.verify_ledger(path, "s1.jsonl").to_dict())
+    return tuple(results)
+
+
+def test_there_are_samples() -> None:
+    assert len(SAMPLES) >= 25  # tiny's ledgers, the broken homes', vak's two
+
+
+@pytest.mark.parametrize(("path", "seed"), cases(), ids=lambda v: v.name if isinstance(v, Path) else str(v))
+def test_scan_and_verify_identical(
+    path: Path, seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = path.read_bytes()
+    for name, variant in mutations(data, seed).items():
+        f = tmp_path / "ledger.jsonl"
+        f.write_bytes(variant)
+        (t1, f1, s1, x1, b1), (t2, f2, s2, x2, b2) = scan_both(f, monkeypatch)
+        assert t1.equals(t2), (path, name)
+        assert f1.equals(f2), (path, name)
+        assert (s1, x1, b1) == (s2, x2, b2), (path, name)
+        v1, v2 = verify_both(f, monkeypatch)
+        assert v1 == v2, (path, name)
+
+
+def test_long_lines_and_chunk_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # lines far longer than one read, a line ending exactly on a chunk boundary, and a torn tail
+    from vakaudit.ledger import SessionLog
+
+    path = tmp_path / "big.jsonl"
+    with SessionLog.create(path, {"session_id": "s", "contract": {"model": "m"}}) as log:
+        for i in range(6):
+            log.append_message(
+                {"role": "user", "content": [{"type": "text", "text": "x" * (700_000 * i + 1)}]}
+            )
+    data = path.read_bytes()
+    for variant in (data, data[:-1], data + b'{"id":"half'):
+        path.write_bytes(variant)
+        (t1, f1, s1, x1, _), (t2, f2, s2, x2, _) = scan_both(path, monkeypatch)
+        assert t1.equals(t2) and f1.equals(f2) and s1 == s2 and x1 == x2
+        v1, v2 = verify_both(path, monkeypatch)
+        assert v1 == v2
+        assert v1["line_count"] == variant.count(b"\n") + (not variant.endswith(b"\n"))

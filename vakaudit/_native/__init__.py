@@ -1,0 +1,29 @@
+"""vakaudit's compiled helpers, with the switch that turns them off.
+
+``linescan`` is :mod:`vakaudit._native._linescan` (see ``linescan.c``) or None when the extension was
+not built (no C compiler or OpenSSL headers at install time) or ``VAKAUDIT_NO_NATIVE=1`` is set. Every
+caller keeps a pure-Python path with identical results; the environment switch exists so tests and
+benchmarks can compare the two.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+__all__ = ["linescan", "AVAILABLE", "BUILT"]
+
+
+def _load() -> ModuleType | None:
+    try:
+        from vakaudit._native import _linescan
+    except ImportError:
+        return None
+    return _linescan
+
+
+_module = _load()
+#: True when the extension is importable (whatever the switch says).
+BUILT: bool = _module is not None
+linescan: ModuleType | None = None if os.environ.get("VAKAUDIT_NO_NATIVE") else _module
+AVAILABLE: bool = linescan is not None
