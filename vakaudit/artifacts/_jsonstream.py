@@ -11,6 +11,8 @@ Reads only through the file object it is given; never writes.
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +20,7 @@ from typing import IO, Any
 
 import orjson
 
-CHUNK_BYTES = 1 << 20
+CHUNK_BYTES = 128 << 10  # small enough that a chunk is still in cache when it is searched
 STRING_CAP = 4096
 
 _WS = re.compile(rb"[ \t\r\n]*")
@@ -251,3 +253,196 @@ def string_len(value: Any) -> int | None:
     if isinstance(value, str):
         return len(value.encode("utf-8", "surrogatepass"))
     return None
+
+
+# --------------------------------------------------------------------------- one-pass fast path
+
+COMPACT_LIMIT = 1 << 20  # most bytes of a document kept outside its long strings (else: stream it)
+
+
+@functools.cache
+def _plain_run(cap: int) -> re.Pattern[bytes]:
+    """A run of bytes outside strings and of strings of at most ``min(cap, 256)`` bytes without
+    escapes (possessive: a long string costs the regex 256 bytes, then two memchr-speed finds)."""
+    return re.compile(rb'(?:[^"]++|"[^"\\]{0,%d}+")*+' % min(cap, 256))
+
+
+_MARK = "\x00"  # placeholder strings start with it; no kept string of the document may
+
+
+def scan_scalars(
+    f: IO[bytes], cap: int = STRING_CAP, limit: int = COMPACT_LIMIT
+) -> list[tuple[Path, Any]] | None:
+    """What :func:`iter_scalars` yields for a well-formed document, from one cheaper pass; or None.
+
+    One pass over the file measures every string longer than ``cap`` bytes (as :class:`LongString`,
+    never holding it) and keeps everything else: a compact copy of the document in which each long
+    string is a placeholder. orjson parses that copy and the tree is walked in document order. None
+    (read the file again with :func:`iter_scalars`) whenever the answer could differ from the
+    streaming scanner's: a document that does not parse (whose findings need the fault's offset), a
+    duplicate key, a long key, a compact copy over ``limit`` bytes, a string starting with ``\\u0000``.
+    """
+    compact = _compact(f, cap, limit)
+    if compact is None:
+        return None
+    doc, longs = compact
+    try:
+        tree = orjson.loads(doc)
+        json.loads(doc, object_pairs_hook=_no_duplicate_keys)  # orjson keeps only the last of duplicates
+    except (ValueError, _DuplicateKeyError, RecursionError):
+        return None
+    return _walk(tree, longs)
+
+
+class _DuplicateKeyError(Exception):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> None:
+    if len({k for k, _ in pairs}) != len(pairs):
+        raise _DuplicateKeyError
+
+
+def _compact(f: IO[bytes], cap: int, limit: int) -> tuple[bytes, list[LongString]] | None:
+    """The document with every string over ``cap`` raw bytes replaced by ``"\\u0000<n>"``, and the
+    measures of those strings; None on a truncated string or when the copy would exceed ``limit``."""
+    out: list[bytes] = []
+    size = 0
+    longs: list[LongString] = []
+    plain_run = _plain_run(cap).match
+    block = bytearray(CHUNK_BYTES)  # read into the same buffer: no page faults of fresh chunks
+
+    def read() -> bytearray:
+        n = f.readinto(block)  # type: ignore[attr-defined]
+        return block if n == len(block) else block[: n or 0]
+
+    buf = read()
+    pos = 0
+    next_bs = -1  # position of the chunk's next backslash at or after pos (len(buf): none; -1: unknown)
+    while buf:
+        # structure and short plain strings, kept as they are by one regex match
+        q = plain_run(buf, pos).end()  # type: ignore[union-attr]
+        out.append(buf[pos:q])
+        size += q - pos
+        if size > limit:
+            return None
+        if q == len(buf):
+            buf = read()
+            pos = 0
+            next_bs = -1
+            continue
+        # a long string: its closing quote by memchr; the chunk's next backslash is looked up once
+        s = q + 1
+        e = buf.find(b'"', s)
+        if next_bs < s:
+            next_bs = buf.find(b"\\", s)
+            if next_bs < 0:
+                next_bs = len(buf)
+        if 0 <= e < next_bs:  # no escape, ends in this chunk: the common case (base64 content)
+            pos = e + 1
+            if e - s > cap:
+                out.append(b'"\\u0000%d"' % len(longs))
+                longs.append(LongString(e - s, False, bytes(buf[max(s, e - 8) : e])))
+                size += 16
+            else:
+                out.append(buf[q:pos])
+                size += pos - q
+            if size > limit:
+                return None
+            continue
+        # otherwise stretch by stretch: between escapes, across chunks
+        parts: list[bytes] = []
+        raw_len = 0
+        escaped = False
+        tail = b""
+        s = q + 1
+        while True:
+            e = buf.find(b'"', s)
+            end = len(buf) if e < 0 else e
+            bs = buf.find(b"\\", s, end)
+            if bs >= 0:
+                end = bs + 2  # the backslash and the byte it escapes
+                escaped = True
+            stop = min(end, len(buf))
+            raw_len += stop - s
+            tail = (tail + bytes(buf[max(s, stop - 8) : stop]))[-8:]  # never a copy of the whole string
+            if raw_len <= cap:
+                parts.append(buf[s:stop])
+            if bs >= 0 and end > len(buf):  # a backslash ends the chunk: its byte is in the next
+                buf = read()
+                next_bs = -1
+                if not buf:
+                    return None
+                seg = bytes(buf[:1])
+                raw_len += 1
+                tail = (tail + seg)[-8:]
+                if raw_len <= cap:
+                    parts.append(seg)
+                s = 1
+            elif bs >= 0:
+                s = end
+            elif e < 0:
+                buf = read()
+                next_bs = -1
+                if not buf:
+                    return None  # unterminated string
+                s = 0
+            else:
+                pos = e + 1
+                break
+        if raw_len > cap:
+            out.append(b'"\\u0000%d"' % len(longs))
+            longs.append(LongString(raw_len, escaped, tail))
+            size += 16
+        else:
+            raw = b"".join(parts)
+            if raw.startswith(b"\\u0000"):
+                return None
+            out.append(b'"' + raw + b'"')
+            size += raw_len + 2
+        if size > limit:
+            return None
+    return b"".join(out), longs
+
+
+def _walk(tree: Any, longs: list[LongString]) -> list[tuple[Path, Any]] | None:
+    """``(path, scalar)`` of a parsed tree in document order, as :func:`iter_scalars` yields them."""
+    events: list[tuple[Path, Any]] = []
+    path: list[str | int] = []
+    # a stack of iterators over (key, value) pairs; None marks where a container's path key ends
+    stack: list[Iterator[tuple[str | int, Any]]] = []
+    node = tree
+    while True:
+        t = type(node)
+        if t is dict:
+            if node:
+                for key in node:
+                    if key.startswith(_MARK):  # a long key: the streaming scanner keeps it whole
+                        return None
+                stack.append(iter(node.items()))
+            else:
+                events.append((tuple(path), {}))
+        elif t is list:
+            if node:
+                stack.append(enumerate(node))
+            else:
+                events.append((tuple(path), []))
+        elif t is str and node.startswith(_MARK):
+            events.append((tuple(path), longs[int(node[1:])]))
+        else:
+            events.append((tuple(path), node))
+        # the next value: the next member of the innermost container that has one
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is not None:
+                if len(path) == len(stack):
+                    path[-1] = nxt[0]
+                else:
+                    path.append(nxt[0])
+                node = nxt[1]
+                break
+            stack.pop()
+            if len(path) > len(stack):
+                path.pop()
+        else:
+            return events

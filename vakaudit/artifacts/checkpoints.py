@@ -24,8 +24,14 @@ from typing import Any
 import pyarrow as pa
 
 from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
-from vakaudit.artifacts._jsonl import TIMESTAMP, BatchBuilder, parse_ts
-from vakaudit.artifacts._jsonstream import JsonStreamError, base64_decoded_len, iter_scalars, string_len
+from vakaudit.artifacts._jsonl import BATCH_ROWS, TIMESTAMP, parse_ts
+from vakaudit.artifacts._jsonstream import (
+    JsonStreamError,
+    base64_decoded_len,
+    iter_scalars,
+    scan_scalars,
+    string_len,
+)
 from vakaudit.findings import Finding, FindingCode, Severity
 
 SCHEMA = pa.schema(
@@ -57,7 +63,7 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _snapshot(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
+def _snapshot(ctx: ReadContext, fast: bool = True) -> Iterator[pa.RecordBatch]:
     head: dict[str, Any] = {"label_bytes": None, "seq": None, "session_id": None, "created_at": None}
     entries: dict[int, dict[str, Any]] = {}
     observed = 0
@@ -65,7 +71,11 @@ def _snapshot(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
     fault: JsonStreamError | None = None
     with ctx.open() as f:
         try:
-            for path, value in iter_scalars(f):
+            events = scan_scalars(f) if fast else None
+            if events is None:  # not a plain document: the streaming scanner, from the start
+                f.seek(0)
+                events = iter_scalars(f)
+            for path, value in events:
                 top = path[0] if path else None
                 if top == "files" and len(path) == 3 and isinstance(path[1], int):
                     entry = entries.setdefault(path[1], dict.fromkeys(_ENTRY_KEYS))
@@ -118,18 +128,18 @@ def _snapshot(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
         "observed_count": observed,
         "snapshot_content_bytes": sum(sizes),
     }
-    builder = BatchBuilder(SCHEMA)
     rows = [{"entry_index": i, **e} for i, e in sorted(entries.items())] or [
         {"entry_index": None, **dict.fromkeys(_ENTRY_KEYS)}
     ]
-    for row in rows:
-        merged = {**common, **row}
-        batch = builder.add(merged[name] for name in SCHEMA.names)
-        if batch is not None:
-            yield batch
-    batch = builder.flush()
-    if batch is not None:
-        yield batch
+    for start in range(0, len(rows), BATCH_ROWS):
+        part = rows[start : start + BATCH_ROWS]
+        arrays = [
+            pa.repeat(pa.scalar(common[f.name], f.type), len(part))
+            if f.name in common
+            else pa.array([row[f.name] for row in part], f.type)
+            for f in SCHEMA
+        ]
+        yield pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
 
 
 def _blob(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
