@@ -57,7 +57,7 @@ def scan_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
     for native in (True, False):
         with monkeypatch.context() as m:
             if not native:
-                m.setattr(sl, "_scan_lines", None)
+                m.setattr(sl, "_scan_entries", None)
             found: list = []
             s = sl.LedgerScanner("agents/vak/sessions/ws/s1.jsonl", emit=found.append)
             with path.open("rb") as f:
@@ -116,3 +116,18 @@ def test_long_lines_and_chunk_boundaries(tmp_path: Path, monkeypatch: pytest.Mon
         v1, v2 = verify_both(path, monkeypatch)
         assert v1 == v2
         assert v1["line_count"] == variant.count(b"\n") + (not variant.endswith(b"\n"))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["2026-01-01T00:00:00.123Z", "2026-11-30T23:59:59Z", None],
+        ["2026-02-30T00:00:00Z", "2026-01-01T00:00:00.123Z"],  # a day that does not exist
+        ["2026-01-01T00:00:00.123456789Z"],  # nanoseconds: truncated to microseconds
+        ["2026-01-01T02:00:00+02:00", "2026-01-01T00:00:00"],  # offset; no zone (null)
+        ["2026-01-01T23:59:60Z", "garbage"],
+        [None, None],
+    ],
+)
+def test_ts_column_equals_value_by_value(values: list) -> None:
+    assert sl._ts_column(values).to_pylist() == [sl._parse_ts(v) for v in values]

@@ -813,6 +813,543 @@ done:
     return result;
 }
 
+/* -- entries rows, column by column ------------------------------------------------------------ */
+
+typedef struct {
+    cp ks, kt; /* key bytes (no escapes) */
+    cp ms, me; /* the member: from the comma before the key to the end of the value */
+    cp vs;     /* the value's first byte */
+    int canon;
+} Member;
+
+#define MAX_MEMBERS 64
+
+/* The payload members after the kind value; -1 to defer (not plain, or too many members). */
+static int walk_members(cp p, cp e, Member *m) {
+    int n = 0;
+    for (;;) {
+        if (p >= e) return -1;
+        if (*p == '}') return p + 1 == e ? n : -1;
+        if (*p != ',' || n == MAX_MEMBERS) return -1;
+        cp mstart = p++;
+        if (p >= e || *p != '"') return -1;
+        int canon = 1, esc = 0;
+        cp ks = p + 1;
+        p = scan_string(p, e, &canon, &esc);
+        if (!p || esc || p >= e || *p != ':') return -1;
+        cp kt = p - 1;
+        if (is_envelope_key(ks, kt - ks)) return -1;
+        canon = 1;
+        cp vs = p + 1;
+        p = scan_value(vs, e, 1, &canon);
+        if (!p) return -1;
+        m[n].ks = ks, m[n].kt = kt, m[n].ms = mstart, m[n].me = p, m[n].vs = vs, m[n].canon = canon;
+        n++;
+    }
+}
+
+static int key_is(cp ks, cp kt, const char *key) {
+    size_t n = strlen(key);
+    return (size_t)(kt - ks) == n && memcmp(ks, key, n) == 0;
+}
+
+/* The last top-level member named key (a decoded dict keeps the last of duplicates), or NULL. */
+static const Member *member(const Member *m, int n, const char *key) {
+    const Member *hit = NULL;
+    for (int i = 0; i < n; i++)
+        if (key_is(m[i].ks, m[i].kt, key)) hit = &m[i];
+    return hit;
+}
+
+typedef struct {
+    cp s, e; /* the value's bytes */
+} Span;
+
+/*
+ * The value of the last member named key inside the object [o, oe) (o at '{'); returns 1 and sets
+ * *out, 0 when absent, -1 to defer (a key written with escapes could decode to ``key``).
+ */
+static int find_in(cp o, cp oe, const char *key, Span *out) {
+    int found = 0;
+    cp p = o + 1;
+    if (p < oe && *p == '}') return 0;
+    for (;;) {
+        int canon = 1, esc = 0;
+        cp ks = p + 1;
+        p = scan_string(p, oe, &canon, &esc);
+        if (!p) return -1;
+        if (esc) return -1;
+        cp kt = p - 1;
+        cp vs = p + 1;
+        p = scan_value(vs, oe, 1, &canon);
+        if (!p) return -1;
+        if (key_is(ks, kt, key)) {
+            out->s = vs, out->e = p;
+            found = 1;
+        }
+        if (*p == '}') return found;
+        p++; /* ',' */
+    }
+}
+
+/* A JSON string value decoded to a Python str (None when the value is not a string). */
+static PyObject *str_of(cp s, cp e) {
+    if (s >= e || *s != '"') return Py_NewRef(Py_None);
+    cp a = s + 1, b = e - 1;
+    int simple = 1;
+    for (cp p = a; p < b; p++)
+        if (*p == '\\' || *p >= 0x80) {
+            simple = 0;
+            break;
+        }
+    if (simple) return PyUnicode_DecodeASCII((const char *)a, b - a, NULL);
+    char *buf = PyMem_Malloc((b - a) + 1);
+    if (!buf) return PyErr_NoMemory();
+    size_t n = 0;
+    for (cp p = a; p < b;) {
+        if (*p != '\\') {
+            buf[n++] = (char)*p++;
+            continue;
+        }
+        unsigned char c = p[1];
+        p += 2;
+        switch (c) {
+        case 'b': buf[n++] = '\b'; break;
+        case 'f': buf[n++] = '\f'; break;
+        case 'n': buf[n++] = '\n'; break;
+        case 'r': buf[n++] = '\r'; break;
+        case 't': buf[n++] = '\t'; break;
+        case 'u': { /* never a surrogate here: scan_string defers those */
+            int v = (hexval(p[0]) << 12) | (hexval(p[1]) << 8) | (hexval(p[2]) << 4) | hexval(p[3]);
+            p += 4;
+            if (v < 0x80) {
+                buf[n++] = (char)v;
+            } else if (v < 0x800) {
+                buf[n++] = (char)(0xC0 | (v >> 6));
+                buf[n++] = (char)(0x80 | (v & 0x3F));
+            } else {
+                buf[n++] = (char)(0xE0 | (v >> 12));
+                buf[n++] = (char)(0x80 | ((v >> 6) & 0x3F));
+                buf[n++] = (char)(0x80 | (v & 0x3F));
+            }
+            break;
+        }
+        default: buf[n++] = (char)c; break; /* " \ / */
+        }
+    }
+    PyObject *o = PyUnicode_DecodeUTF8(buf, n, NULL);
+    PyMem_Free(buf);
+    return o;
+}
+
+/* UTF-8 byte length of a decoded JSON string value (s at its opening quote). */
+static Py_ssize_t decoded_len(cp s, cp e) {
+    Py_ssize_t n = 0;
+    for (cp p = s + 1; p < e - 1;) {
+        if (*p != '\\') {
+            n++, p++;
+            continue;
+        }
+        if (p[1] == 'u') {
+            int v = (hexval(p[2]) << 12) | (hexval(p[3]) << 8) | (hexval(p[4]) << 4) | hexval(p[5]);
+            n += v < 0x80 ? 1 : v < 0x800 ? 2 : 3;
+            p += 6;
+        } else {
+            n++, p += 2;
+        }
+    }
+    return n;
+}
+
+/* An integer value as a Python int when it is a plain integer literal (always within int64 here). */
+static PyObject *int_of(cp s, cp e) {
+    if (s >= e) return Py_NewRef(Py_None);
+    cp p = s + (*s == '-');
+    if (p >= e || !is_digit(*p)) return Py_NewRef(Py_None);
+    for (cp q = p; q < e; q++)
+        if (!is_digit(*q)) return Py_NewRef(Py_None);
+    char tmp[24];
+    size_t n = e - s;
+    if (n >= sizeof tmp) return Py_NewRef(Py_None);
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
+    return PyLong_FromString(tmp, NULL, 10);
+}
+
+static PyObject *str_member(cp o, cp oe, const char *key, int *defer) {
+    Span v;
+    int r = find_in(o, oe, key, &v);
+    if (r < 0) *defer = 1;
+    return r > 0 ? str_of(v.s, v.e) : Py_NewRef(Py_None);
+}
+
+static PyObject *int_member(cp o, cp oe, const char *key, int *defer) {
+    Span v;
+    int r = find_in(o, oe, key, &v);
+    if (r < 0) *defer = 1;
+    return r > 0 ? int_of(v.s, v.e) : Py_NewRef(Py_None);
+}
+
+enum { C_OFFSET, C_LINE, C_SIZE, C_KIND, C_ID, C_PARENT, C_TS, C_PREV, C_DIGEST, C_STATUS, C_TURN_NO, C_TURN_ID,
+       C_ROLE, C_CONTROL, C_DIRECTIVE, C_MODEL, C_PROVIDER, C_STOP, C_IT, C_OT, C_CRT, C_CCT, C_TU, C_TRC, C_TRB,
+       C_ACT_KIND, C_ACT_LABEL, C_PURPOSE, C_ATTEMPTS, C_PREFIX_DIGEST, C_PREFIX_TOKENS, C_EPOCH, C_APP_VERSION,
+       C_BODY, C_SP_SHA, C_SP_BYTES, N_COLS };
+
+static int kind_in(cp s, cp t, const char *const *names) {
+    for (; *names; names++)
+        if (key_is(s, t, *names)) return 1;
+    return 0;
+}
+
+static const char *const PREP_KINDS[] = {"turn_capabilities_bound", "turn_capabilities_ref", "goal_update",
+                                         "context_selection", NULL};
+
+static PyObject *status_ok, *status_broken, *status_unchained, *status_unchecked, *envelope_field;
+
+/* += on the [count, bytes] list of fields[(kind, name)] */
+static int account(PyObject *fields, PyObject *kind, PyObject *name, Py_ssize_t size) {
+    PyObject *key = PyTuple_Pack(2, kind, name);
+    if (!key) return -1;
+    PyObject *acc = PyDict_GetItemWithError(fields, key);
+    int rc = -1;
+    if (!acc) {
+        if (PyErr_Occurred()) goto out;
+        acc = Py_BuildValue("[in]", 1, size);
+        if (!acc) goto out;
+        rc = PyDict_SetItem(fields, key, acc);
+        Py_DECREF(acc);
+        goto out;
+    }
+    for (int i = 0; i < 2; i++) {
+        PyObject *old = PyList_GET_ITEM(acc, i);
+        PyObject *add = PyLong_FromSsize_t(i == 0 ? 1 : size);
+        if (!add) goto out;
+        PyObject *sum = PyNumber_Add(old, add);
+        Py_DECREF(add);
+        if (!sum) goto out;
+        PyList_SetItem(acc, i, sum); /* steals sum, releases old */
+    }
+    rc = 0;
+out:
+    Py_DECREF(key);
+    return rc;
+}
+
+PyDoc_STRVAR(scan_entries_doc,
+"scan_entries(buf, pos, end, max_lines, base, line_no, cols, fields, state, known) -> (next_pos, events)\n\n"
+"Append the ``entries`` row of each consecutive plain line of buf[pos:end] to the 36 lists of cols\n"
+"(the table's column order from offset_bytes to system_prompt_bytes, ts_at excluded) and add its\n"
+"members to the entry_fields accumulator ``fields`` ({(kind, field): [count, bytes]}). Stops before\n"
+"the first line the caller must read (not plain, a kind outside ``known`` or 'work', or a value\n"
+"whose column needs the reference decoder). base is buf[0]'s file offset and line_no the last line\n"
+"number consumed; state = [expected_digest, turn_no, turn_id, in_prep] is updated in place. events\n"
+"lists (line_no, offset, id, status, expected, prev_hash) of broken and unchained lines.");
+
+static PyObject *scan_entries(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos, end, max_lines, base, line_no;
+    PyObject *cols, *fields, *state, *known;
+    if (!PyArg_ParseTuple(args, "y*nnnnnO!O!O!O:scan_entries", &view, &pos, &end, &max_lines, &base, &line_no,
+                          &PyList_Type, &cols, &PyDict_Type, &fields, &PyList_Type, &state, &known))
+        return NULL;
+    PyObject *events = NULL, *result = NULL;
+    PyObject *v[N_COLS];
+    memset(v, 0, sizeof v);
+    if (pos < 0 || end > view.len || pos > end || PyList_GET_SIZE(cols) != N_COLS || PyList_GET_SIZE(state) != 4) {
+        PyErr_SetString(PyExc_ValueError, "scan_entries: bad arguments");
+        goto fail;
+    }
+    events = PyList_New(0);
+    if (!events) goto fail;
+    PyObject *expected = Py_NewRef(PyList_GET_ITEM(state, 0));
+    Py_ssize_t turn_no = PyLong_AsSsize_t(PyList_GET_ITEM(state, 1));
+    PyObject *turn_id = Py_NewRef(PyList_GET_ITEM(state, 2));
+    int in_prep = PyObject_IsTrue(PyList_GET_ITEM(state, 3));
+    if (turn_no == -1 && PyErr_Occurred()) goto fail_state;
+
+    cp buf = (cp)view.buf;
+    cp bend = buf + end;
+    Member mem[MAX_MEMBERS];
+    Py_ssize_t n = 0;
+    while (n < max_lines && buf + pos < bend) {
+        cp s = buf + pos;
+        cp lf = memchr(s, '\n', bend - s);
+        if (!lf) break;
+        cp e = lf;
+        Envelope env;
+        if (e - s < 2 || e[-1] != '}' || !parse_envelope(s, e, &env)) break;
+        int nm = walk_members(env.kind_end, e, mem);
+        if (nm < 0) break;
+        PyObject *kind = kind_str(env.kind_s, env.kind_t);
+        if (!kind) goto fail_state;
+        int is_known = PySet_Contains(known, kind);
+        if (is_known < 0) {
+            Py_DECREF(kind);
+            goto fail_state;
+        }
+        if (!is_known || key_is(env.kind_s, env.kind_t, "work")) {
+            Py_DECREF(kind);
+            break;
+        }
+        for (int i = 0; i < N_COLS; i++) v[i] = NULL;
+        v[C_KIND] = kind;
+        int defer = 0;
+        int directive = 0, has_directive = 0;
+        cp k0 = env.kind_s, k1 = env.kind_t;
+        /* payload facts (session_ledger.payload_facts) */
+        if (key_is(k0, k1, "message")) {
+            const Member *meta = member(mem, nm, "meta"), *msg = member(mem, nm, "message");
+            PyObject *control = NULL;
+            if (meta && *meta->vs == '{') {
+                control = str_member(meta->vs, meta->me, "control", &defer);
+                v[C_MODEL] = str_member(meta->vs, meta->me, "model", &defer);
+                v[C_STOP] = str_member(meta->vs, meta->me, "stop_reason", &defer);
+                Span u;
+                int r = find_in(meta->vs, meta->me, "usage", &u);
+                if (r < 0) defer = 1;
+                if (r > 0 && *u.s == '{') {
+                    v[C_IT] = int_member(u.s, u.e, "input_tokens", &defer);
+                    v[C_OT] = int_member(u.s, u.e, "output_tokens", &defer);
+                    v[C_CRT] = int_member(u.s, u.e, "cache_read_input_tokens", &defer);
+                    v[C_CCT] = int_member(u.s, u.e, "cache_creation_input_tokens", &defer);
+                }
+            }
+            v[C_CONTROL] = control ? control : Py_NewRef(Py_None);
+            Py_ssize_t tu = 0, trc = 0, trb = 0;
+            int has_text = 0;
+            PyObject *role = NULL;
+            if (msg && *msg->vs == '{') {
+                role = str_member(msg->vs, msg->me, "role", &defer);
+                Span c;
+                int r = find_in(msg->vs, msg->me, "content", &c);
+                if (r < 0) defer = 1;
+                if (r > 0 && *c.s == '[' && c.s[1] != ']') {
+                    cp p = c.s + 1;
+                    for (;;) {
+                        int canon = 1;
+                        cp q = scan_value(p, c.e, 2, &canon);
+                        if (!q) {
+                            defer = 1;
+                            break;
+                        }
+                        if (*p == '{') {
+                            Span t;
+                            int rt = find_in(p, q, "type", &t);
+                            if (rt < 0) defer = 1;
+                            if (rt > 0) {
+                                if (t.e - t.s == 10 && memcmp(t.s, "\"tool_use\"", 10) == 0) {
+                                    tu++;
+                                } else if (t.e - t.s == 13 && memcmp(t.s, "\"tool_result\"", 13) == 0) {
+                                    trc++;
+                                    Span tc;
+                                    int rc = find_in(p, q, "content", &tc);
+                                    if (rc < 0) defer = 1;
+                                    if (rc > 0) {
+                                        if (*tc.s == '"') trb += decoded_len(tc.s, tc.e);
+                                        else if (!(tc.e - tc.s == 4 && memcmp(tc.s, "null", 4) == 0))
+                                            defer = 1; /* its re-encoded length: the reference path */
+                                    }
+                                } else if (t.e - t.s == 6 && memcmp(t.s, "\"text\"", 6) == 0) {
+                                    has_text = 1;
+                                } else if (*t.s == '"') {
+                                    /* a type written with escapes may still decode to one of the above */
+                                    for (cp x = t.s; x < t.e; x++)
+                                        if (*x == '\\') defer = 1;
+                                }
+                            }
+                        }
+                        if (*q == ']') break;
+                        p = q + 1;
+                    }
+                }
+            }
+            v[C_ROLE] = role ? role : Py_NewRef(Py_None);
+            v[C_TU] = PyLong_FromSsize_t(tu);
+            v[C_TRC] = PyLong_FromSsize_t(trc);
+            v[C_TRB] = PyLong_FromSsize_t(trb);
+            if (role && role != Py_None && v[C_CONTROL] == Py_None && has_text && trc == 0 &&
+                PyUnicode_CompareWithASCIIString(role, "user") == 0)
+                directive = 1;
+            has_directive = 1;
+        } else if (key_is(k0, k1, "receipt")) {
+            const Member *m;
+            if ((m = member(mem, nm, "purpose"))) v[C_PURPOSE] = str_of(m->vs, m->me);
+            if ((m = member(mem, nm, "provider"))) v[C_PROVIDER] = str_of(m->vs, m->me);
+            if ((m = member(mem, nm, "model"))) v[C_MODEL] = str_of(m->vs, m->me);
+            if ((m = member(mem, nm, "prefix_digest")) && *m->vs == '"' && m->me - m->vs > 2)
+                v[C_PREFIX_DIGEST] = str_of(m->vs, m->me);
+            if ((m = member(mem, nm, "prefix_tokens"))) v[C_PREFIX_TOKENS] = int_of(m->vs, m->me);
+            if ((m = member(mem, nm, "attempts")) && *m->vs == '[') {
+                Py_ssize_t count = 0;
+                if (m->vs[1] != ']') {
+                    cp p = m->vs + 1;
+                    for (;;) {
+                        int canon = 1;
+                        cp q = scan_value(p, m->me, 2, &canon);
+                        if (!q) {
+                            defer = 1;
+                            break;
+                        }
+                        count++;
+                        if (*q == ']') break;
+                        p = q + 1;
+                    }
+                }
+                v[C_ATTEMPTS] = PyLong_FromSsize_t(count);
+            }
+        } else if (key_is(k0, k1, "activity")) {
+            const Member *m;
+            if ((m = member(mem, nm, "activity_kind"))) v[C_ACT_KIND] = str_of(m->vs, m->me);
+            if ((m = member(mem, nm, "label"))) v[C_ACT_LABEL] = str_of(m->vs, m->me);
+        } else if (key_is(k0, k1, "turn_capabilities_bound") || key_is(k0, k1, "turn_capabilities_ref")) {
+            const Member *m;
+            if ((m = member(mem, nm, "epoch"))) v[C_EPOCH] = int_of(m->vs, m->me);
+            if (key_is(k0, k1, "turn_capabilities_bound") && (m = member(mem, nm, "system_prompt")) &&
+                *m->vs == '"') {
+                if (!m->canon) defer = 1;
+                else {
+                    v[C_SP_SHA] = hex_digest(m->vs, m->me - m->vs);
+                    v[C_SP_BYTES] = PyLong_FromSsize_t(m->me - m->vs);
+                }
+            }
+        } else if (key_is(k0, k1, "header")) {
+            const Member *c = member(mem, nm, "contract");
+            if (c && *c->vs == '{') {
+                v[C_APP_VERSION] = str_member(c->vs, c->me, "app_version", &defer);
+                v[C_PROVIDER] = str_member(c->vs, c->me, "provider", &defer);
+                v[C_MODEL] = str_member(c->vs, c->me, "model", &defer);
+                Span sp;
+                int r = find_in(c->vs, c->me, "system_prompt", &sp);
+                if (r < 0) defer = 1;
+                if (r > 0 && *sp.s == '"') {
+                    int canon = 1, esc = 0;
+                    scan_string(sp.s, sp.e, &canon, &esc);
+                    if (!canon) defer = 1;
+                    else {
+                        v[C_SP_SHA] = hex_digest(sp.s, sp.e - sp.s);
+                        v[C_SP_BYTES] = PyLong_FromSsize_t(sp.e - sp.s);
+                    }
+                }
+            }
+        }
+        int failed = 0;
+        for (int i = C_ROLE; i < N_COLS; i++)
+            if (v[i] == NULL && PyErr_Occurred()) failed = 1;
+        if (failed || defer) {
+            for (int i = 0; i < N_COLS; i++) Py_CLEAR(v[i]);
+            if (failed) goto fail_state;
+            break;
+        }
+        /* the chain (ChainVerifier.link) */
+        PyObject *digest = hex_digest(s, e - s);
+        PyObject *prev = env.prev_s ? ascii_str(env.prev_s, env.prev_t) : Py_NewRef(Py_None);
+        if (!digest || !prev) {
+            Py_XDECREF(digest);
+            Py_XDECREF(prev);
+            for (int i = 0; i < N_COLS; i++) Py_CLEAR(v[i]);
+            goto fail_state;
+        }
+        PyObject *status;
+        if (expected == Py_None) status = status_unchecked;
+        else if (prev == Py_None) status = status_unchained;
+        else {
+            int eq = PyUnicode_Compare(prev, expected) == 0;
+            status = eq ? status_ok : status_broken;
+        }
+        PyObject *ident = ascii_str(env.id_s, env.id_t);
+        line_no++;
+        Py_ssize_t off = base + pos;
+        if (ident && (status == status_broken || status == status_unchained)) {
+            PyObject *ev = Py_BuildValue("(nnOOOO)", line_no, off, ident, status, expected, prev);
+            if (!ev || PyList_Append(events, ev) < 0) {
+                Py_XDECREF(ev);
+                Py_DECREF(ident);
+                ident = NULL;
+            } else {
+                Py_DECREF(ev);
+            }
+        }
+        Py_SETREF(expected, Py_NewRef(digest));
+        /* the turn (LedgerScanner._turn) */
+        PyObject *row_turn_no, *row_turn_id;
+        if (has_directive && directive) {
+            turn_no++;
+            Py_SETREF(turn_id, ident ? Py_NewRef(ident) : Py_NewRef(Py_None));
+            in_prep = 0;
+            row_turn_no = PyLong_FromSsize_t(turn_no), row_turn_id = Py_NewRef(turn_id);
+        } else if (kind_in(k0, k1, PREP_KINDS) || (key_is(k0, k1, "intent") && in_prep)) {
+            in_prep = 1;
+            row_turn_no = PyLong_FromSsize_t(turn_no + 1), row_turn_id = Py_NewRef(Py_None);
+        } else if (key_is(k0, k1, "header")) {
+            row_turn_no = Py_NewRef(Py_None), row_turn_id = Py_NewRef(Py_None);
+        } else {
+            in_prep = 0;
+            row_turn_no = turn_no ? PyLong_FromSsize_t(turn_no) : Py_NewRef(Py_None);
+            row_turn_id = Py_NewRef(turn_id);
+        }
+        if (env.at_s) Py_SETREF(row_turn_id, ascii_str(env.at_s, env.at_t));
+        Py_ssize_t size = lf + 1 - s;
+        v[C_OFFSET] = PyLong_FromSsize_t(off);
+        v[C_LINE] = PyLong_FromSsize_t(line_no);
+        v[C_SIZE] = PyLong_FromSsize_t(size);
+        v[C_ID] = ident;
+        v[C_PARENT] = env.par_s ? ascii_str(env.par_s, env.par_t) : Py_NewRef(Py_None);
+        v[C_TS] = ascii_str(env.ts_s, env.ts_t);
+        v[C_PREV] = prev;
+        v[C_DIGEST] = digest;
+        v[C_STATUS] = Py_NewRef(status);
+        v[C_TURN_NO] = row_turn_no;
+        v[C_TURN_ID] = row_turn_id;
+        if (has_directive) v[C_DIRECTIVE] = PyBool_FromLong(directive);
+        v[C_BODY] = hex_digest(env.kind_end, e - env.kind_end);
+        failed = 0;
+        for (int i = 0; i < N_COLS; i++) {
+            if (!v[i]) {
+                if (PyErr_Occurred()) failed = 1;
+                v[i] = Py_NewRef(Py_None);
+            }
+        }
+        /* entry_fields */
+        Py_ssize_t used = 0;
+        for (int i = 0; i < nm && !failed; i++) {
+            PyObject *name = ascii_str(mem[i].ks, mem[i].kt);
+            if (!name || account(fields, kind, name, mem[i].me - mem[i].ms) < 0) failed = 1;
+            Py_XDECREF(name);
+            used += mem[i].me - mem[i].ms;
+        }
+        if (!failed && account(fields, kind, envelope_field, size - used) < 0) failed = 1;
+        for (int i = 0; i < N_COLS && !failed; i++)
+            if (PyList_Append(PyList_GET_ITEM(cols, i), v[i]) < 0) failed = 1;
+        for (int i = 0; i < N_COLS; i++) Py_CLEAR(v[i]);
+        if (failed) goto fail_state;
+        pos = lf + 1 - buf;
+        n++;
+    }
+    if (PyList_SetItem(state, 0, expected) < 0) { /* steals expected */
+        expected = NULL;
+        goto fail_state;
+    }
+    expected = NULL;
+    {
+        PyObject *t = PyLong_FromSsize_t(turn_no);
+        if (!t || PyList_SetItem(state, 1, t) < 0) goto fail_state;
+        if (PyList_SetItem(state, 2, turn_id) < 0) {
+            turn_id = NULL;
+            goto fail_state;
+        }
+        turn_id = NULL;
+        if (PyList_SetItem(state, 3, PyBool_FromLong(in_prep)) < 0) goto fail_state;
+    }
+    result = Py_BuildValue("(nO)", pos, events);
+fail_state:
+    Py_XDECREF(expected);
+    Py_XDECREF(turn_id);
+fail:
+    Py_XDECREF(events);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 PyDoc_STRVAR(sha256_hex_doc, "sha256_hex(buf) -> str: hex SHA-256 of a bytes-like object (the C path's digest).");
 
 static PyObject *sha256_hex(PyObject *self, PyObject *arg) {
@@ -826,6 +1363,7 @@ static PyObject *sha256_hex(PyObject *self, PyObject *arg) {
 static PyMethodDef methods[] = {
     {"scan_lines", scan_lines, METH_VARARGS, scan_lines_doc},
     {"verify_run", verify_run, METH_VARARGS, verify_run_doc},
+    {"scan_entries", scan_entries, METH_VARARGS, scan_entries_doc},
     {"sha256_hex", sha256_hex, METH_O, sha256_hex_doc},
     {NULL, NULL, 0, NULL},
 };
@@ -838,11 +1376,17 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__linescan(void) {
     init_tables();
+    status_ok = PyUnicode_InternFromString("chain_ok");
+    status_broken = PyUnicode_InternFromString("broken");
+    status_unchained = PyUnicode_InternFromString("unchained");
+    status_unchecked = PyUnicode_InternFromString("unchecked");
+    envelope_field = PyUnicode_InternFromString("(envelope)");
+    if (!status_ok || !status_broken || !status_unchained || !status_unchecked || !envelope_field) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddIntConstant(m, "BODY_DIGEST", F_BODY_DIGEST) < 0 ||
         PyModule_AddIntConstant(m, "MEMBERS", F_MEMBERS) < 0 ||
-        PyModule_AddIntConstant(m, "MAX_DEPTH", MAX_DEPTH) < 0) {
+        PyModule_AddIntConstant(m, "MAX_DEPTH", MAX_DEPTH) < 0 || PyModule_AddIntConstant(m, "N_COLS", N_COLS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

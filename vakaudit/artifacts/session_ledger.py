@@ -23,6 +23,7 @@ from typing import IO, Any
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from vakaudit._native import linescan
 from vakaudit.artifacts._base import (
@@ -117,14 +118,8 @@ _CHAIN_OK = {LineStatus.CHAIN_OK: True, LineStatus.BROKEN: False}
 
 
 # The native line scanner (None without the compiled extension or with VAKAUDIT_NO_NATIVE=1).
-_scan_lines = linescan.scan_lines if linescan is not None else None
-_NATIVE_FLAGS = (linescan.BODY_DIGEST | linescan.MEMBERS) if linescan is not None else 0
-# kinds whose payload facts need the decoded line; the epoch kinds need one member; the rest none
-_DECODE_KINDS = frozenset({"message", "receipt", "activity", "header", "work"})
-_EPOCH_KINDS = frozenset({"turn_capabilities_bound", "turn_capabilities_ref"})
-_NONE_FACTS = (None,) * 21  # payload_facts() of a kind with nothing to read
-_EMPTY: dict[str, Any] = {}
-_NO_BYTES = b""
+_scan_entries = linescan.scan_entries if linescan is not None else None
+_N_COLS = 36  # entries columns a row carries (the table's columns but the derived ts_at)
 
 
 @dataclass(slots=True)
@@ -342,6 +337,21 @@ def _sizes_around(
     return out if pos == end else None
 
 
+# vak's own timestamp form with at most microseconds: Arrow's parser and datetime.fromisoformat agree on it
+_VAK_TS = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:[0-5]\d(\.\d{1,6})?Z$"
+
+
+def _ts_column(ts: list[str | None]) -> pa.Array:
+    """``ts_at`` of a batch: parsed by Arrow when every value is in vak's form, else value by value."""
+    arr = pa.array(ts, pa.string())
+    if pc.all(pc.match_substring_regex(arr, _VAK_TS)).as_py() is not False:
+        try:
+            return arr.cast(TIMESTAMP)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass  # e.g. a day that does not exist: the reference parser gives null for it
+    return pa.array([_parse_ts(t) for t in ts], TIMESTAMP)
+
+
 def _parse_ts(ts: str | None) -> datetime | None:
     if ts is None:
         return None
@@ -453,7 +463,7 @@ class LedgerScanner:
         self.growing = False
         self._chain = ChainVerifier(rel_path)
         self._chain.expected = self.state.expected
-        self._rows: list[tuple] = []
+        self._cols: list[list] = [[] for _ in range(_N_COLS)]  # entries columns in row order (no ts_at)
         self._head = bytearray()
         self._last: tuple[bytes, int, int, bool] | None = None  # (buffer, start, stop, terminated)
 
@@ -520,20 +530,28 @@ class LedgerScanner:
             self.bytes_read += len(chunk)
             buf = carry + chunk if carry else chunk
             pos = 0
-            if _scan_lines is not None:
+            if _scan_entries is not None:
                 while True:
-                    recs, nxt = _scan_lines(buf, pos, len(buf), BATCH_ROWS, _NATIVE_FLAGS)
-                    for rec in recs:
-                        if len(rec) == 2:
-                            self._line(buf, rec[0], rec[1] + 1, offset)
-                        else:
-                            self._plain(buf, rec, offset)
-                        offset += rec[1] + 1 - rec[0]
-                    pos = nxt
-                    if len(self._rows) >= BATCH_ROWS:
+                    cols = self._cols
+                    before = len(cols[0])
+                    state = [self._chain.expected, st.turn_no, st.turn_id, st.in_prep]
+                    nxt, events = _scan_entries(
+                        buf, pos, len(buf), BATCH_ROWS - before, offset - pos, st.line_no, cols, self.fields,
+                        state, KNOWN_KINDS,
+                    )  # fmt: skip
+                    if nxt > pos:
+                        self._run(buf, pos, nxt, offset, len(cols[0]) - before, state, events)
+                        offset += nxt - pos
+                        pos = nxt
+                    else:  # the line at pos is the reference reader's (or is incomplete)
+                        nl = buf.find(b"\n", pos)
+                        if nl < 0:
+                            break
+                        self._line(buf, pos, nl + 1, offset)
+                        offset += nl + 1 - pos
+                        pos = nl + 1
+                    if len(self._cols[0]) >= BATCH_ROWS:
                         yield self._flush()
-                    if not recs:
-                        break
             else:
                 while True:
                     nl = buf.find(b"\n", pos)
@@ -542,7 +560,7 @@ class LedgerScanner:
                     self._line(buf, pos, nl + 1, offset)
                     offset += nl + 1 - pos
                     pos = nl + 1
-                    if len(self._rows) >= BATCH_ROWS:
+                    if len(self._cols[0]) >= BATCH_ROWS:
                         yield self._flush()
             carry = buf[pos:]
         if carry:
@@ -581,7 +599,7 @@ class LedgerScanner:
             if terminated:
                 h.update(b"\n")
             st.last_line_sha256 = h.hexdigest()
-        if self._rows:
+        if self._cols[0]:
             yield self._flush()
 
     def _line(self, buf: bytes, start: int, stop: int, base: int) -> None:
@@ -628,7 +646,7 @@ class LedgerScanner:
             if not raw.strip() or _blank(raw):
                 chain.blank(line_no)
                 self._account(None, BLANK_FIELD, size)
-                self._rows.append(
+                self._add(
                     (offset, line_no, size, None, None, None, None, None, None, "blank", None, None, None)
                     + _NONE_TAIL
                 )
@@ -661,7 +679,7 @@ class LedgerScanner:
                 )
             self.emit(Finding(code, sev, self.rel_path, msg, line_no=line_no, offset_bytes=offset))
             self._account(None, UNPARSED_FIELD, size)
-            self._rows.append(
+            self._add(
                 (offset, line_no, size, None, None, None, None, None, digest, "unparseable", None, None, None)
                 + _NONE_TAIL
             )
@@ -769,113 +787,55 @@ class LedgerScanner:
             sp_raw = orjson.dumps(sp["system_prompt"])
             sp_sha, sp_bytes = hashlib.sha256(sp_raw).hexdigest(), len(sp_raw)
 
-        self._rows.append(
+        self._add(
             (offset, line_no, size, kind, ident, parent, ts, prev, check.digest, status.value, turn_no, turn_id)
             + facts
             + (body_sha, sp_sha, sp_bytes)
         )
 
-    def _plain(self, buf: bytes, rec: tuple, offset: int) -> None:
-        """One line the native scanner vouched for (see ``vakaudit/_native/linescan.c``): valid UTF-8
-        and JSON in vak's compact form, envelope in vak's order, LF-terminated. Same row, findings and
-        state as :meth:`_line` gives for it, without decoding what the table does not need."""
-        start, nl, digest, ident, parent, ts, prev, at_turn, kind, cut, body_sha, members = rec
-        if kind in _DECODE_KINDS:
-            if kind == "work":  # a second 'kind' key: the reference path reads the pairs in order
-                self._line(buf, start, nl + 1, offset)
-                return
-            payload = orjson.loads(buf[start:nl])
-        elif kind in _EPOCH_KINDS:
-            payload = {}
-            for key, ms, me, _canon in members:
-                if key == "epoch":
-                    payload["epoch"] = orjson.loads(buf[start + ms + 9 : start + me])  # after ,"epoch":
-        else:
-            payload = _EMPTY
+    def _run(self, buf: bytes, pos: int, nxt: int, offset: int, k: int, state: list, events: list) -> None:
+        """Book-keeping after the native scanner appended the rows of the ``k`` lines of buf[pos:nxt]
+        (see ``vakaudit/_native/linescan.c``: lines it vouched for, read exactly as :meth:`_line`
+        reads them); ``offset`` is the file offset of buf[pos]."""
         st = self.state
-        size = nl + 1 - start
+        st.line_no += k
+        last = self._cols[0][-1]
+        st.last_line_offset = last
+        st.offset = offset + nxt - pos
         if offset < HEAD_ANCHOR_BYTES:
-            self._head += buf[start : start + min(size, HEAD_ANCHOR_BYTES - offset)]
+            self._head += buf[pos : pos + min(nxt - pos, HEAD_ANCHOR_BYTES - offset)]
             st.head_sha256 = hashlib.sha256(self._head).hexdigest()
-        st.line_no += 1
-        line_no = st.line_no
-        st.last_line_offset = offset
-        st.offset = offset + size
-        self._last = (buf, start, nl, True)
-        chain = self._chain
-        expected = chain.expected
-        status = chain.link(line_no, _NO_BYTES, prev, digest)
-        if status is LineStatus.BROKEN:
-            self.emit(
-                Finding(
-                    FindingCode.PREV_HASH_MISMATCH,
-                    Severity.ERROR,
-                    self.rel_path,
-                    "prev_hash differs from the digest of the previous parsed line: an earlier line "
-                    "was modified after it was written",
-                    line_no=line_no,
-                    offset_bytes=offset,
-                    entry_id=ident,
-                    expected=expected,
-                    actual=prev,
+        self._last = (buf, pos + last - offset, nxt - 1, True)
+        self._chain.expected = self._chain.tail_hash = state[0]
+        st.turn_no, st.turn_id, st.in_prep = state[1], state[2], state[3]
+        for line_no, off, ident, status, expected, prev in events:
+            if status == LineStatus.BROKEN:
+                self.emit(
+                    Finding(
+                        FindingCode.PREV_HASH_MISMATCH,
+                        Severity.ERROR,
+                        self.rel_path,
+                        "prev_hash differs from the digest of the previous parsed line: an earlier line "
+                        "was modified after it was written",
+                        line_no=line_no,
+                        offset_bytes=off,
+                        entry_id=ident,
+                        expected=expected,
+                        actual=prev,
+                    )
                 )
-            )
-        elif status is LineStatus.UNCHAINED:
-            self.emit(
-                Finding(
-                    FindingCode.UNCHAINED_LINE,
-                    Severity.INFO,
-                    self.rel_path,
-                    "entry has no prev_hash although a line precedes it (written before hash chaining)",
-                    line_no=line_no,
-                    offset_bytes=offset,
-                    entry_id=ident,
-                )
-            )
-        if kind not in KNOWN_KINDS:
-            self.emit(
-                Finding(
-                    FindingCode.UNKNOWN_KIND,
-                    Severity.INFO,
-                    self.rel_path,
-                    f"entry kind {kind!r} is not one of the known ledger kinds",
-                    line_no=line_no,
-                    offset_bytes=offset,
-                    entry_id=ident,
-                )
-            )
-        facts = payload_facts(kind, payload) if payload else _NONE_FACTS
-        turn_no, turn_id = self._turn(kind, facts[2], ident, at_turn)
-
-        fields = self.fields
-        used = 0
-        sp_sha = sp_bytes = None
-        for key, ms, me, canon in members:
-            n = me - ms
-            acc = fields.get((kind, key))
-            if acc is None:
-                fields[(kind, key)] = [1, n]
             else:
-                acc[0] += 1
-                acc[1] += n
-            used += n
-            if key == "system_prompt" and kind == "turn_capabilities_bound":
-                vs = start + ms + len(key) + 4  # after ,"key":
-                if buf[vs] == 0x22:  # a string: its serialized bytes (re-encoded when not canonical)
-                    sp_raw = buf[vs : start + me] if canon else orjson.dumps(orjson.loads(buf[vs : start + me]))
-                    sp_sha, sp_bytes = hashlib.sha256(sp_raw).hexdigest(), len(sp_raw)
-        self._account(kind, ENVELOPE_FIELD, size - used)
-        if kind == "header":
-            contract = payload.get("contract")
-            if type(contract) is dict and type(contract.get("system_prompt")) is str:
-                sp_raw = orjson.dumps(contract["system_prompt"])
-                sp_sha, sp_bytes = hashlib.sha256(sp_raw).hexdigest(), len(sp_raw)
-
-        self._rows.append(
-            (offset, line_no, size, kind, ident, parent, ts, prev, digest, status.value, turn_no, turn_id)
-            + facts
-            + (body_sha, sp_sha, sp_bytes)
-        )
+                self.emit(
+                    Finding(
+                        FindingCode.UNCHAINED_LINE,
+                        Severity.INFO,
+                        self.rel_path,
+                        "entry has no prev_hash although a line precedes it (written before hash chaining)",
+                        line_no=line_no,
+                        offset_bytes=off,
+                        entry_id=ident,
+                    )
+                )
 
     def _turn(self, kind: str, directive: bool | None, ident: str, at_turn: str | None) -> tuple:
         """(turn_no, turn_id) of an entry, in file order."""
@@ -897,12 +857,15 @@ class LedgerScanner:
             turn_id = at_turn
         return turn_no, turn_id
 
+    def _add(self, row: tuple) -> None:
+        for col, value in zip(self._cols, row, strict=True):
+            col.append(value)
+
     def _flush(self) -> pa.RecordBatch:
-        rows = self._rows
-        self._rows = []
-        self.rows += len(rows)
-        cols = list(zip(*rows, strict=True))
-        n = len(rows)
+        cols = self._cols
+        self._cols = [[] for _ in range(_N_COLS)]
+        n = len(cols[0])
+        self.rows += n
         (
             offset,
             line_no,
@@ -941,7 +904,7 @@ class LedgerScanner:
             sp_sha,
             sp_bytes,
         ) = cols
-        ts_at = [_parse_ts(t) for t in ts]
+        ts_at = _ts_column(ts)
         chain_ok = list(map(_CHAIN_OK_BY_VALUE.get, status))
         arrays = {
             "rel_path": pa.array([self.rel_path] * n, pa.string()),
