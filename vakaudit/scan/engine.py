@@ -60,7 +60,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 2
-SIDE_PART_BYTES = 1 << 20  # side files at least this big get their own Parquet part (flat parent memory)
+SIDE_PART_BYTES = 1 << 20  # side files whose rows take this many Arrow bytes stream into their own part
+# side tables are small and varied: zstd alone compresses them smaller than dictionary pages, ~20 % faster
+SIDE_DICTIONARY = False
 MERGED_PARTS = frozenset({"all.parquet", "walk.parquet", "files.parquet"})
 PARQUET_COMPRESSION = "zstd"
 # entries columns with few distinct values per file; ids, digests and numbers skip the dictionary
@@ -300,11 +302,12 @@ def _scan_sidecar(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
     )
     schema = kind.schema
     assert schema is not None and kind.reader is not None
-    # a large file streams into its own Parquet part; a small one travels back to the parent
-    own_part = it.size >= SIDE_PART_BYTES
-    part = f"{kind.name}/{_file_key(it.rel_path)}-{gen}.parquet" if own_part else None
+    # rows that outgrow SIDE_PART_BYTES stream into the file's own Parquet part; fewer rows (most
+    # files, multi-MB checkpoints included) join the task's shared part: one Parquet file costs ~1 ms
+    part: str | None = None
     writer: pq.ParquetWriter | None = None
     batches: list[pa.RecordBatch] = []
+    buffered = 0
     rows = 0
     max_end = start
     has_spans = "offset_bytes" in schema.names and "size_bytes" in schema.names
@@ -320,15 +323,23 @@ def _scan_sidecar(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
 
                 hi = pc.max(pc.add(batch.column("offset_bytes"), batch.column("size_bytes"))).as_py()
                 max_end = max(max_end, hi or 0)
-            if own_part:
-                if writer is None:
-                    os.makedirs(os.path.join(out, kind.name), exist_ok=True)
-                    writer = pq.ParquetWriter(
-                        os.path.join(out, part), schema, compression=PARQUET_COMPRESSION
-                    )
+            if writer is not None:
                 writer.write_batch(batch)
-            else:
-                batches.append(batch)
+                continue
+            batches.append(batch)
+            buffered += batch.nbytes
+            if buffered >= SIDE_PART_BYTES:
+                part = f"{kind.name}/{_file_key(it.rel_path)}-{gen}.parquet"
+                os.makedirs(os.path.join(out, kind.name), exist_ok=True)
+                writer = pq.ParquetWriter(
+                    os.path.join(out, part),
+                    schema,
+                    compression=PARQUET_COMPRESSION,
+                    use_dictionary=SIDE_DICTIONARY,
+                )
+                for b in batches:
+                    writer.write_batch(b)
+                batches = []
     except Exception as exc:  # a reader bug must not stop the scan of a whole home
         findings.append(
             Finding(
@@ -345,12 +356,11 @@ def _scan_sidecar(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
             writer = None
         if part is not None:
             Path(out, part).unlink(missing_ok=True)
+            part = None
     finally:
         if writer is not None:
             writer.close()
-    if writer is None and own_part and rows == 0:
-        part = None
-    table = None if own_part else pa.Table.from_batches(batches, schema=schema)
+    table = None if part is not None else pa.Table.from_batches(batches, schema=schema)
     end = max_end if (has_spans and rows) else os.stat(path, follow_symlinks=False).st_size
     state: dict[str, Any] = {"offset": end}
     # anchor for the next incremental scan; a file not ending in LF is always rescanned in full
@@ -408,7 +418,9 @@ def _run_task(home: str, out: str, gen: int, task_id: int, items: list[_Item]) -
         part = f"{k}/b{gen}-{task_id}.parquet"
         table = pa.concat_tables([r.table for r in rs if r.table is not None])
         os.makedirs(os.path.join(out, k), exist_ok=True)
-        pq.write_table(table, os.path.join(out, part), compression=PARQUET_COMPRESSION)
+        pq.write_table(
+            table, os.path.join(out, part), compression=PARQUET_COMPRESSION, use_dictionary=SIDE_DICTIONARY
+        )
         for r in rs:
             r.part = part
     for r in out_results:
