@@ -9,6 +9,7 @@ Each measurement runs in a fresh child process of this one, so start-up is inclu
   table written as Parquet (jobs = CPU count);
 - ``vakaudit ledgers only``: the same, on a home holding only the session ledgers (hard links), the
   like-for-like peer of the queries below, which read only the ledgers;
+- ``…, pure Python``: the two above with ``VAKAUDIT_NO_NATIVE=1`` (the compiled line scanner off);
 - ``vakaudit rescan``: the same call again on the unchanged home (incremental);
 - ``vakaudit byte share``: ``vakaudit.scan.quick.ledger_kind_bytes`` (unverified, like the queries);
 - ``duckdb fastest``: each ledger line read as one CSV column + ``regexp_extract`` of the kind;
@@ -217,7 +218,9 @@ def m_python_orjson(home: Path, out: Path) -> dict:
 
 MEASURES = {
     "vakaudit full": m_vakaudit_full,
+    "vakaudit full, pure Python": m_vakaudit_full,
     "vakaudit ledgers only": m_vakaudit_ledgers,
+    "vakaudit ledgers only, pure Python": m_vakaudit_ledgers,
     "vakaudit rescan": m_vakaudit_rescan,
     "vakaudit byte share": m_vakaudit_quick,
     "duckdb fastest": m_duckdb_fastest,
@@ -229,7 +232,9 @@ MEASURES = {
 
 IMPORTS = {
     "vakaudit full": "vakaudit.scan.engine vakaudit.scan.result vakaudit.artifacts duckdb",
+    "vakaudit full, pure Python": "vakaudit.scan.engine vakaudit.scan.result vakaudit.artifacts duckdb",
     "vakaudit ledgers only": "vakaudit.scan.engine vakaudit.scan.result vakaudit.artifacts duckdb",
+    "vakaudit ledgers only, pure Python": "vakaudit.scan.engine vakaudit.scan.result vakaudit.artifacts duckdb",
     "vakaudit rescan": "vakaudit.scan.engine vakaudit.scan.result vakaudit.artifacts",
     "vakaudit byte share": "vakaudit.scan.quick",
     "duckdb fastest": "duckdb",
@@ -274,8 +279,12 @@ def sizes(home: Path) -> tuple[int, int]:
 
 def run(name: str, home: Path, out: Path) -> dict:
     cmd = [sys.executable, __file__, "--child", name, str(home), str(out)]
+    env = dict(os.environ)
+    env.pop("VAKAUDIT_NO_NATIVE", None)
+    if name.endswith("pure Python"):  # the compiled line scanner switched off: the reference path
+        env["VAKAUDIT_NO_NATIVE"] = "1"
     t = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     wall = time.perf_counter() - t
     if p.returncode != 0:
         return {"error": p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"}
@@ -346,7 +355,7 @@ def main() -> None:
                 got = {k: v for k, v in best["answer"].items() if k not in ("", "None")}
                 agrees = "yes" if got == reference else "no"
             s = best["seconds"]
-            home_rate = f"{total / s / 1e6:,.0f}" if name in ("vakaudit full", "vakaudit rescan") else ""
+            home_rate = f"{total / s / 1e6:,.0f}" if name.startswith(("vakaudit full", "vakaudit rescan")) else ""
             lines.append(
                 f"| {name} | {s:.2f} | {home_rate} | {ledgers / s / 1e6:,.0f} | {best['wall']:.2f} | "
                 f"{best['rss_kb'] / 1024:.0f} (+{best['child_rss_kb'] / 1024:.0f}) | {agrees} |"

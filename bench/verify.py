@@ -10,7 +10,8 @@ peak RSS. Measured, on the same session-ledger files:
 - ``floor``: SHA-256 of every ledger's bytes, read in 1 MiB chunks (hashlib, one pass);
 - ``chain minimum``: frame every line and SHA-256 it (what any hash-chain check must do at least);
 - ``verify_ledger``: vakaudit's per-ledger verification (chain, classification, tree, header, kinds,
-  clock, UTF-8, nesting depth) on every ledger;
+  clock, UTF-8, nesting depth) on every ledger, with the compiled line scanner
+  (``vakaudit/_native/linescan.c``) and, as ``verify_ledger, pure Python``, without it;
 - ``verify_ledger deep``: the same with every line JSON-decoded (``--deep``);
 - ``verify_home``: the whole ``vakaudit verify`` (walk and classify every file, every ledger, the
   routing/cost sidecars, store.db and the cross checks), with the session ledgers verified in this
@@ -43,11 +44,12 @@ RESULTS = HERE / "results" / "verify.md"
 HOMES = {"measured": dict(profile="measured"), "10x": dict(profile="measured", turns=13_860, sessions=600)}
 SEED = 20261130  # the same as bench/scan.py: the cached homes are shared
 RUNS = {"measured": 5, "10x": 3}
-WHAT = ("floor", "chain", "verify", "deep", "home1", "home2")
+WHAT = ("floor", "chain", "verify", "verify_py", "deep", "home1", "home2")
 LABEL = {
     "floor": "floor: SHA-256 of the same bytes",
     "chain": "chain minimum: frame lines + SHA-256 each",
     "verify": "verify_ledger on every ledger",
+    "verify_py": "verify_ledger, pure Python (`VAKAUDIT_NO_NATIVE=1`)",
     "deep": "verify_ledger --deep (decode every line)",
     "home1": "verify_home (whole `vakaudit verify`), `jobs=1`",
     "home2": "verify_home, `jobs=2`: ledgers in 2 worker processes",
@@ -117,7 +119,7 @@ def child(what: str, home: Path) -> None:
                 sha(raw).hexdigest()
             os.close(fd)
             n += size
-    elif what in ("verify", "deep"):
+    elif what in ("verify", "verify_py", "deep"):
         bad = 0
         for p in files:
             r = verify_ledger(p, deep=what == "deep")
@@ -139,8 +141,12 @@ def child(what: str, home: Path) -> None:
 def measure(what: str, home: Path, runs: int) -> dict:
     out = []
     for _ in range(runs):
+        env = dict(os.environ)
+        env.pop("VAKAUDIT_NO_NATIVE", None)
+        if what == "verify_py":  # the compiled line scanner switched off: the reference path
+            env["VAKAUDIT_NO_NATIVE"] = "1"
         res = subprocess.run([sys.executable, __file__, "--child", what, str(home)], capture_output=True,
-                             text=True, check=True)  # fmt: skip
+                             text=True, check=True, env=env)  # fmt: skip
         out.append(json.loads(res.stdout.strip().splitlines()[-1]))
     return {
         "wall": statistics.median(r["wall_s"] for r in out),
