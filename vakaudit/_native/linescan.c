@@ -1007,14 +1007,14 @@ static const char *const PREP_KINDS[] = {"turn_capabilities_bound", "turn_capabi
 static PyObject *status_ok, *status_broken, *status_unchained, *status_unchecked, *envelope_field;
 
 /* += on the [count, bytes] list of fields[(kind, name)] */
-static int account(PyObject *fields, PyObject *kind, PyObject *name, Py_ssize_t size) {
+static int account(PyObject *fields, PyObject *kind, PyObject *name, long long count, long long size) {
     PyObject *key = PyTuple_Pack(2, kind, name);
     if (!key) return -1;
     PyObject *acc = PyDict_GetItemWithError(fields, key);
     int rc = -1;
     if (!acc) {
         if (PyErr_Occurred()) goto out;
-        acc = Py_BuildValue("[in]", 1, size);
+        acc = Py_BuildValue("[LL]", count, size);
         if (!acc) goto out;
         rc = PyDict_SetItem(fields, key, acc);
         Py_DECREF(acc);
@@ -1022,7 +1022,7 @@ static int account(PyObject *fields, PyObject *kind, PyObject *name, Py_ssize_t 
     }
     for (int i = 0; i < 2; i++) {
         PyObject *old = PyList_GET_ITEM(acc, i);
-        PyObject *add = PyLong_FromSsize_t(i == 0 ? 1 : size);
+        PyObject *add = PyLong_FromLongLong(i == 0 ? count : size);
         if (!add) goto out;
         PyObject *sum = PyNumber_Add(old, add);
         Py_DECREF(add);
@@ -1033,6 +1033,56 @@ static int account(PyObject *fields, PyObject *kind, PyObject *name, Py_ssize_t 
 out:
     Py_DECREF(key);
     return rc;
+}
+
+/* entry_fields sums of one call, keyed by (kind object, member key bytes); flushed into the dict */
+typedef struct {
+    PyObject *kind; /* a strong reference; kinds come from the kind cache, one object per kind */
+    cp key;         /* NULL: the envelope pseudo-field */
+    Py_ssize_t klen;
+    long long count, bytes;
+} Acc;
+
+#define ACC_SLOTS 512
+
+static uint64_t acc_hash(PyObject *kind, cp key, Py_ssize_t klen) {
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uintptr_t)kind;
+    for (Py_ssize_t i = 0; i < klen; i++) h = (h ^ key[i]) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+static int acc_flush(Acc *t, PyObject *fields) {
+    for (int i = 0; i < ACC_SLOTS; i++) {
+        if (!t[i].kind) continue;
+        PyObject *name = t[i].key ? ascii_str(t[i].key, t[i].key + t[i].klen) : Py_NewRef(envelope_field);
+        if (!name) return -1;
+        int rc = account(fields, t[i].kind, name, t[i].count, t[i].bytes);
+        Py_DECREF(name);
+        Py_CLEAR(t[i].kind);
+        if (rc < 0) return -1;
+    }
+    return 0;
+}
+
+static int acc_add(Acc *t, int *used, PyObject *fields, PyObject *kind, cp key, Py_ssize_t klen, Py_ssize_t size) {
+    if (*used >= ACC_SLOTS / 2) { /* keep probing short: hand the sums over and start again */
+        if (acc_flush(t, fields) < 0) return -1;
+        *used = 0;
+    }
+    uint64_t h = acc_hash(kind, key, klen);
+    for (int i = 0;; i++) {
+        Acc *a = &t[(h + i) & (ACC_SLOTS - 1)];
+        if (!a->kind) {
+            a->kind = Py_NewRef(kind), a->key = key, a->klen = klen, a->count = 1, a->bytes = size;
+            (*used)++;
+            return 0;
+        }
+        if (a->kind == kind && a->klen == klen && (klen == 0 || (a->key && key && memcmp(a->key, key, klen) == 0)) &&
+            (a->key == NULL) == (key == NULL)) {
+            a->count++, a->bytes += size;
+            return 0;
+        }
+    }
 }
 
 PyDoc_STRVAR(scan_entries_doc,
@@ -1055,6 +1105,9 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
     PyObject *events = NULL, *result = NULL;
     PyObject *v[N_COLS];
     memset(v, 0, sizeof v);
+    Acc acc[ACC_SLOTS];
+    int acc_used = 0;
+    memset(acc, 0, sizeof acc);
     if (pos < 0 || end > view.len || pos > end || PyList_GET_SIZE(cols) != N_COLS || PyList_GET_SIZE(state) != 4) {
         PyErr_SetString(PyExc_ValueError, "scan_entries: bad arguments");
         goto fail;
@@ -1312,12 +1365,11 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
         /* entry_fields */
         Py_ssize_t used = 0;
         for (int i = 0; i < nm && !failed; i++) {
-            PyObject *name = ascii_str(mem[i].ks, mem[i].kt);
-            if (!name || account(fields, kind, name, mem[i].me - mem[i].ms) < 0) failed = 1;
-            Py_XDECREF(name);
+            if (acc_add(acc, &acc_used, fields, kind, mem[i].ks, mem[i].kt - mem[i].ks, mem[i].me - mem[i].ms) < 0)
+                failed = 1;
             used += mem[i].me - mem[i].ms;
         }
-        if (!failed && account(fields, kind, envelope_field, size - used) < 0) failed = 1;
+        if (!failed && acc_add(acc, &acc_used, fields, kind, NULL, 0, size - used) < 0) failed = 1;
         for (int i = 0; i < N_COLS && !failed; i++)
             if (PyList_Append(PyList_GET_ITEM(cols, i), v[i]) < 0) failed = 1;
         for (int i = 0; i < N_COLS; i++) Py_CLEAR(v[i]);
@@ -1325,6 +1377,7 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
         pos = lf + 1 - buf;
         n++;
     }
+    if (acc_flush(acc, fields) < 0) goto fail_state;
     if (PyList_SetItem(state, 0, expected) < 0) { /* steals expected */
         expected = NULL;
         goto fail_state;
@@ -1345,6 +1398,7 @@ fail_state:
     Py_XDECREF(expected);
     Py_XDECREF(turn_id);
 fail:
+    for (int i = 0; i < ACC_SLOTS; i++) Py_CLEAR(acc[i].kind); /* after an error: sums not handed over */
     Py_XDECREF(events);
     PyBuffer_Release(&view);
     return result;
