@@ -62,7 +62,7 @@ def test_streamed_checkpoint_is_the_compact_json_of_the_document(tmp_path: Path)
         "session_id": "s-1",
         "created_at": "2026-08-01T08:00:00Z",
         "label": 'fix the "parser" — ✓',
-        "files": [{"rel_path": r, "content": ws.files[r]} for r in sorted(ws.files)],
+        "files": [{"rel_path": r, "content": ws.content(r)} for r in sorted(ws.files)],
         "observed": sorted(set(ws.files) | set(ws.ignored)),
     }
     assert path == tmp_path / "checkpoints" / "s-1" / "0007.json"

@@ -206,6 +206,11 @@ class ContentPools:
 
     def slice(self, rng: random.Random, target_chars: int) -> str:
         """About ``target_chars`` characters of whole corpus lines, from a random place."""
+        start, end = self.slice_bounds(rng, target_chars)
+        return self.corpus[start:end]
+
+    def slice_bounds(self, rng: random.Random, target_chars: int) -> tuple[int, int]:
+        """``(start, end)`` in :attr:`corpus` of the :meth:`slice` drawn with the same ``rng`` state."""
         corpus = self.corpus
         target_chars = max(1, min(target_chars, len(corpus) // 2))
         start = self._line_starts[rng.randrange(len(self._line_starts))]
@@ -217,7 +222,7 @@ class ContentPools:
         end = corpus.find("\n", start + target_chars)
         if end < 0:
             end = len(corpus) - 1
-        return corpus[start:end]
+        return start, end
 
     # -- capability surfaces ------------------------------------------------------------------
 

@@ -1,8 +1,11 @@
 """Build a whole synthetic vak home: plan the sessions, write them in time order, then the rest.
 
-Memory stays flat at any size: sessions are planned as small integer tables and written one after
-another (a worker session is written while its parent's handle is open); every side ledger is a
-streaming append; large bodies are shared from :mod:`vakaudit.synth.content`.
+Memory does not grow with the home: sessions are planned as small integer tables and written one
+after another (a worker session is written while its parent's handle is open); every side ledger is
+a streaming append; large bodies are shared from :mod:`vakaudit.synth.content` (capability bindings
+stay shared even in the open ledger's memory, workspaces are corpus ranges). What remains is the open
+session's own state (its entries and the request builder's conversation), so the peak follows the
+longest session, at about 0.8 times its ledger bytes.
 """
 
 from __future__ import annotations
