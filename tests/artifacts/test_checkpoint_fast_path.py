@@ -224,3 +224,49 @@ def test_every_checkpoint_of_synthetic_homes(tmp_path_factory: pytest.TempPathFa
                 assert scan_scalars(f) is not None  # vak's own snapshots all take the fast path
             rows += _assert_reader_agrees(home, rel_path)
     assert rows > 10
+
+
+_entry_values = st.one_of(
+    _scalars,
+    st.just(B64.decode()),
+    st.just({}),
+    st.just([]),
+    st.lists(_scalars, max_size=2),
+    st.dictionaries(st.sampled_from(["a", "content"]), _scalars, max_size=2),
+)
+_entries = st.one_of(
+    st.dictionaries(
+        st.sampled_from(["rel_path", "content", "hash", "size", "mtime_ns", "other"]),
+        _entry_values,
+        max_size=5,
+    ),
+    st.lists(_entry_values, max_size=3),
+    _scalars,
+)
+_snapshot_docs = st.dictionaries(
+    st.sampled_from(["files", "observed", "label", "seq", "session_id", "created_at", "other"]),
+    st.one_of(
+        st.lists(_entries, max_size=4),
+        st.dictionaries(st.text(max_size=3), _entries, max_size=3),
+        _entry_values,
+        st.sampled_from(["2026-08-24T09:14:57.9Z", "s-1", "p" * 5000]),
+    ),
+    max_size=7,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(doc=_snapshot_docs)
+def test_folding_the_tree_equals_folding_every_scalar(doc: dict[str, Any]) -> None:
+    raw = json.dumps(doc).encode()
+    by_events = checkpoints._Fold()
+    for path, value in iter_scalars(io.BytesIO(raw)):
+        by_events.event(path, value)
+    parsed = _jsonstream.scan_document(io.BytesIO(raw))
+    assert parsed is not None
+    by_tree = checkpoints._Fold()
+    by_tree.tree(*parsed)
+    assert by_tree.head == by_events.head
+    assert by_tree.entries == by_events.entries
+    assert list(by_tree.entries) == list(by_events.entries)
+    assert (by_tree.observed, by_tree.fmt) == (by_events.observed, by_events.fmt)

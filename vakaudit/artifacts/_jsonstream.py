@@ -275,12 +275,25 @@ def scan_scalars(
 ) -> list[tuple[Path, Any]] | None:
     """What :func:`iter_scalars` yields for a well-formed document, from one cheaper pass; or None.
 
-    One pass over the file measures every string longer than ``cap`` bytes (as :class:`LongString`,
-    never holding it) and keeps everything else: a compact copy of the document in which each long
-    string is a placeholder. orjson parses that copy and the tree is walked in document order. None
-    (read the file again with :func:`iter_scalars`) whenever the answer could differ from the
-    streaming scanner's: a document that does not parse (whose findings need the fault's offset), a
-    duplicate key, a long key, a compact copy over ``limit`` bytes, a string starting with ``\\u0000``.
+    The events of :func:`scan_document`'s tree, in document order. None (read the file again with
+    :func:`iter_scalars`) whenever :func:`scan_document` declines.
+    """
+    doc = scan_document(f, cap, limit)
+    return None if doc is None else _walk(*doc)
+
+
+def scan_document(
+    f: IO[bytes], cap: int = STRING_CAP, limit: int = COMPACT_LIMIT
+) -> tuple[Any, list[LongString]] | None:
+    """The document as a tree in which each string longer than ``cap`` bytes is a placeholder (see
+    :func:`long_value`), and the measures of those strings; or None.
+
+    One pass over the file measures every long string (as :class:`LongString`, never holding it)
+    and keeps everything else: a compact copy of the document that orjson parses. None (read the
+    file again with :func:`iter_scalars`) whenever the answer could differ from the streaming
+    scanner's: a document that does not parse (whose findings need the fault's offset), a duplicate
+    key, a long key, a compact copy over ``limit`` bytes, a string starting with ``\\u0000``. The file
+    object needs ``readinto``.
     """
     compact = _compact(f, cap, limit)
     if compact is None:
@@ -288,19 +301,29 @@ def scan_scalars(
     doc, longs = compact
     try:
         tree = orjson.loads(doc)
-        json.loads(doc, object_pairs_hook=_no_duplicate_keys)  # orjson keeps only the last of duplicates
-    except (ValueError, _DuplicateKeyError, RecursionError):
+        # orjson keeps only the last of duplicate keys; the streaming scanner yields each
+        json.loads(doc, object_pairs_hook=_plain_keys)
+    except (ValueError, _DeclineError, RecursionError):
         return None
-    return _walk(tree, longs)
+    return tree, longs
 
 
-class _DuplicateKeyError(Exception):
+def long_value(value: Any, longs: list[LongString]) -> Any:
+    """A tree value of :func:`scan_document` as :func:`iter_scalars` yields it (placeholders resolved)."""
+    if type(value) is str and value.startswith(_MARK):
+        return longs[int(value[1:])]
+    return value
+
+
+class _DeclineError(Exception):
     pass
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> None:
-    if len({k for k, _ in pairs}) != len(pairs):
-        raise _DuplicateKeyError
+def _plain_keys(pairs: list[tuple[str, Any]]) -> None:
+    """No duplicate key and no long key (a placeholder) in one object, else the fast path declines."""
+    keys = {k for k, _ in pairs}
+    if len(keys) != len(pairs) or any(k.startswith(_MARK) for k in keys):
+        raise _DeclineError
 
 
 def _compact(f: IO[bytes], cap: int, limit: int) -> tuple[bytes, list[LongString]] | None:
@@ -405,7 +428,7 @@ def _compact(f: IO[bytes], cap: int, limit: int) -> tuple[bytes, list[LongString
     return b"".join(out), longs
 
 
-def _walk(tree: Any, longs: list[LongString]) -> list[tuple[Path, Any]] | None:
+def _walk(tree: Any, longs: list[LongString]) -> list[tuple[Path, Any]]:
     """``(path, scalar)`` of a parsed tree in document order, as :func:`iter_scalars` yields them."""
     events: list[tuple[Path, Any]] = []
     path: list[str | int] = []
@@ -416,9 +439,6 @@ def _walk(tree: Any, longs: list[LongString]) -> list[tuple[Path, Any]] | None:
         t = type(node)
         if t is dict:
             if node:
-                for key in node:
-                    if key.startswith(_MARK):  # a long key: the streaming scanner keeps it whole
-                        return None
                 stack.append(iter(node.items()))
             else:
                 events.append((tuple(path), {}))

@@ -27,9 +27,11 @@ from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, W
 from vakaudit.artifacts._jsonl import BATCH_ROWS, TIMESTAMP, parse_ts
 from vakaudit.artifacts._jsonstream import (
     JsonStreamError,
+    LongString,
     base64_decoded_len,
     iter_scalars,
-    scan_scalars,
+    long_value,
+    scan_document,
     string_len,
 )
 from vakaudit.findings import Finding, FindingCode, Severity
@@ -63,48 +65,97 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+class _Fold:
+    """What the rows of a snapshot need from its document, gathered scalar by scalar or from a tree."""
+
+    def __init__(self) -> None:
+        self.head: dict[str, Any] = {"label_bytes": None, "seq": None, "session_id": None, "created_at": None}
+        self.entries: dict[int, dict[str, Any]] = {}
+        self.observed = 0
+        self.fmt: str | None = None
+
+    def event(self, path: tuple[str | int, ...], value: Any) -> None:
+        """One ``(path, scalar)`` of :func:`iter_scalars` (the reference)."""
+        top = path[0] if path else None
+        if top == "files" and len(path) == 3 and isinstance(path[1], int):
+            self.entry(path[1], path[2], value)
+        elif top == "observed" and len(path) == 2:
+            self.observed += 1
+        elif len(path) == 1:
+            self.top(top, value)
+
+    def entry(self, index: int, key: str | int, value: Any) -> None:
+        entry = self.entries.setdefault(index, dict.fromkeys(_ENTRY_KEYS))
+        if key == "rel_path":
+            entry["file_rel_path"] = value if isinstance(value, str) else None
+        elif key == "content":
+            self.fmt = self.fmt or "base64"
+            entry["encoded_bytes"] = string_len(value)
+            entry["content_bytes"] = base64_decoded_len(value)
+        elif key == "hash":
+            self.fmt = "hashed"
+            entry["hash"] = value if isinstance(value, str) else None
+        elif key == "size":
+            entry["content_bytes"] = _int(value)
+        elif key == "mtime_ns":
+            entry["mtime_ns"] = _int(value)
+
+    def top(self, key: Any, value: Any) -> None:
+        head = self.head
+        if key == "label":
+            head["label_bytes"] = string_len(value)
+        elif key == "seq":
+            head["seq"] = _int(value)
+        elif key == "session_id" and isinstance(value, str):
+            head["session_id"] = value
+        elif key == "created_at":
+            head["created_at"] = parse_ts(value)
+
+    def tree(self, doc: Any, longs: list[LongString]) -> None:
+        """The same as feeding :meth:`event` every scalar of ``doc`` (a :func:`scan_document` tree):
+        only scalars (and empty containers, which iter_scalars yields too) at the paths read above
+        count, and none of what is gathered depends on their order (no key repeats in such a tree)."""
+        if type(doc) is not dict:
+            return
+        for key, value in doc.items():
+            if key == "files":
+                if type(value) is not list:
+                    continue
+                for i, item in enumerate(value):
+                    if type(item) is dict:
+                        for k, v in item.items():
+                            if _leaf(v):
+                                self.entry(i, k, long_value(v, longs))
+                    elif type(item) is list and any(_leaf(v) for v in item):
+                        self.entries.setdefault(i, dict.fromkeys(_ENTRY_KEYS))
+            elif key == "observed":
+                if type(value) is list:
+                    self.observed += sum(map(_leaf, value))
+                elif type(value) is dict:
+                    self.observed += sum(map(_leaf, value.values()))
+            elif _leaf(value):
+                self.top(key, long_value(value, longs))
+
+
+def _leaf(value: Any) -> bool:
+    """A value iter_scalars yields as such: a scalar or an empty container."""
+    return not value or type(value) not in (dict, list)
+
+
 def _snapshot(ctx: ReadContext, fast: bool = True) -> Iterator[pa.RecordBatch]:
-    head: dict[str, Any] = {"label_bytes": None, "seq": None, "session_id": None, "created_at": None}
-    entries: dict[int, dict[str, Any]] = {}
-    observed = 0
-    fmt: str | None = None
+    fold = _Fold()
     fault: JsonStreamError | None = None
     with ctx.open() as f:
-        try:
-            events = scan_scalars(f) if fast else None
-            if events is None:  # not a plain document: the streaming scanner, from the start
-                f.seek(0)
-                events = iter_scalars(f)
-            for path, value in events:
-                top = path[0] if path else None
-                if top == "files" and len(path) == 3 and isinstance(path[1], int):
-                    entry = entries.setdefault(path[1], dict.fromkeys(_ENTRY_KEYS))
-                    key = path[2]
-                    if key == "rel_path":
-                        entry["file_rel_path"] = value if isinstance(value, str) else None
-                    elif key == "content":
-                        fmt = fmt or "base64"
-                        entry["encoded_bytes"] = string_len(value)
-                        entry["content_bytes"] = base64_decoded_len(value)
-                    elif key == "hash":
-                        fmt = "hashed"
-                        entry["hash"] = value if isinstance(value, str) else None
-                    elif key == "size":
-                        entry["content_bytes"] = _int(value)
-                    elif key == "mtime_ns":
-                        entry["mtime_ns"] = _int(value)
-                elif top == "observed" and len(path) == 2:
-                    observed += 1
-                elif top == "label" and len(path) == 1:
-                    head["label_bytes"] = string_len(value)
-                elif top == "seq" and len(path) == 1:
-                    head["seq"] = _int(value)
-                elif top == "session_id" and len(path) == 1 and isinstance(value, str):
-                    head["session_id"] = value
-                elif top == "created_at" and len(path) == 1:
-                    head["created_at"] = parse_ts(value)
-        except JsonStreamError as exc:
-            fault = exc
+        doc = scan_document(f) if fast else None
+        if doc is not None:
+            fold.tree(*doc)
+        else:  # not a plain document: the streaming scanner, from the start
+            f.seek(0)
+            try:
+                for path, value in iter_scalars(f):
+                    fold.event(path, value)
+            except JsonStreamError as exc:
+                fault = exc
     if fault is not None:
         ctx.emit(
             Finding(
@@ -115,6 +166,7 @@ def _snapshot(ctx: ReadContext, fast: bool = True) -> Iterator[pa.RecordBatch]:
                 offset_bytes=fault.offset,
             )
         )
+    head, entries = fold.head, fold.entries
     if head["session_id"] is None:
         parts = ctx.rel_path.split("/")
         head["session_id"] = ctx.session_id or (parts[-2] if len(parts) >= 2 else None)
@@ -123,9 +175,9 @@ def _snapshot(ctx: ReadContext, fast: bool = True) -> Iterator[pa.RecordBatch]:
         "rel_path": ctx.rel_path,
         "home_scope": ctx.home_scope,
         **head,
-        "format": fmt,
+        "format": fold.fmt,
         "files_count": len(entries),
-        "observed_count": observed,
+        "observed_count": fold.observed,
         "snapshot_content_bytes": sum(sizes),
     }
     rows = [{"entry_index": i, **e} for i, e in sorted(entries.items())] or [
