@@ -6,6 +6,10 @@ indices leading to it. Strings longer than ``cap`` bytes are never held in memor
 scanner needs to size base64 content. Long runs are skipped with ``bytes.find``, so a 20 MB
 checkpoint costs a few hundred Python steps per file entry, not one per byte.
 
+:func:`scan_document` is the fast path for the usual document: one pass that measures the long
+strings and hands everything else to orjson, a few Python steps per long string. It declines (None)
+whenever its answer could differ from :func:`iter_scalars`, which stays the reference.
+
 Reads only through the file object it is given; never writes.
 """
 
