@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
@@ -180,17 +181,18 @@ def _snapshot(ctx: ReadContext, fast: bool = True) -> Iterator[pa.RecordBatch]:
         "observed_count": fold.observed,
         "snapshot_content_bytes": sum(sizes),
     }
-    rows = [{"entry_index": i, **e} for i, e in sorted(entries.items())] or [
-        {"entry_index": None, **dict.fromkeys(_ENTRY_KEYS)}
-    ]
+    order = sorted(entries) or [None]
+    rows = [entries[i] for i in order] if entries else [dict.fromkeys(_ENTRY_KEYS)]
     for start in range(0, len(rows), BATCH_ROWS):
         part = rows[start : start + BATCH_ROWS]
-        arrays = [
-            pa.repeat(pa.scalar(common[f.name], f.type), len(part))
-            if f.name in common
-            else pa.array([row[f.name] for row in part], f.type)
-            for f in SCHEMA
-        ]
+        arrays = []
+        for f in SCHEMA:
+            if f.name in common:
+                arrays.append(pa.repeat(pa.scalar(common[f.name], f.type), len(part)))
+            elif f.name == "entry_index":
+                arrays.append(pa.array(order[start : start + BATCH_ROWS], f.type))
+            else:
+                arrays.append(pa.array(list(map(itemgetter(f.name), part)), f.type))
         yield pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
 
 
