@@ -462,8 +462,7 @@ def _scan(
         l0 = line_no + 1
         kinds_seen = set(rkinds)
         clean = (
-            on_entry is None
-            and all(bits == _V_PARENT for _i, bits, _p in flagged)
+            all(bits == _V_PARENT for _i, bits, _p in flagged)
             and kinds_seen <= known
             and ids.keys().isdisjoint(rids)
             and len(set(rids)) == n
@@ -502,6 +501,10 @@ def _scan(
         report.head_digest = rdig[-1]
         verifier.expected = verifier.tail_hash = exp_out
         prev_ts_key, prev_ts = key_out.decode("ascii"), rts[-1]
+        if on_entry is not None:
+            for i in range(n):
+                stop = starts[i + 1] - 1 if i + 1 < n else end - 1
+                on_entry(l0 + i, rids[i], rkinds[i], rpar[i], buf[starts[i] : stop])
         return l0 + n - 1
 
     def native_pass() -> int:
