@@ -530,8 +530,8 @@ class LedgerScanner:
             self.bytes_read += len(chunk)
             buf = carry + chunk if carry else chunk
             pos = 0
-            if _scan_entries is not None:
-                while True:
+            while True:
+                if _scan_entries is not None:  # the compiled scanner takes every line it vouches for
                     cols = self._cols
                     before = len(cols[0])
                     state = [self._chain.expected, st.turn_no, st.turn_id, st.in_prep]
@@ -543,25 +543,17 @@ class LedgerScanner:
                         self._run(buf, pos, nxt, offset, len(cols[0]) - before, state, events)
                         offset += nxt - pos
                         pos = nxt
-                    else:  # the line at pos is the reference reader's (or is incomplete)
-                        nl = buf.find(b"\n", pos)
-                        if nl < 0:
-                            break
-                        self._line(buf, pos, nl + 1, offset)
-                        offset += nl + 1 - pos
-                        pos = nl + 1
-                    if len(self._cols[0]) >= BATCH_ROWS:
-                        yield self._flush()
-            else:
-                while True:
-                    nl = buf.find(b"\n", pos)
-                    if nl < 0:
-                        break
-                    self._line(buf, pos, nl + 1, offset)
-                    offset += nl + 1 - pos
-                    pos = nl + 1
-                    if len(self._cols[0]) >= BATCH_ROWS:
-                        yield self._flush()
+                        if len(cols[0]) >= BATCH_ROWS:
+                            yield self._flush()
+                        continue
+                nl = buf.find(b"\n", pos)  # a line for the reference reader (or an incomplete one)
+                if nl < 0:
+                    break
+                self._line(buf, pos, nl + 1, offset)
+                offset += nl + 1 - pos
+                pos = nl + 1
+                if len(self._cols[0]) >= BATCH_ROWS:
+                    yield self._flush()
             carry = buf[pos:]
         if carry:
             if still_growing is not None and still_growing():

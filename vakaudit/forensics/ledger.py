@@ -428,8 +428,9 @@ def _scan(
         tail_id = ident
         report.head_digest = digest
 
-    def one_line(line_no: int, off: int, raw: bytes, terminated: bool, grew: bool = False) -> None:
-        """A line the native scanner left to Python: decoded fully and settled at once."""
+    def framing(line_no: int, off: int, raw: bytes) -> tuple[int, bytes] | None:
+        """A line's CR and BOM taken off (and reported); None for a blank line (rule 1: skipped
+        without touching the expectation)."""
         if raw[-1:] == b"\r":
             raw = raw[:-1]
             crlf.append(line_no)
@@ -439,7 +440,15 @@ def _scan(
             raw = raw[3:]
             off += 3
         if raw[:1] != b"{" and not raw.strip():
-            return  # rule 1: blank lines are skipped without touching the expectation
+            return None
+        return off, raw
+
+    def one_line(line_no: int, off: int, raw: bytes, terminated: bool, grew: bool = False) -> None:
+        """A line the native scanner left to Python: decoded fully and settled at once."""
+        framed = framing(line_no, off, raw)
+        if framed is None:
+            return
+        off, raw = framed
         if not terminated and grew:
             return  # a writer is appending this very line: not torn, not there yet
         what, val = full_check(off, raw, terminated)
@@ -573,16 +582,10 @@ def _scan(
             if progress is not None and off >= next_progress:
                 progress(off)
                 next_progress = off + (1 << 20)
-            if raw[-1:] == b"\r":
-                raw = raw[:-1]
-                crlf.append(line_no)
-            if line_no == 1 and raw.startswith(BOM):
-                add(C.BOM, "the file starts with a UTF-8 byte order mark; vak's reader cannot parse the first "
-                    "line (the chain is checked without it)", 1, 0, expected="no BOM", actual=BOM.hex())  # fmt: skip
-                raw = raw[3:]
-                off += 3
-            if raw[:1] != b"{" and not raw.strip():
-                continue  # rule 1: blank lines are skipped without touching the expectation
+            framed = framing(line_no, off, raw)
+            if framed is None:
+                continue
+            off, raw = framed
             m = None if deep else env_match(raw[:head].decode("latin-1"))
             if m is not None and raw[-1:] == b"}":
                 cur_env = m.groups()
