@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class Severity(StrEnum):
@@ -100,22 +101,37 @@ class Finding:
         return d
 
 
-FINDINGS_SCHEMA = pa.schema(
-    [
-        pa.field("code", pa.string(), nullable=False),
-        pa.field("severity", pa.string(), nullable=False),
-        pa.field("rel_path", pa.string()),
-        pa.field("line_no", pa.int64()),
-        pa.field("offset_bytes", pa.int64()),
-        pa.field("entry_id", pa.string()),
-        pa.field("message", pa.string(), nullable=False),
-        pa.field("expected", pa.string()),
-        pa.field("actual", pa.string()),
-    ]
-)
+def _findings_schema() -> pa.Schema:
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            pa.field("code", pa.string(), nullable=False),
+            pa.field("severity", pa.string(), nullable=False),
+            pa.field("rel_path", pa.string()),
+            pa.field("line_no", pa.int64()),
+            pa.field("offset_bytes", pa.int64()),
+            pa.field("entry_id", pa.string()),
+            pa.field("message", pa.string(), nullable=False),
+            pa.field("expected", pa.string()),
+            pa.field("actual", pa.string()),
+        ]
+    )
+
+
+def __getattr__(name: str) -> Any:
+    # FINDINGS_SCHEMA is built on first use: importing findings (every command does) must not pull in
+    # pyarrow, which costs ~50 MB of RSS to commands that never build a table (synth, verify --json).
+    if name == "FINDINGS_SCHEMA":
+        schema = _findings_schema()
+        globals()["FINDINGS_SCHEMA"] = schema
+        return schema
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def findings_table(findings: list[Finding]) -> pa.Table:
     """Findings as an Arrow table with :data:`FINDINGS_SCHEMA`."""
+    import pyarrow as pa
+
     rows = [f.to_dict() for f in findings]
-    return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+    return pa.Table.from_pylist(rows, schema=__getattr__("FINDINGS_SCHEMA"))

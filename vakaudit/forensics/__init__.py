@@ -15,12 +15,47 @@ repairs anything inside a home.
 
 from __future__ import annotations
 
-from vakaudit.forensics._io import is_inside
-from vakaudit.forensics.home import HomeReport, verify_home
-from vakaudit.forensics.ledger import LONG_LINE_BYTES, MAX_JSON_DEPTH, LedgerReport, verify_ledger
-from vakaudit.forensics.policy import SEVERITY, TornPolicy, severity_of
-from vakaudit.forensics.seal import SEAL_FORMAT, read_seal, seal_file, seal_home, verify_since, write_seal
-from vakaudit.forensics.timeline import TIMELINE_FORMATS, TIMELINE_SCHEMA, build_timeline, write_timeline
+import importlib
+from typing import Any
+
+# name -> submodule; loaded on first use, so that importing one small part (the CLI needs only the
+# severity policy to declare its options) does not import the whole verifier and pyarrow with it
+_EXPORTS = {
+    "is_inside": "_io",
+    "HomeReport": "home",
+    "verify_home": "home",
+    "LONG_LINE_BYTES": "ledger",
+    "MAX_JSON_DEPTH": "ledger",
+    "LedgerReport": "ledger",
+    "verify_ledger": "ledger",
+    "SEVERITY": "policy",
+    "TornPolicy": "policy",
+    "severity_of": "policy",
+    "SEAL_FORMAT": "seal",
+    "read_seal": "seal",
+    "seal_file": "seal",
+    "seal_home": "seal",
+    "verify_since": "seal",
+    "write_seal": "seal",
+    "TIMELINE_FORMATS": "timeline",
+    "TIMELINE_SCHEMA": "timeline",
+    "build_timeline": "timeline",
+    "write_timeline": "timeline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
 
 __all__ = [
     "HomeReport",
