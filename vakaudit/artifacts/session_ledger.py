@@ -337,8 +337,9 @@ def _sizes_around(
     return out if pos == end else None
 
 
-# vak's own timestamp form with at most microseconds: Arrow's parser and datetime.fromisoformat agree on it
-_VAK_TS = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:[0-5]\d(\.\d{1,6})?Z$"
+# vak's own timestamp form (chrono writes up to nanoseconds): with the digits past microseconds cut
+# (datetime.fromisoformat truncates them too), Arrow's parser and fromisoformat agree on it
+_VAK_TS = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:[0-5]\d(\.\d{1,9})?Z$"
 
 
 def _ts_column(ts: list[str | None]) -> pa.Array:
@@ -346,7 +347,7 @@ def _ts_column(ts: list[str | None]) -> pa.Array:
     arr = pa.array(ts, pa.string())
     if pc.all(pc.match_substring_regex(arr, _VAK_TS)).as_py() is not False:
         try:
-            return arr.cast(TIMESTAMP)
+            return pc.replace_substring_regex(arr, r"(\.\d{6})\d+Z$", r"\1Z").cast(TIMESTAMP)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # e.g. a day that does not exist: the reference parser gives null for it
     return pa.array([_parse_ts(t) for t in ts], TIMESTAMP)
@@ -521,14 +522,22 @@ class LedgerScanner:
             pre = f.read(offset)
             self.bytes_read += len(pre)
             self._head = bytearray(pre)
-        carry = b""
-        while offset + len(carry) < end:
-            want = min(CHUNK_BYTES, end - offset - len(carry))
-            chunk = f.read(want)
-            if not chunk:
+        # one buffer for the whole file (no allocation, no page faults per read): lines are framed in
+        # place and an incomplete last line moves to its front before the next read
+        buf = bytearray(min(CHUNK_BYTES, max(end - offset, 0)))
+        view = memoryview(buf)
+        have = 0  # bytes of an incomplete line at the front of buf
+        while offset + have < end:
+            want = min(CHUNK_BYTES, end - offset - have)
+            if len(buf) < have + want:  # a line longer than a chunk: the buffer grows to hold it
+                view.release()
+                buf.extend(bytes(have + want - len(buf)))
+                view = memoryview(buf)
+            n = f.readinto(view[have : have + want])
+            if not n:
                 break
-            self.bytes_read += len(chunk)
-            buf = carry + chunk if carry else chunk
+            self.bytes_read += n
+            limit = have + n
             pos = 0
             while True:
                 if _scan_entries is not None:  # the compiled scanner takes every line it vouches for
@@ -536,7 +545,7 @@ class LedgerScanner:
                     before = len(cols[0])
                     state = [self._chain.expected, st.turn_no, st.turn_id, st.in_prep]
                     nxt, events = _scan_entries(
-                        buf, pos, len(buf), BATCH_ROWS - before, offset - pos, st.line_no, cols, self.fields,
+                        buf, pos, limit, BATCH_ROWS - before, offset - pos, st.line_no, cols, self.fields,
                         state, KNOWN_KINDS,
                     )  # fmt: skip
                     if nxt > pos:
@@ -546,15 +555,19 @@ class LedgerScanner:
                         if len(cols[0]) >= BATCH_ROWS:
                             yield self._flush()
                         continue
-                nl = buf.find(b"\n", pos)  # a line for the reference reader (or an incomplete one)
+                nl = buf.find(b"\n", pos, limit)  # a line for the reference reader (or an incomplete one)
                 if nl < 0:
                     break
-                self._line(buf, pos, nl + 1, offset)
+                self._line(bytes(view[pos : nl + 1]), 0, nl + 1 - pos, offset)
                 offset += nl + 1 - pos
                 pos = nl + 1
                 if len(self._cols[0]) >= BATCH_ROWS:
                     yield self._flush()
-            carry = buf[pos:]
+            have = limit - pos
+            if have and pos:
+                buf[:have] = bytes(view[pos:limit])  # (the two ranges may overlap)
+        carry = bytes(view[:have])
+        view.release()
         if carry:
             if still_growing is not None and still_growing():
                 self.growing = True
@@ -785,7 +798,7 @@ class LedgerScanner:
             + (body_sha, sp_sha, sp_bytes)
         )
 
-    def _run(self, buf: bytes, pos: int, nxt: int, offset: int, k: int, state: list, events: list) -> None:
+    def _run(self, buf: bytearray, pos: int, nxt: int, offset: int, k: int, state: list, events: list) -> None:
         """Book-keeping after the native scanner appended the rows of the ``k`` lines of buf[pos:nxt]
         (see ``vakaudit/_native/linescan.c``: lines it vouched for, read exactly as :meth:`_line`
         reads them); ``offset`` is the file offset of buf[pos]."""
@@ -797,7 +810,7 @@ class LedgerScanner:
         if offset < HEAD_ANCHOR_BYTES:
             self._head += buf[pos : pos + min(nxt - pos, HEAD_ANCHOR_BYTES - offset)]
             st.head_sha256 = hashlib.sha256(self._head).hexdigest()
-        self._last = (buf, pos + last - offset, nxt - 1, True)
+        self._last = (bytes(buf[pos + last - offset : nxt - 1]), 0, nxt - 1 - (pos + last - offset), True)
         self._chain.expected = self._chain.tail_hash = state[0]
         st.turn_no, st.turn_id, st.in_prep = state[1], state[2], state[3]
         for line_no, off, ident, status, expected, prev in events:
