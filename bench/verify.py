@@ -217,55 +217,35 @@ def main() -> None:
 
 
 NOTES = """
-## Before and after (per-ledger CPU vs the floor)
+## How the per-ledger pass stays within 1.3-1.5x of the floor
 
-Before (the verifier as of 6b0192e; load average 5.5-6.3): `verify_ledger` **3.4x** the floor on the
-measured home (0.359 s vs 0.106 s CPU), **3.5x** on the 10x home (3.251 s vs 0.936 s); `verify_home`
-1.561 s / 14.08 s wall. The tables above are after. In A/B runs on the same load (old and new code
-alternating, fresh processes, measured home) `verify_ledger` went from 0.36-0.50 s to 0.24-0.37 s CPU.
+`verify_ledger` hands each 1 MiB read to the compiled scanner (`vakaudit/_native/linescan.c`,
+`verify_run`), which, per line and in one pass: finds the LF, hashes the line (OpenSSL's SHA-256,
+SHA-NI on this CPU), reads vak's envelope in its fixed serialization order, and checks the rest of
+the line. A line whose digest the *next* line's `prev_hash` carries (vak hashed those exact bytes)
+gets only the string-aware nesting check (64 bytes at a time: quote, backslash and bracket masks
+with AVX2 where the CPU has it, strings found by a prefix XOR of the unescaped quotes, depth counted
+from popcounts, bit by bit only near the 128-level limit); any other line gets the strict JSON
+check (UTF-8, grammar, escapes, numbers, nesting). It also links the chain, compares timestamps and
+flags lines whose parent is not the line before. Python then settles each run of such lines in bulk
+(dictionary and list updates per run, not per line); only flagged lines and the lines the scanner
+declines (CRLF, BOM, blank, torn, invalid, deep, non-compact, escaped envelope strings) take the
+per-line reference path, which is also the whole path with `VAKAUDIT_NO_NATIVE=1` (the *pure
+Python* row) and with `--deep`. Both paths give identical reports and findings, line for line
+(tests/native/test_native_parity.py on every sample ledger and mutated copies).
 
-What changed:
+What is left above the floor: the SHA-256 of each line separately (the *chain minimum* row, 1.0-1.3x:
+per-line calls; the line bytes are touched once more by the nesting check) and about 1 us of
+Python per line for the bulk bookkeeping and the entry tree (duplicate ids, orphans, active chain,
+abandoned branches).
 
-- **Repeated capability bindings**: the ~48 KB `turn_capabilities_bound` lines (72 % of the bytes)
-  repeat their tool lists byte for byte after the envelope. The envelope (matched by the anchored
-  expression: strings without quotes or backslashes) leaves the JSON parser at depth 1 outside any
-  string, so the nesting depth is a function of the bytes after it; a repeat is recognized by a probe
-  plus one bytes comparison (memcmp speed) instead of a bracket scan and an escape search. 266
-  distinct tails among 1,470 such lines on the measured home.
-- `ChainVerifier.link` takes the digest already computed (no `LineCheck` per line).
-- vak's nanosecond timestamps are compared as text (no parse per line).
-- The parent-cycle walk runs only when a late parent or a duplicate id can close a cycle.
-- `verify_home(jobs=...)`: session ledgers in worker processes, largest first, while this process
-  reads the other files; their `on_entry` calls are replayed into the cross checks in walk order, so
-  the report is identical (tested). The default takes one worker per idle core (1-minute load average)
-  from 32 MiB of ledgers: on a machine already busy the hand-over (pickling every entry's envelope,
-  replaying it) costs CPU and gains no wall time.
+`verify_home` (the whole `vakaudit verify`) adds the walk, every sidecar the cross checks read
+(routing evidence, cost log, outbox, commitments, checkpoints), store.db against the ledgers, and
+the cross checks themselves; the ledgers' `on_entry` calls (one per entry, receipts decoded) feed
+them. Its ratio to the SHA-256 of the *ledger* bytes is therefore not a like-for-like figure.
 
-Ideas evaluated and dropped (measured on the measured home's lines):
-
-- Skipping the depth scan when `line.count(b'{') + line.count(b'[')` is at most the limit: two
-  `bytes.count` passes cost more than the one `translate` pass they would replace (0.064 s vs 0.045 s
-  over all lines); CPython's single-byte count is not memchr-fast.
-- A skeleton that keeps backslashes, to prove the absence of `\\"` and `\\\\` without the regular
-  expression: every capability line has a `\\n` escape right before a closing quote, so none
-  qualified and the depth pass tripled (0.22 s vs 0.09 s).
-- memoryview slicing: the line copy is about 10 ms of the total; `bytes.translate`, dict keys and the
-  finding texts need bytes anyway.
-
-## Where the time goes (per-ledger pass, measured home, 18,434 lines)
-
-- read + framing (find LF, one copy per line): ~0.04 s; SHA-256 of every line: ~0.06 s. Together the
-  *chain minimum* row, about the floor again.
-- the envelope expression per line: ~0.03 s.
-- nesting depth: one C `translate` per line below 4 KB after the envelope (~0.02 s) and, for the
-  capability lines, a scan only for a tail not seen before.
-- per-line bookkeeping in Python (duplicate ids, parents, digests for reorder detection, kinds,
-  clock, the chain rule): the rest, a few microseconds per line.
-
-The 2x target is not met: the chain minimum alone is ~1.1x, leaving ~1 floor for everything else, and
-the per-line Python work (about 5-6 us per line over 18,434 lines) plus the envelope and depth passes
-exceed it. What would close the gap is one compiled pass doing framing, hashing, the envelope and the
-depth scan together; in pure Python the remaining items are each a few percent.
+Before the compiled scanner (commit 296581d, the same machine, load average ~1-3): `verify_ledger`
+3.2x (measured) / 2.7x (10x) the floor, i.e. today's *pure Python* row.
 """
 
 
