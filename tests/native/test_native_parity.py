@@ -68,6 +68,13 @@ def scan_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
     return tuple(results)
 
 
+def _collector(calls: list[tuple]):  # noqa: ANN202
+    def on_entry(*args: object) -> None:
+        calls.append(args)
+
+    return on_entry
+
+
 def verify_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
     results = []
     for native in (True, False):
@@ -75,7 +82,7 @@ def verify_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
             if not native:
                 m.setattr(fl, "_verify_run", None)
             calls: list[tuple] = []
-            report = fl.verify_ledger(path, "s1.jsonl", on_entry=lambda *a: calls.append(a)).to_dict()
+            report = fl.verify_ledger(path, "s1.jsonl", on_entry=_collector(calls)).to_dict()
             assert report == fl.verify_ledger(path, "s1.jsonl").to_dict()  # the callback changes nothing
             results.append((report, calls))
     return tuple(results)
