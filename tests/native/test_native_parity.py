@@ -141,3 +141,37 @@ def test_long_lines_and_chunk_boundaries(tmp_path: Path, monkeypatch: pytest.Mon
 )
 def test_ts_column_equals_value_by_value(values: list) -> None:
     assert sl._ts_column(values).to_pylist() == [sl._parse_ts(v) for v in values]
+
+
+@pytest.mark.parametrize("avx2", [True, False])
+def test_nesting_check_both_simd_paths(avx2: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # attested lines get only the 64-byte-block nesting check: brackets inside strings, escaped
+    # quotes and backslash runs at every position around a block boundary, and 128 vs 129 levels
+    from vakaudit._native import linescan
+    from vakaudit.ledger import SessionLog
+
+    def nested(levels: int) -> object:
+        value: object = "end"
+        for _ in range(levels):
+            value = [value]
+        return value
+
+    tricky = ['a"b', "x\\", "\\\\", '\\"]}', "{[", "]}", '"', "\\" * 5 + '"', "é{"]
+    path = tmp_path / "nest.jsonl"
+    with SessionLog.create(path, {"session_id": "s", "contract": {"model": "m"}}) as log:
+        for pad in range(140):
+            for t in tricky:
+                log.append_message({"role": "user", "content": [{"type": "text", "text": "p" * pad + t + "[{"}]})
+        # the line, "message", "content" and the block are 4 levels: 124 more make 128, 125 make 129
+        at_limit = log.append_message({"role": "user", "content": [{"type": "text", "x": nested(124)}]})
+        too_deep = log.append_message({"role": "user", "content": [{"type": "text", "x": nested(125)}]})
+        log.append_message({"role": "user", "content": [{"type": "text", "text": "after"}]})
+    try:
+        assert linescan.set_avx2(avx2) is (avx2 and linescan.set_avx2(True))
+        linescan.set_avx2(avx2)
+        native, pure = verify_both(path, monkeypatch)
+    finally:
+        linescan.set_avx2(True)
+    assert native == pure
+    deep = [f["entry_id"] for f in native[0]["findings"] if f["code"] == "nesting_too_deep"]
+    assert deep == [too_deep.id] and at_limit.id not in deep

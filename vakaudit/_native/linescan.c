@@ -1404,6 +1404,21 @@ fail:
     return result;
 }
 
+PyDoc_STRVAR(set_avx2_doc,
+"set_avx2(on) -> bool: use the AVX2 nesting check when on and the CPU has it (the default), else the\n"
+"SSE2 one; returns whether AVX2 is now used. For tests and benchmarks of both code paths.");
+
+static PyObject *set_avx2(PyObject *self, PyObject *arg) {
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) return NULL;
+#if defined(__x86_64__) && defined(__GNUC__)
+    use_avx2 = on && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi");
+#else
+    use_avx2 = 0;
+#endif
+    return PyBool_FromLong(use_avx2);
+}
+
 PyDoc_STRVAR(sha256_hex_doc, "sha256_hex(buf) -> str: hex SHA-256 of a bytes-like object (the C path's digest).");
 
 static PyObject *sha256_hex(PyObject *self, PyObject *arg) {
@@ -1419,6 +1434,7 @@ static PyMethodDef methods[] = {
     {"verify_run", verify_run, METH_VARARGS, verify_run_doc},
     {"scan_entries", scan_entries, METH_VARARGS, scan_entries_doc},
     {"sha256_hex", sha256_hex, METH_O, sha256_hex_doc},
+    {"set_avx2", set_avx2, METH_O, set_avx2_doc},
     {NULL, NULL, 0, NULL},
 };
 
