@@ -6,29 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ledger_messages import SUMMARY, A, U, header
 
 from vakaudit.ledger import SessionLog
-
-
-def header(app_version: str) -> dict:
-    return {
-        "session_id": "s-test",
-        "created_at": "2026-01-01T00:00:00Z",
-        "cwd": "/tmp/proj",
-        "contract": {"app_version": app_version, "provider": "scripted", "model": "test-model"},
-    }
-
-
-def U(text: str) -> dict:
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
-
-
-def A(text: str) -> dict:
-    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
-
-
-def SUMMARY(text: str) -> dict:
-    return U(f"<context_summary>\n{text}\n</context_summary>")
 
 
 def two_turns(log: SessionLog) -> tuple[str, str]:

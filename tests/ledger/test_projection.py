@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ledger_messages import SUMMARY, A, U
 
 from vakaudit.ledger import Entry, SessionLog
 from vakaudit.ledger.projection import (
@@ -146,14 +147,6 @@ class Chain:
         )
 
 
-def U(text: str) -> dict:
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
-
-
-def A(text: str) -> dict:
-    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
-
-
 def CALL(cid: str, name: str, tool_input: dict | None = None) -> dict:
     return {
         "role": "assistant",
@@ -166,10 +159,6 @@ def RESULT(cid: str, content: str, is_error: bool = False) -> dict:
         "role": "user",
         "content": [{"type": "tool_result", "tool_use_id": cid, "content": content, "is_error": is_error}],
     }
-
-
-def SUMMARY(text: str) -> dict:
-    return U(f"<context_summary>\n{text}\n</context_summary>")
 
 
 def TAG(eid: str, n: int) -> str:

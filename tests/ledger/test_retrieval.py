@@ -6,27 +6,10 @@ import math
 from pathlib import Path
 
 import pytest
+from ledger_messages import A, U, header
 
 from vakaudit.ledger import SessionLog
 from vakaudit.ledger.retrieval import extract_entities, score_text, tokenize
-
-
-def header(app_version: str) -> dict:
-    return {
-        "session_id": "s-test",
-        "created_at": "2026-01-01T00:00:00Z",
-        "cwd": "/tmp/proj",
-        "contract": {"app_version": app_version, "provider": "anthropic", "model": "claude-sonnet-4-5"},
-    }
-
-
-def U(text: str) -> dict:
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
-
-
-def A(text: str) -> dict:
-    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
-
 
 FIXTURE = [
     U("discuss Kubernetes cluster deployment"),
@@ -46,7 +29,9 @@ def test_proactive_retrieval_returns_kubernetes_entries_first(tmp_path: Path) ->
     """§8 session_log.rs: "proactive retrieval returns Kubernetes-related older entries first"
     (vak's proactive_retrieval_finds_relevant_older_entries: query "Kubernetes deployment", cap 5,
     no excluded tail; at least two results, the first about Kubernetes)."""
-    with SessionLog.create(tmp_path / "s.jsonl", header("0.1.0"), fsync=False) as log:
+    with SessionLog.create(
+        tmp_path / "s.jsonl", header("0.1.0", "anthropic", "claude-sonnet-4-5"), fsync=False
+    ) as log:
         ids = [log.append_message(m).id for m in FIXTURE]
         retrieved = log.retrieve_relevant_entries("Kubernetes deployment", 5, 0)
     assert len(retrieved) >= 2
@@ -97,7 +82,9 @@ def test_tokenize_keeps_runs_of_two_or_more_once() -> None:
 
 
 def test_tail_cap_summaries_and_empty_queries(tmp_path: Path) -> None:
-    with SessionLog.create(tmp_path / "s.jsonl", header("0.1.0"), fsync=False) as log:
+    with SessionLog.create(
+        tmp_path / "s.jsonl", header("0.1.0", "anthropic", "claude-sonnet-4-5"), fsync=False
+    ) as log:
         ids = [log.append_message(m).id for m in FIXTURE]
         assert log.retrieve_relevant_entries("Kubernetes deployment", 1) == [(ids[0], FIXTURE[0])]
         # the verbatim tail (last 4 projected messages) is never a candidate
@@ -122,7 +109,9 @@ def test_tail_cap_summaries_and_empty_queries(tmp_path: Path) -> None:
 
 def test_turn_based_generations_key_results_by_turn(tmp_path: Path) -> None:
     """G3: every message of a turn carries the turn id (its directive's entry id), as vak tags them."""
-    with SessionLog.create(tmp_path / "s.jsonl", header("4.0.0"), fsync=False) as log:
+    with SessionLog.create(
+        tmp_path / "s.jsonl", header("4.0.0", "anthropic", "claude-sonnet-4-5"), fsync=False
+    ) as log:
         ids = [log.append_message(m).id for m in FIXTURE]
         retrieved = log.retrieve_relevant_entries("Kubernetes deployment", 5)
     assert retrieved == [(ids[0], FIXTURE[0]), (ids[0], FIXTURE[1])]

@@ -10,6 +10,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from ledger_messages import SUMMARY, A, U
 
 from vakaudit.ledger import Entry, Fidelity, SessionLog, WorkingSetPlan
 from vakaudit.ledger.projection import derive_messages, derive_with_plan, packet_transcript, tail_sections
@@ -74,18 +75,6 @@ class Chain:
             "tokens_card": 4,
         }
         return self.add("turn_card", {"turn_id": turn_id, "card": card})
-
-
-def U(text: str) -> dict:
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
-
-
-def A(text: str) -> dict:
-    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
-
-
-def SUMMARY(text: str) -> dict:
-    return U(f"<context_summary>\n{text}\n</context_summary>")
 
 
 def line(n: int, asked: str, narration: str) -> str:

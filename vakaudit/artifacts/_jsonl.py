@@ -851,7 +851,6 @@ def _read_jsonl_lines(
     ctx: ReadContext, spec: RowSpec, batch_rows: int = BATCH_ROWS
 ) -> Iterator[pa.RecordBatch]:
     """:func:`read_jsonl` one line and one column at a time: the reference the fast path must equal."""
-    prepare = spec.prepare
     per_file = [c.get(ctx) for c in spec.file_cols]
     schema = spec.schema
     columns = spec.columns
@@ -874,21 +873,7 @@ def _read_jsonl_lines(
     with ctx.open() as f:
         for t in _iter_raw_lines(f, ctx.start_offset):
             line_no, offset, raw, term_len = t
-            try:
-                obj = _loads(raw)
-            except _JSONDecodeError:
-                obj = None
-            if type(obj) is dict:
-                why = None
-            else:  # the reason, exactly as decode_object words it
-                obj, why = decode_object(raw)
-            if obj is not None and prepare is not None:
-                obj = prepare(obj)
-                why = "not a record of this kind" if obj is None else None
-            if obj is None:
-                ctx.emit(unparseable(ctx, Line(*t), why or "unparseable"))
-            elif term_len == 0:
-                ctx.emit(unterminated(ctx, Line(*t)))
+            obj = _decode_line(ctx, spec, Line(*t))
             objs.append(obj)
             where.append((line_no, offset, len(raw) + term_len))
             if len(objs) >= batch_rows:

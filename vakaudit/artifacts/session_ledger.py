@@ -692,33 +692,7 @@ class LedgerScanner:
         ident, parent, ts, prev, at_turn, kind = env
         check = chain.entry(line_no, raw, prev)
         status = check.status
-        if status is LineStatus.BROKEN:
-            self.emit(
-                Finding(
-                    FindingCode.PREV_HASH_MISMATCH,
-                    Severity.ERROR,
-                    self.rel_path,
-                    "prev_hash differs from the digest of the previous parsed line: an earlier line "
-                    "was modified after it was written",
-                    line_no=line_no,
-                    offset_bytes=offset,
-                    entry_id=ident,
-                    expected=check.expected,
-                    actual=prev,
-                )
-            )
-        elif status is LineStatus.UNCHAINED:
-            self.emit(
-                Finding(
-                    FindingCode.UNCHAINED_LINE,
-                    Severity.INFO,
-                    self.rel_path,
-                    "entry has no prev_hash although a line precedes it (written before hash chaining)",
-                    line_no=line_no,
-                    offset_bytes=offset,
-                    entry_id=ident,
-                )
-            )
+        self._chain_finding(status, line_no, offset, ident, check.expected, prev)
         if not terminated:
             self.emit(
                 Finding(
@@ -814,33 +788,39 @@ class LedgerScanner:
         self._chain.expected = self._chain.tail_hash = state[0]
         st.turn_no, st.turn_id, st.in_prep = state[1], state[2], state[3]
         for line_no, off, ident, status, expected, prev in events:
-            if status == LineStatus.BROKEN:
-                self.emit(
-                    Finding(
-                        FindingCode.PREV_HASH_MISMATCH,
-                        Severity.ERROR,
-                        self.rel_path,
-                        "prev_hash differs from the digest of the previous parsed line: an earlier line "
-                        "was modified after it was written",
-                        line_no=line_no,
-                        offset_bytes=off,
-                        entry_id=ident,
-                        expected=expected,
-                        actual=prev,
-                    )
+            self._chain_finding(LineStatus(status), line_no, off, ident, expected, prev)
+
+    def _chain_finding(
+        self, status: LineStatus, line_no: int, offset: int, ident: str, expected: str | None, prev: str | None
+    ) -> None:
+        """The finding of a broken or unchained entry line (none for the other statuses)."""
+        if status is LineStatus.BROKEN:
+            self.emit(
+                Finding(
+                    FindingCode.PREV_HASH_MISMATCH,
+                    Severity.ERROR,
+                    self.rel_path,
+                    "prev_hash differs from the digest of the previous parsed line: an earlier line "
+                    "was modified after it was written",
+                    line_no=line_no,
+                    offset_bytes=offset,
+                    entry_id=ident,
+                    expected=expected,
+                    actual=prev,
                 )
-            else:
-                self.emit(
-                    Finding(
-                        FindingCode.UNCHAINED_LINE,
-                        Severity.INFO,
-                        self.rel_path,
-                        "entry has no prev_hash although a line precedes it (written before hash chaining)",
-                        line_no=line_no,
-                        offset_bytes=off,
-                        entry_id=ident,
-                    )
+            )
+        elif status is LineStatus.UNCHAINED:
+            self.emit(
+                Finding(
+                    FindingCode.UNCHAINED_LINE,
+                    Severity.INFO,
+                    self.rel_path,
+                    "entry has no prev_hash although a line precedes it (written before hash chaining)",
+                    line_no=line_no,
+                    offset_bytes=offset,
+                    entry_id=ident,
                 )
+            )
 
     def _turn(self, kind: str, directive: bool | None, ident: str, at_turn: str | None) -> tuple:
         """(turn_no, turn_id) of an entry, in file order."""
