@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from vakaudit.artifacts import _jsonstream, checkpoints
@@ -257,13 +257,18 @@ _snapshot_docs = st.dictionaries(
 
 @settings(max_examples=200, deadline=None)
 @given(doc=_snapshot_docs)
+@example(doc={"files": "\x00"})  # declined by the one-pass scan: a string starting with U+0000
 def test_folding_the_tree_equals_folding_every_scalar(doc: dict[str, Any]) -> None:
     raw = json.dumps(doc).encode()
     by_events = checkpoints._Fold()
     for path, value in iter_scalars(io.BytesIO(raw)):
         by_events.event(path, value)
     parsed = _jsonstream.scan_document(io.BytesIO(raw))
-    assert parsed is not None
+    if parsed is None:
+        # the one-pass scan declines (the reader then streams); for these small documents the only
+        # reason is a string starting with U+0000, the marker it uses for measured long strings
+        assert b'"\\u0000' in raw
+        return
     by_tree = checkpoints._Fold()
     by_tree.tree(*parsed)
     assert by_tree.head == by_events.head
