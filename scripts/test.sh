@@ -11,6 +11,8 @@ command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
 # the compiled line scanner (vakaudit/_native): a C compiler and OpenSSL's headers
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
 [ -f /usr/include/openssl/sha.h ] || need_apt+=(libssl-dev)
+python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+  || need_apt+=(python3-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
