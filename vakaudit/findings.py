@@ -6,6 +6,7 @@ code is never renamed or reused. No I/O here.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -101,7 +102,9 @@ class Finding:
         return d
 
 
-def _findings_schema() -> pa.Schema:
+@functools.cache
+def findings_schema() -> pa.Schema:
+    """The ``findings`` table's schema (built on first use; see ``FINDINGS_SCHEMA``)."""
     import pyarrow as pa
 
     return pa.schema(
@@ -123,9 +126,7 @@ def __getattr__(name: str) -> Any:
     # FINDINGS_SCHEMA is built on first use: importing findings (every command does) must not pull in
     # pyarrow, which costs ~50 MB of RSS to commands that never build a table (synth, verify --json).
     if name == "FINDINGS_SCHEMA":
-        schema = _findings_schema()
-        globals()["FINDINGS_SCHEMA"] = schema
-        return schema
+        return findings_schema()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -134,4 +135,4 @@ def findings_table(findings: list[Finding]) -> pa.Table:
     import pyarrow as pa
 
     rows = [f.to_dict() for f in findings]
-    return pa.Table.from_pylist(rows, schema=__getattr__("FINDINGS_SCHEMA"))
+    return pa.Table.from_pylist(rows, schema=findings_schema())

@@ -84,6 +84,15 @@ def test_plain_record_hand_computed() -> None:
     assert b1 == len(line) - 1
 
 
+def test_member_cap() -> None:
+    # up to 64 payload members are vouched for; a line with more is left to the reference reader
+    def line(n: int) -> bytes:
+        return ENV + b"".join(b',"k%d":%d' % (i, i) for i in range(n)) + b"}"
+
+    assert len(scan_one(line(64))[11]) == 64
+    assert scan_one(line(65)) == (0, len(line(65)))
+
+
 def test_flags_off_give_none() -> None:
     rec = scan_one(ENV + b"}", flags=0)
     assert rec[10] is None and rec[11] is None

@@ -475,36 +475,57 @@ static int parse_envelope(cp p, cp e, Envelope *env) {
 }
 
 
-/*
- * Validate the payload members after the envelope's kind value (p) up to the closing brace (the
- * line's last byte, e - 1), appending (key, start, end, canonical) per member to ``members`` when it
- * is not NULL. Returns 1 when plain, 0 to defer, -1 on a Python error.
- */
-static int check_rest(cp s, cp p, cp e, PyObject *members) {
+typedef struct {
+    cp ks, kt; /* key bytes (no escapes) */
+    cp ms, me; /* the member: from the comma before the key to the end of the value */
+    cp vs;     /* the value's first byte */
+    int canon;
+} Member;
+
+#define MAX_MEMBERS 64
+
+/* The payload members after the kind value; -1 to defer (not plain, or too many members). */
+static int walk_members(cp p, cp e, Member *m) {
+    int n = 0;
     for (;;) {
-        if (p >= e) return 0;
-        if (*p == '}') return p + 1 == e;
-        if (*p != ',') return 0;
+        if (p >= e) return -1;
+        if (*p == '}') return p + 1 == e ? n : -1;
+        if (*p != ',' || n == MAX_MEMBERS) return -1;
         cp mstart = p++;
-        if (p >= e || *p != '"') return 0;
+        if (p >= e || *p != '"') return -1;
         int canon = 1, esc = 0;
         cp ks = p + 1;
         p = scan_string(p, e, &canon, &esc);
-        if (!p || esc || p >= e || *p != ':') return 0;
+        if (!p || esc || p >= e || *p != ':') return -1;
         cp kt = p - 1;
-        if (is_envelope_key(ks, kt - ks)) return 0; /* a repeated envelope key: the reference path decides */
+        if (is_envelope_key(ks, kt - ks)) return -1;
         canon = 1;
-        p = scan_value(p + 1, e, 1, &canon);
-        if (!p) return 0;
-        if (members) {
-            PyObject *item = Py_BuildValue("(Nnni)", ascii_str(ks, kt), (Py_ssize_t)(mstart - s),
-                                           (Py_ssize_t)(p - s), canon);
-            if (!item) return -1;
-            int rc = PyList_Append(members, item);
-            Py_DECREF(item);
-            if (rc < 0) return -1;
-        }
+        cp vs = p + 1;
+        p = scan_value(vs, e, 1, &canon);
+        if (!p) return -1;
+        m[n].ks = ks, m[n].kt = kt, m[n].ms = mstart, m[n].me = p, m[n].vs = vs, m[n].canon = canon;
+        n++;
     }
+}
+
+/*
+ * Validate the payload members after the envelope's kind value (p) up to the closing brace (the
+ * line's last byte, e - 1), appending (key, start, end, canonical) per member, relative to the line
+ * start s, to ``members`` when it is not NULL. Returns 1 when plain, 0 to defer, -1 on a Python error.
+ */
+static int check_rest(cp s, cp p, cp e, PyObject *members) {
+    Member m[MAX_MEMBERS];
+    int n = walk_members(p, e, m);
+    if (n < 0) return 0;
+    for (int i = 0; members && i < n; i++) {
+        PyObject *item = Py_BuildValue("(Nnni)", ascii_str(m[i].ks, m[i].kt), (Py_ssize_t)(m[i].ms - s),
+                                       (Py_ssize_t)(m[i].me - s), m[i].canon);
+        if (!item) return -1;
+        int rc = PyList_Append(members, item);
+        Py_DECREF(item);
+        if (rc < 0) return -1;
+    }
+    return 1;
 }
 
 /* -- one line ---------------------------------------------------------------------------------- */
@@ -814,39 +835,6 @@ done:
 }
 
 /* -- entries rows, column by column ------------------------------------------------------------ */
-
-typedef struct {
-    cp ks, kt; /* key bytes (no escapes) */
-    cp ms, me; /* the member: from the comma before the key to the end of the value */
-    cp vs;     /* the value's first byte */
-    int canon;
-} Member;
-
-#define MAX_MEMBERS 64
-
-/* The payload members after the kind value; -1 to defer (not plain, or too many members). */
-static int walk_members(cp p, cp e, Member *m) {
-    int n = 0;
-    for (;;) {
-        if (p >= e) return -1;
-        if (*p == '}') return p + 1 == e ? n : -1;
-        if (*p != ',' || n == MAX_MEMBERS) return -1;
-        cp mstart = p++;
-        if (p >= e || *p != '"') return -1;
-        int canon = 1, esc = 0;
-        cp ks = p + 1;
-        p = scan_string(p, e, &canon, &esc);
-        if (!p || esc || p >= e || *p != ':') return -1;
-        cp kt = p - 1;
-        if (is_envelope_key(ks, kt - ks)) return -1;
-        canon = 1;
-        cp vs = p + 1;
-        p = scan_value(vs, e, 1, &canon);
-        if (!p) return -1;
-        m[n].ks = ks, m[n].kt = kt, m[n].ms = mstart, m[n].me = p, m[n].vs = vs, m[n].canon = canon;
-        n++;
-    }
-}
 
 static int key_is(cp ks, cp kt, const char *key) {
     size_t n = strlen(key);
@@ -1419,21 +1407,10 @@ static PyObject *set_avx2(PyObject *self, PyObject *arg) {
     return PyBool_FromLong(use_avx2);
 }
 
-PyDoc_STRVAR(sha256_hex_doc, "sha256_hex(buf) -> str: hex SHA-256 of a bytes-like object (the C path's digest).");
-
-static PyObject *sha256_hex(PyObject *self, PyObject *arg) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    PyObject *out = hex_digest((cp)view.buf, view.len);
-    PyBuffer_Release(&view);
-    return out;
-}
-
 static PyMethodDef methods[] = {
     {"scan_lines", scan_lines, METH_VARARGS, scan_lines_doc},
     {"verify_run", verify_run, METH_VARARGS, verify_run_doc},
     {"scan_entries", scan_entries, METH_VARARGS, scan_entries_doc},
-    {"sha256_hex", sha256_hex, METH_O, sha256_hex_doc},
     {"set_avx2", set_avx2, METH_O, set_avx2_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -9,7 +9,10 @@ O(entries) per request. No bound on disk (ledger.md §1-§6, write-paths-and-gro
 
 This module turns a ledger into the ``entries`` table (one row per physical line) plus the
 ``entry_fields`` byte accounting, streaming, resumable at a byte offset, and without ever writing.
-The chain rules are :class:`vakaudit.ledger.ChainVerifier`'s (ledger.md §3).
+The chain rules are :class:`vakaudit.ledger.ChainVerifier`'s (ledger.md §3). Lines in vak's compact
+form are read by the compiled scanner (``vakaudit/_native/linescan.c``, ``scan_entries``), which
+appends their whole rows; every other line, and every line without the extension, is read by
+:meth:`LedgerScanner._line`, the reference; both give the same rows and findings.
 """
 
 from __future__ import annotations
