@@ -305,11 +305,24 @@ def scan_document(
     doc, longs = compact
     try:
         tree = orjson.loads(doc)
-        # orjson keeps only the last of duplicate keys; the streaming scanner yields each
-        json.loads(doc, object_pairs_hook=_plain_keys)
+        # orjson keeps only the last of duplicate keys; the streaming scanner yields each. A document
+        # that is exactly orjson's own writing of its tree (vak writes compact serde_json, which is)
+        # has none; a long key shows as a placeholder followed by ':'. Any other: check key by key.
+        if _canonical(tree) != doc or (longs and _LONG_KEY.search(doc)):
+            json.loads(doc, object_pairs_hook=_plain_keys)
     except (ValueError, _DeclineError, RecursionError):
         return None
     return tree, longs
+
+
+_LONG_KEY = re.compile(rb'"\\u0000\d+"\s*:')
+
+
+def _canonical(tree: Any) -> bytes | None:
+    try:
+        return orjson.dumps(tree)
+    except TypeError:  # orjson reads integers and nesting it does not write
+        return None
 
 
 def long_value(value: Any, longs: list[LongString]) -> Any:
