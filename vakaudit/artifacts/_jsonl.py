@@ -29,6 +29,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from vakaudit._native import linescan as _linescan
 from vakaudit.artifacts._base import ArtifactKind, ReadContext
 from vakaudit.findings import Finding, FindingCode, Severity
 
@@ -277,6 +278,7 @@ def utf8_len(key: str) -> Callable[[dict[str, Any]], int | None]:
 
     get.column_key = key  # type: ignore[attr-defined]
     get.column_of = column_of  # type: ignore[attr-defined]
+    get.column_mode = "utf8_len"  # type: ignore[attr-defined]
     return get
 
 
@@ -292,6 +294,7 @@ def count_of(key: str) -> Callable[[dict[str, Any]], int | None]:
 
     get.column_key = key  # type: ignore[attr-defined]
     get.column_of = column_of  # type: ignore[attr-defined]
+    get.column_mode = "count"  # type: ignore[attr-defined]
     return get
 
 
@@ -499,6 +502,9 @@ class RowSpec:
     trace: bool = True  # G2 rows may carry trace/actor
     prepare: Prepare | None = None  # reshape a decoded object, or None = not a record of this kind
     file_cols: tuple[FileCol, ...] = ()  # placed right after the common fields
+    # top-level keys whose presence makes ``prepare`` return the object unchanged: the compiled reader
+    # takes a chunk only when every line has them (a spec with a prepare and no such keys never does)
+    fast_when: tuple[str, ...] = ()
 
     @property
     def schema(self) -> pa.Schema:
@@ -532,20 +538,23 @@ def read_jsonl(
     A line that does not parse (or that ``spec.prepare`` rejects) still gives a row with null fields,
     plus a finding, so the rows' ``size_bytes`` always add up to the bytes read.
 
-    Lines are framed a read chunk at a time and decoded with one ``map``; a chunk where every line is
-    a JSON object (and a record of the kind) needs no Python per line. Any other chunk, and an
-    unterminated last line, is decoded line by line exactly as ``fast=False`` does, which keeps the
-    line-at-a-time reader (:func:`_read_jsonl_lines`, the reference the tests compare against).
-    Columns are then built a batch at a time (:func:`_batch_columns`).
+    Lines are framed a read chunk at a time. With the compiled extension, a chunk whose lines are all
+    plain JSON objects is read by ``linescan.jsonl_columns`` straight into Arrow buffers (see
+    :class:`_NativeSpec`); without it, or for a chunk it declines, the chunk is decoded with one
+    ``map``: a chunk where every line is a JSON object (and a record of the kind) needs no Python per
+    line. Any other chunk, and an unterminated last line, is decoded line by line exactly as
+    ``fast=False`` does, which keeps the line-at-a-time reader (:func:`_read_jsonl_lines`, the
+    reference the tests compare against). Columns are then built a batch at a time
+    (:func:`_batch_columns`).
     """
     if not fast:
         yield from _read_jsonl_lines(ctx, spec, batch_rows)
         return
-    prepare = spec.prepare
-    schema, columns, plans = _compiled(spec)
-    fixed_values = [ctx.rel_path, ctx.home_scope] + [c.get(ctx) for c in spec.file_cols]
-    fixed_types = [f.type for f in schema][: len(fixed_values) + 3]
-    del fixed_types[2:5]  # line_no, offset_bytes, size_bytes are built per batch
+    schema, columns, plans, native = _compiled(spec)
+    if native is not None and _linescan is not None and hasattr(_linescan, "jsonl_columns"):
+        yield from _read_jsonl_native(ctx, spec, batch_rows, native)
+        return
+    fixed_values, fixed_types = _fixed(ctx, spec, schema)
     objs: list[dict[str, Any] | None] = []
     sizes: list[int] = []  # line bytes including the terminator
     first = [0, 0]  # line number and offset of objs[0]
@@ -573,52 +582,80 @@ def read_jsonl(
         offset = start
         first[:] = [line_no, offset]
         for pieces, terminated in _iter_line_blocks(f, start):
-            vals: list[Any] | None = None
-            if terminated:
-                try:
-                    vals = list(map(_loads, pieces))
-                except _JSONDecodeError:
-                    vals = None
-                if vals is not None and set(map(type, vals)) != _DICT_ONLY:
-                    vals = None
-                if vals is not None and prepare is not None:
-                    vals = list(map(prepare, vals))
-                    if None in vals:
-                        vals = None
-            if vals is not None:  # every line a record: no finding to make, nothing per line
-                spans = [n + 1 for n in map(len, pieces)]
-                objs += vals
-                sizes += spans
-                line_no += len(pieces)
-                offset += sum(spans)
-            else:
-                for piece in pieces:
-                    term = 1 if terminated else 0
-                    raw = piece
-                    if terminated and raw.endswith(b"\r"):
-                        raw = raw[:-1]
-                        term = 2
-                    objs.append(_decode_line(ctx, spec, Line(line_no, offset, raw, term)))
-                    sizes.append(len(raw) + term)
-                    line_no += 1
-                    offset += len(raw) + term
+            n, size = _decode_block(ctx, spec, pieces, terminated, line_no, offset, objs, sizes)
+            line_no += n
+            offset += size
             while len(objs) >= batch_rows:
                 yield cut(batch_rows)
     if objs:
         yield cut(len(objs))
 
 
+def _fixed(ctx: ReadContext, spec: RowSpec, schema: pa.Schema) -> tuple[list[Any], list[pa.DataType]]:
+    """The values and types of the columns that are the same on every row of a file."""
+    fixed_values = [ctx.rel_path, ctx.home_scope] + [c.get(ctx) for c in spec.file_cols]
+    fixed_types = [f.type for f in schema][: len(fixed_values) + 3]
+    del fixed_types[2:5]  # line_no, offset_bytes, size_bytes are built per batch
+    return fixed_values, fixed_types
+
+
+def _decode_block(
+    ctx: ReadContext,
+    spec: RowSpec,
+    pieces: list[bytes],
+    terminated: bool,
+    line_no: int,
+    offset: int,
+    objs: list[dict[str, Any] | None],
+    sizes: list[int],
+) -> tuple[int, int]:
+    """Append the row objects and sizes of a chunk's lines (``pieces``: LF removed, a CR kept) to
+    ``objs`` and ``sizes``, emitting findings; returns the line count and byte count consumed."""
+    prepare = spec.prepare
+    vals: list[Any] | None = None
+    if terminated:
+        try:
+            vals = list(map(_loads, pieces))
+        except _JSONDecodeError:
+            vals = None
+        if vals is not None and set(map(type, vals)) != _DICT_ONLY:
+            vals = None
+        if vals is not None and prepare is not None:
+            vals = list(map(prepare, vals))
+            if None in vals:
+                vals = None
+    if vals is not None:  # every line a record: no finding to make, nothing per line
+        spans = [n + 1 for n in map(len, pieces)]
+        objs += vals
+        sizes += spans
+        return len(pieces), sum(spans)
+    total = 0
+    for piece in pieces:
+        term = 1 if terminated else 0
+        raw = piece
+        if terminated and raw.endswith(b"\r"):
+            raw = raw[:-1]
+            term = 2
+        objs.append(_decode_line(ctx, spec, Line(line_no, offset + total, raw, term)))
+        sizes.append(len(raw) + term)
+        line_no += 1
+        total += len(raw) + term
+    return len(pieces), total
+
+
 _DICT_ONLY = {dict}
-_COMPILED: dict[int, tuple[RowSpec, pa.Schema, tuple[Col, ...], list[_Plan | None]]] = {}
+_COMPILED: dict[int, tuple[RowSpec, pa.Schema, tuple[Col, ...], list[_Plan | None], _NativeSpec | None]] = {}
 
 
-def _compiled(spec: RowSpec) -> tuple[pa.Schema, tuple[Col, ...], list[_Plan | None]]:
-    """Schema, columns and column plans of a spec, worked out once per spec (kinds read many files)."""
+def _compiled(spec: RowSpec) -> tuple[pa.Schema, tuple[Col, ...], list[_Plan | None], _NativeSpec | None]:
+    """Schema, columns, column plans and compiled-reader plan of a spec, worked out once per spec
+    (kinds read many files)."""
     hit = _COMPILED.get(id(spec))
     if hit is None or hit[0] is not spec:
         columns = spec.columns
-        hit = _COMPILED[id(spec)] = (spec, spec.schema, columns, [_plan(c) for c in columns])
-    return hit[1], hit[2], hit[3]
+        plans = [_plan(c) for c in columns]
+        hit = _COMPILED[id(spec)] = (spec, spec.schema, columns, plans, _NativeSpec.of(spec, columns, plans))
+    return hit[1], hit[2], hit[3], hit[4]
 
 
 def _decode_line(ctx: ReadContext, spec: RowSpec, line: Line) -> dict[str, Any] | None:
@@ -845,6 +882,294 @@ def _nulls(cache: dict[Any, pa.Array], n: int, type_: pa.DataType) -> pa.Array:
     if arr is None:
         arr = cache[(n, type_)] = pa.nulls(n, type_)
     return arr
+
+
+# --------------------------------------------------------------------------- the compiled reader
+
+
+class _J:
+    """The column modes of ``linescan.jsonl_columns`` (the ``J_*`` constants of the extension)."""
+
+    J_STR, J_INT, J_FLOAT, J_BOOL, J_TS, J_UTF8LEN, J_COUNT, J_JSON, J_PATH = range(9)
+
+
+class _NativeSpec:
+    """What ``linescan.jsonl_columns`` reads for a spec: the top-level keys, one ``(mode, slot, final,
+    path)`` per column and the keys every line must have, plus how each column's buffers become an
+    Arrow array. :meth:`of` gives None for a spec it cannot read exactly (a column computed from the
+    whole row, a type it does not build, a ``prepare`` without ``fast_when``)."""
+
+    __slots__ = ("cols", "columns", "finish", "keys", "required", "ts", "types")
+
+    def __init__(
+        self,
+        columns: tuple[Col, ...],
+        keys: tuple[bytes, ...],
+        cols: tuple[tuple[int, int, int, tuple[bytes, ...]], ...],
+        required: tuple[int, ...],
+        finish: list[Callable[[list[Any]], list[Any]] | None],
+    ) -> None:
+        self.columns = columns
+        self.keys = keys
+        self.cols = cols
+        self.required = required
+        self.finish = finish  # per column: top-level values -> source values (a key path), or None
+        self.ts = [pa.types.is_timestamp(c.field.type) for c in columns]
+        # the Arrow type of the buffers: a timestamp column arrives as its source strings
+        self.types = [pa.string() if ts else c.field.type for c, ts in zip(columns, self.ts, strict=True)]
+
+    @classmethod
+    def of(cls, spec: RowSpec, columns: tuple[Col, ...], plans: list[_Plan | None]) -> _NativeSpec | None:
+        if spec.prepare is not None and not spec.fast_when:
+            return None
+        ls = _J
+        keys: dict[str, int] = {}
+        cols = []
+        finish: list[Callable[[list[Any]], list[Any]] | None] = []
+        for c, plan in zip(columns, plans, strict=True):
+            if plan is None:
+                return None
+            type_ = c.field.type
+            src = c.source
+            path: tuple[str, ...] = ()
+            if getattr(src, "column_mode", None) is not None:
+                if c.json or type_ != pa.int64():
+                    return None
+                mode = ls.J_UTF8LEN if src.column_mode == "utf8_len" else ls.J_COUNT  # type: ignore[attr-defined]
+            else:
+                if isinstance(src, _Dig):
+                    path = src.path[1:]
+                elif c.key is None:
+                    return None
+                if c.json:
+                    mode = ls.J_JSON if type_ == pa.string() else None
+                elif pa.types.is_timestamp(type_):
+                    mode = None if path else ls.J_TS
+                else:
+                    mode = {pa.string(): ls.J_STR, pa.int64(): ls.J_INT, pa.float64(): ls.J_FLOAT}.get(type_)
+                    if type_ == pa.bool_():
+                        mode = ls.J_BOOL
+            if mode is None or any("\0" in k for k in (plan.key, *path)):
+                return None
+            slot = keys.setdefault(plan.key, len(keys))
+            if path:
+                cols.append((ls.J_PATH, slot, mode, tuple(k.encode() for k in path)))
+            else:
+                cols.append((mode, slot, 0, ()))
+            finish.append(plan.then)
+        required = tuple(keys.setdefault(k, len(keys)) for k in spec.fast_when)
+        if len(keys) > 64:
+            return None
+        return cls(columns, tuple(k.encode() for k in keys), tuple(cols), required, finish)
+
+    def read(self, block: Any) -> _NativePart | None:
+        """The rows of a chunk of complete LF-terminated lines, or None when the extension declines it."""
+        got = _linescan.jsonl_columns(block, self.keys, self.cols, self.required)  # type: ignore[union-attr]
+        if got is None:
+            return None
+        n, sizes, outs, fixes = got
+        arrays = []
+        for type_, (nulls, valid, values, data) in zip(self.types, outs, strict=True):
+            bufs = [None if valid is None else pa.py_buffer(valid), pa.py_buffer(values)]
+            if data is not None:
+                bufs.append(pa.py_buffer(data))
+            arrays.append(pa.Array.from_buffers(type_, n, bufs, null_count=nulls))
+        if fixes:  # json / key-path values not in the form orjson writes: finished as the reference does
+            by_col: dict[int, list[tuple[int, int, int]]] = {}
+            for j, row, s, e in fixes:
+                by_col.setdefault(j, []).append((row, s, e))
+            for j, items in by_col.items():
+                c = self.columns[j]
+                then = self.finish[j]
+                values = arrays[j].to_pylist()
+                for row, s, e in items:
+                    v = _loads(block[s:e])
+                    if then is not None:
+                        v = then([v])[0]
+                    values[row] = c.conv(v)
+                arrays[j] = pa.array(values, type=self.types[j])
+        return _NativePart(n, pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(sizes)]), arrays)
+
+
+class _NativePart:
+    """Rows read by the extension: their sizes and one array per column (timestamps as strings)."""
+
+    __slots__ = ("arrays", "count", "sizes")
+
+    def __init__(self, count: int, sizes: pa.Array, arrays: list[pa.Array]) -> None:
+        self.count = count
+        self.sizes = sizes
+        self.arrays = arrays
+
+    def split(self, n: int) -> tuple[_NativePart, _NativePart]:
+        head = _NativePart(n, self.sizes.slice(0, n), [a.slice(0, n) for a in self.arrays])
+        tail = _NativePart(self.count - n, self.sizes.slice(n), [a.slice(n) for a in self.arrays])
+        return head, tail
+
+    def parts(self, native: _NativeSpec, plans: list[_Plan | None]) -> list[Any]:
+        return self.arrays
+
+
+class _ObjPart:
+    """Rows decoded in Python (a chunk the extension declined)."""
+
+    __slots__ = ("count", "objs", "sizes")
+
+    def __init__(self, objs: list[dict[str, Any] | None], sizes: list[int]) -> None:
+        self.count = len(objs)
+        self.objs = objs
+        self.sizes = sizes
+
+    def split(self, n: int) -> tuple[_ObjPart, _ObjPart]:
+        return _ObjPart(self.objs[:n], self.sizes[:n]), _ObjPart(self.objs[n:], self.sizes[n:])
+
+    def parts(self, native: _NativeSpec, plans: list[_Plan | None]) -> list[Any]:
+        """Per column an array, or for a timestamp column the source values (converted per batch)."""
+        columns = native.columns
+        keep = [j for j, ts in enumerate(native.ts) if not ts]
+        arrays = _batch_columns(tuple(columns[j] for j in keep), [plans[j] for j in keep], self.objs)
+        out: list[Any] = [None] * len(columns)
+        for j, arr in zip(keep, arrays, strict=True):
+            out[j] = arr
+        for j, ts in enumerate(native.ts):
+            if ts:
+                src = columns[j].source
+                out[j] = [None if o is None else src(o) for o in self.objs]
+        return out
+
+
+def _timestamps_of(parts: list[Any]) -> pa.Array:
+    """:func:`_timestamps` of the concatenated values of ``parts`` (string arrays or value lists)."""
+    if all(isinstance(p, pa.Array) or all(v is None or type(v) is str for v in p) for p in parts):
+        arrs = [p if isinstance(p, pa.Array) else pa.array(p, type=pa.string()) for p in parts]
+        arr = arrs[0] if len(arrs) == 1 else pa.concat_arrays(arrs)
+        try:
+            ns = pc.cast(arr, pa.timestamp("ns", tz="UTC"))
+            return pc.cast(ns, TIMESTAMP, safe=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+    values = [v for p in parts for v in (p.to_pylist() if isinstance(p, pa.Array) else p)]
+    return pa.array([parse_ts(v) for v in values], type=TIMESTAMP)
+
+
+_IOTA: list[pa.Array] = []
+
+
+def _line_numbers(first: int, n: int) -> pa.Array:
+    if not _IOTA or len(_IOTA[0]) < n:
+        _IOTA[:] = [pa.array(range(max(n, BATCH_ROWS)), pa.int64())]
+    return pc.add(_IOTA[0].slice(0, n), pa.scalar(first, pa.int64()))
+
+
+def _read_jsonl_native(
+    ctx: ReadContext, spec: RowSpec, batch_rows: int, native: _NativeSpec
+) -> Iterator[pa.RecordBatch]:
+    """:func:`read_jsonl` with the compiled chunk reader: the same batches, rows and findings."""
+    schema, columns, plans, _ = _compiled(spec)
+    fixed_values, fixed_types = _fixed(ctx, spec, schema)
+    queue: list[_NativePart | _ObjPart] = []
+    pending = 0
+    first = [0, 0]  # line number and offset of the first queued row
+
+    def cut(n: int) -> pa.RecordBatch:
+        nonlocal pending
+        take: list[_NativePart | _ObjPart] = []
+        need = n
+        while need:
+            part = queue[0]
+            if part.count <= need:
+                take.append(queue.pop(0))
+                need -= part.count
+            else:
+                head, queue[0] = part.split(need)
+                take.append(head)
+                need = 0
+        pending -= n
+        line_no, offset = first
+        arrays = [pa.repeat(pa.scalar(v, t), n) for v, t in zip(fixed_values, fixed_types, strict=True)]
+        if len(take) == 1 and isinstance(take[0], _ObjPart):  # exactly the Python fast path's batch
+            spans = take[0].sizes
+            offsets = list(accumulate(spans, initial=offset))
+            first[1] = offsets.pop()
+            arrays[2:2] = [
+                pa.array(list(range(line_no, line_no + n)), pa.int64()),
+                pa.array(offsets, pa.int64()),
+                pa.array(spans, pa.int64()),
+            ]
+            arrays += _batch_columns(columns, plans, take[0].objs)
+        else:
+            sizes = [p.sizes if isinstance(p, _NativePart) else pa.array(p.sizes, pa.int64()) for p in take]
+            size_arr = sizes[0] if len(sizes) == 1 else pa.concat_arrays(sizes)
+            ends = pc.add(pc.cumulative_sum(size_arr), pa.scalar(offset, pa.int64()))
+            first[1] = ends[-1].as_py()
+            arrays[2:2] = [_line_numbers(line_no, n), pc.subtract(ends, size_arr), size_arr]
+            per_part = [p.parts(native, plans) for p in take]
+            for j in range(len(columns)):
+                got = [pp[j] for pp in per_part]
+                if native.ts[j]:
+                    arrays.append(_timestamps_of(got))
+                else:
+                    arrays.append(got[0] if len(got) == 1 else pa.concat_arrays(got))
+        first[0] = line_no + n
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    with ctx.open() as f:
+        start = ctx.start_offset
+        line_no = _count_newlines(f, start) + 1 if start else 1
+        offset = start
+        first[:] = [line_no, offset]
+        for block, terminated in _iter_blocks(f, start):
+            part = native.read(block) if terminated else None
+            if part is None:
+                pieces = bytes(block).split(b"\n")
+                if terminated:
+                    pieces.pop()  # the empty rest after the last LF
+                prev = queue[-1] if queue else None
+                if isinstance(prev, _ObjPart):  # rows decoded in Python stay one part
+                    objs, sizes = prev.objs, prev.sizes
+                else:
+                    objs, sizes = [], []
+                count, size = _decode_block(ctx, spec, pieces, terminated, line_no, offset, objs, sizes)
+                if isinstance(prev, _ObjPart):
+                    prev.count += count
+                else:
+                    queue.append(_ObjPart(objs, sizes))
+            else:
+                queue.append(part)
+                count = part.count
+                size = len(block)
+            line_no += count
+            offset += size
+            pending += count
+            while pending >= batch_rows:
+                yield cut(batch_rows)
+    if pending:
+        yield cut(pending)
+
+
+def _iter_blocks(f: IO[bytes], start_offset: int) -> Iterator[tuple[Any, bool]]:
+    """The lines of ``f`` from ``start_offset``, a read chunk at a time, as one buffer: ``(lines, True)``
+    for the LF-terminated lines completed by a chunk (their LFs kept), ``(last, False)`` for an
+    unterminated last line. The same lines, in the same chunks, as :func:`_iter_line_blocks`."""
+    f.seek(start_offset)
+    carry: list[bytes] = []  # the start of a line that continues in the next chunk
+    while True:
+        chunk = f.read(CHUNK_BYTES)
+        if not chunk:
+            break
+        last = chunk.rfind(b"\n")
+        if last < 0:
+            carry.append(chunk)
+            continue
+        if carry:
+            carry.append(memoryview(chunk)[: last + 1])
+            block: Any = b"".join(carry)
+        else:
+            block = memoryview(chunk)[: last + 1]
+        carry = [chunk[last + 1 :]] if last + 1 < len(chunk) else []
+        yield block, True
+    if carry:
+        yield b"".join(carry), False
 
 
 def _read_jsonl_lines(

@@ -66,6 +66,7 @@ ROWS = RowSpec(
         col("artifact_count", pa.int64(), count_of("artifacts")),
     ),
     prepare=_unwrap,
+    fast_when=("kind",),  # _unwrap keeps an object with a top-level kind as it is
     file_cols=(FileCol(pa.field("session_id", pa.string()), lambda ctx: ctx.session_id or file_stem(ctx)),),
 )
 
