@@ -63,10 +63,17 @@ def _native(spec: RowSpec) -> Any:
 def _chunk(spec: RowSpec, lines: list[bytes]) -> dict[str, list[Any]] | None:
     """The compiled reader on one chunk: None when declined, else its columns as Python lists."""
     native = _native(spec)
-    part = native.read(b"".join(line + b"\n" for line in lines))
+    part = native.read(b"".join(line + b"\n" for line in lines), 10, 1000)
     if part is None:
         return None
-    return {c.field.name: a.to_pylist() for c, a in zip(native.columns, part.arrays, strict=True)}
+    got = {c.field.name: a.to_pylist() for c, a in zip(native.columns, part.arrays, strict=True)}
+    starts = [1000 + sum(len(x) + 1 for x in lines[:i]) for i in range(len(lines))]
+    assert [a.to_pylist() for a in part.where] == [
+        list(range(10, 10 + len(lines))),
+        starts,
+        [len(x) + 1 for x in lines],
+    ]
+    return got
 
 
 def _read(home: Path, rel_path: str, spec: RowSpec, *, fast: bool, batch_rows: int = 65_536):
@@ -315,7 +322,7 @@ def test_the_compiled_path_is_taken_on_sample_sidecars(sample_homes: Path) -> No
             with (home / rel_path).open("rb") as f:
                 for block, terminated in _jsonl._iter_blocks(f, 0):
                     if terminated:
-                        if native.read(block) is None:
+                        if native.read(block, 1, 0) is None:
                             declined += 1
                         else:
                             taken += 1

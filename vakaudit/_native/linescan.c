@@ -1449,8 +1449,20 @@ static int jbuf_grow(JBuf *b, size_t extra) {
     return 0;
 }
 
+/* The members of one top-level object value, indexed once per row for the columns that read into it
+   (json=True and key-path columns, e.g. trace, trace.run, trace.session). */
+typedef struct {
+    Py_ssize_t stamp; /* row + 1 when built for that row */
+    int ok;           /* an object whose members (at most J_MAX_OBJ_KEYS) are indexed */
+    int canon;        /* orjson.dumps(orjson.loads(value)) gives back its bytes (see j_canon) */
+    int esc;          /* a key holds an escape or a non-ASCII byte (find_in then defers) */
+    int nm;
+    cp ks[J_MAX_OBJ_KEYS], kt[J_MAX_OBJ_KEYS], vs[J_MAX_OBJ_KEYS], ve[J_MAX_OBJ_KEYS];
+} JObj;
+
 typedef struct {
     int mode, final, slot, npath;
+    JObj *obj;                    /* the member index of its top-level value, or NULL */
     const char *path[J_MAX_PATH]; /* sub-keys of a key-path column (NUL-terminated, no NUL inside) */
     unsigned char *valid;         /* validity bitmap, one bit per row */
     JBuf data;                    /* values, or the UTF-8 bytes of a string column */
@@ -1468,8 +1480,8 @@ static size_t j_decode(cp s, cp e, char *out) {
     size_t n = 0;
     cp a = s + 1, b = e - 1;
     for (cp p = a; p < b;) {
-        cp q = p;
-        while (q < b && *q != '\\') q++;
+        cp q = memchr(p, '\\', b - p);
+        if (!q) q = b;
         memcpy(out + n, p, q - p);
         n += q - p;
         p = q;
@@ -1695,10 +1707,75 @@ static inline int j_emit(JCol *c, int mode, Py_ssize_t row, cp s, cp e) {
     }
 }
 
+/* Index the members of the (validated, non-null) value [s, e) and decide whether it is canonical. */
+static void j_index(cp s, cp e, JObj *o) {
+    o->ok = 0, o->esc = 0, o->nm = 0;
+    if (*s != '{') {
+        o->canon = j_canon(s, e) == e;
+        return;
+    }
+    o->ok = 1, o->canon = 1;
+    cp p = s + 1;
+    if (*p == '}') return;
+    for (;;) {
+        int canon = 1, esc = 0;
+        cp q = scan_string(p, e, &canon, &esc);
+        if (!q || o->nm == J_MAX_OBJ_KEYS) { /* (validated: q is never NULL) */
+            o->ok = 0, o->canon = 0;
+            return;
+        }
+        if (!canon) o->canon = 0;
+        if (esc) o->esc = 1;
+        for (int i = 0; i < o->nm && o->canon; i++) /* a key written twice: a dict keeps one */
+            if (o->kt[i] - o->ks[i] == q - 1 - (p + 1) && memcmp(o->ks[i], p + 1, q - 1 - (p + 1)) == 0)
+                o->canon = 0;
+        o->ks[o->nm] = p + 1, o->kt[o->nm] = q - 1;
+        cp v = q + 1;
+        cp r = o->canon ? j_canon(v, e) : NULL;
+        if (!r) {
+            int c2 = 1;
+            o->canon = 0;
+            r = scan_value(v, e, 1, &c2);
+            if (!r) {
+                o->ok = 0;
+                return;
+            }
+        }
+        o->vs[o->nm] = v, o->ve[o->nm] = r;
+        o->nm++;
+        if (*r == '}') return;
+        p = r + 1;
+    }
+}
+
+/* A json=True column: 0 done, 1 left null for the caller to re-encode, -1 on error. */
+static int j_emit_json(JCol *c, Py_ssize_t row, cp s, cp e) {
+    if (j_is_null(s, e)) return 0;
+    if (c->obj ? !c->obj->canon : j_canon(s, e) != e) return 1;
+    if (jbuf_grow(&c->data, e - s) < 0) return -1;
+    j_fill_offsets(c, row);
+    memcpy(c->data.p + c->data.len, s, e - s);
+    c->data.len += e - s;
+    c->offs[++c->upto] = (int32_t)c->data.len;
+    j_set_valid(c, row);
+    return 0;
+}
+
 /* A key-path column: 0 done, 1 left null for the caller to fix, -1 on error. */
 static int j_emit_path(JCol *c, Py_ssize_t row, cp s, cp e) {
     for (int i = 0; i < c->npath && !j_is_null(s, e); i++) {
         if (*s != '{') return 0; /* dig: a non-object has no keys */
+        const JObj *o = i == 0 ? c->obj : NULL;
+        if (o && o->ok) {
+            if (o->esc) return 1; /* as find_in: a key with escapes might spell this one */
+            size_t kl = strlen(c->path[0]);
+            int hit = -1;
+            for (int m = o->nm - 1; m >= 0 && hit < 0; m--) /* the last of keys written twice */
+                if ((size_t)(o->kt[m] - o->ks[m]) == kl && memcmp(o->ks[m], c->path[0], kl) == 0) hit = m;
+            if (hit < 0) return 0;
+            s = o->vs[hit], e = o->ve[hit];
+            continue;
+        }
         Span v;
         int r = find_in(s, e, c->path[i], &v);
         if (r < 0) return 1;
@@ -1709,13 +1786,14 @@ static int j_emit_path(JCol *c, Py_ssize_t row, cp s, cp e) {
 }
 
 PyDoc_STRVAR(jsonl_columns_doc,
-"jsonl_columns(buf, keys, cols, required) -> None | (rows, sizes, columns, fixes)\n\n"
+"jsonl_columns(buf, keys, cols, required, line_no, offset) -> None | (rows, where, columns, fixes)\n\n"
 "Read every line of buf (complete lines, each ending in LF) into typed Arrow buffers. keys is a\n"
 "tuple of the top-level keys read (bytes); cols a tuple of (mode, slot, final, path) per column,\n"
 "slot indexing keys, path a tuple of sub-keys for a key-path column (mode J_PATH, its values read\n"
 "with mode final); required the slots every line must have. Returns None to decline the chunk\n"
-"(any line or value that is not the plain case), else rows, the int64 line sizes (LF included)\n"
-"and per column (null_count, validity bitmap or None, values or offsets, string data or None);\n"
+"(any line or value that is not the plain case), else rows; where, the int64 line numbers, byte\n"
+"offsets and sizes (LF included) of the lines, numbered from line_no and offset on; and per\n"
+"column (null_count, validity bitmap or None, values or offsets, string data or None);\n"
 "fixes lists (column, row, start, end) for values the caller must finish from the top-level value\n"
 "buf[start:end] (left null in the buffers).");
 
@@ -1730,8 +1808,9 @@ static inline unsigned j_hash(cp k, Py_ssize_t n) {
 static PyObject *jsonl_columns(PyObject *self, PyObject *args) {
     Py_buffer view;
     PyObject *keys_obj, *cols_obj, *req_obj;
-    if (!PyArg_ParseTuple(args, "y*O!O!O!:jsonl_columns", &view, &PyTuple_Type, &keys_obj, &PyTuple_Type,
-                          &cols_obj, &PyTuple_Type, &req_obj))
+    long long line0, offset0;
+    if (!PyArg_ParseTuple(args, "y*O!O!O!LL:jsonl_columns", &view, &PyTuple_Type, &keys_obj, &PyTuple_Type,
+                          &cols_obj, &PyTuple_Type, &req_obj, &line0, &offset0))
         return NULL;
     PyObject *result = NULL, *fixes = NULL;
     Py_ssize_t nkeys = PyTuple_GET_SIZE(keys_obj), ncols = PyTuple_GET_SIZE(cols_obj);
@@ -1739,6 +1818,7 @@ static PyObject *jsonl_columns(PyObject *self, PyObject *args) {
     JCol *cols = NULL;
     int64_t *sizes = NULL;
     int *by_slot = NULL; /* the columns of each key: by_slot[first[k] .. first[k + 1]) */
+    JObj *objs = NULL;
     const char *kp[J_MAX_KEYS];
     Py_ssize_t kl[J_MAX_KEYS];
     int req[J_MAX_KEYS], first[J_MAX_KEYS + 1];
@@ -1784,7 +1864,7 @@ static PyObject *jsonl_columns(PyObject *self, PyObject *args) {
         goto done;
     }
     cols = PyMem_Calloc(ncols ? ncols : 1, sizeof *cols);
-    sizes = PyMem_Malloc((n ? n : 1) * sizeof *sizes);
+    sizes = PyMem_Malloc(3 * (n ? n : 1) * sizeof *sizes); /* line numbers, offsets, sizes */
     by_slot = PyMem_Malloc((ncols ? ncols : 1) * sizeof *by_slot);
     if (!cols || !sizes || !by_slot) {
         PyErr_NoMemory();
@@ -1840,13 +1920,33 @@ static PyObject *jsonl_columns(PyObject *self, PyObject *args) {
                 if (cols[j].slot == k) by_slot[at++] = (int)j;
         }
         first[nkeys] = at;
+        /* one member index per top-level key read by json / key-path columns (a few: trace) */
+        int nobj = 0;
+        for (Py_ssize_t j = 0; j < ncols; j++)
+            if (cols[j].mode == J_JSON || cols[j].mode == J_PATH) nobj++;
+        if (nobj) {
+            objs = PyMem_Calloc(nobj, sizeof *objs);
+            if (!objs) {
+                PyErr_NoMemory();
+                goto done;
+            }
+        }
+        nobj = 0;
+        for (Py_ssize_t j = 0; j < ncols; j++) {
+            if (cols[j].mode != J_JSON && cols[j].mode != J_PATH) continue;
+            for (Py_ssize_t i = 0; i < j && !cols[j].obj; i++)
+                if (cols[i].obj && cols[i].slot == cols[j].slot) cols[j].obj = cols[i].obj;
+            if (!cols[j].obj) cols[j].obj = &objs[nobj++];
+        }
     }
     surrogate_pairs = 1;
     int declined = 0;
     Py_ssize_t row = 0;
     for (cp s = buf; s < bend; row++) {
         cp e = memchr(s, '\n', bend - s);
-        sizes[row] = e + 1 - s;
+        sizes[row] = line0 + row;
+        sizes[n + row] = offset0 + (s - buf);
+        sizes[2 * n + row] = e + 1 - s;
         Py_ssize_t stamp = row + 1;
         /* the line: one compact JSON object ending right before the LF */
         if (e - s < 2 || *s != '{' || e[-1] != '}') goto decline;
@@ -1887,7 +1987,13 @@ static PyObject *jsonl_columns(PyObject *self, PyObject *args) {
             for (int x = first[k]; x < first[k + 1]; x++) {
                 int j = by_slot[x];
                 JCol *c = &cols[j];
-                int r = c->mode == J_PATH ? j_emit_path(c, row, vs, ve) : j_emit(c, c->mode, row, vs, ve);
+                if (c->obj && c->obj->stamp != stamp && !j_is_null(vs, ve)) {
+                    j_index(vs, ve, c->obj);
+                    c->obj->stamp = stamp;
+                }
+                int r = c->mode == J_PATH   ? j_emit_path(c, row, vs, ve)
+                        : c->mode == J_JSON ? j_emit_json(c, row, vs, ve)
+                                            : j_emit(c, c->mode, row, vs, ve);
                 if (r < 0) goto done_flag;
                 if (r == 0) continue;
                 if (c->mode != J_PATH && c->mode != J_JSON) goto decline;
@@ -1943,12 +2049,21 @@ static PyObject *jsonl_columns(PyObject *self, PyObject *args) {
         }
         PyList_SET_ITEM(outs, j, o);
     }
-    PyObject *sz = PyBytes_FromStringAndSize((const char *)sizes, n * sizeof *sizes);
-    if (!sz) {
+    PyObject *where = PyTuple_New(3);
+    if (!where) {
         Py_DECREF(outs);
         goto done;
     }
-    result = Py_BuildValue("(nNNO)", n, sz, outs, fixes ? fixes : Py_None);
+    for (int i = 0; i < 3; i++) {
+        PyObject *b = PyBytes_FromStringAndSize((const char *)(sizes + i * n), n * sizeof *sizes);
+        if (!b) {
+            Py_DECREF(where);
+            Py_DECREF(outs);
+            goto done;
+        }
+        PyTuple_SET_ITEM(where, i, b);
+    }
+    result = Py_BuildValue("(nNNO)", n, where, outs, fixes ? fixes : Py_None);
     goto done;
 done_flag:
     surrogate_pairs = 0;
@@ -1963,6 +2078,7 @@ done:
     }
     PyMem_Free(sizes);
     PyMem_Free(by_slot);
+    PyMem_Free(objs);
     Py_XDECREF(fixes);
     PyBuffer_Release(&view);
     return result;

@@ -962,12 +962,14 @@ class _NativeSpec:
             return None
         return cls(columns, tuple(k.encode() for k in keys), tuple(cols), required, finish)
 
-    def read(self, block: Any) -> _NativePart | None:
-        """The rows of a chunk of complete LF-terminated lines, or None when the extension declines it."""
-        got = _linescan.jsonl_columns(block, self.keys, self.cols, self.required)  # type: ignore[union-attr]
+    def read(self, block: Any, line_no: int = 1, offset: int = 0) -> _NativePart | None:
+        """The rows of a chunk of complete LF-terminated lines (the first one numbered ``line_no``, at
+        ``offset``), or None when the extension declines the chunk."""
+        ls = _linescan
+        got = ls.jsonl_columns(block, self.keys, self.cols, self.required, line_no, offset)  # type: ignore[union-attr]
         if got is None:
             return None
-        n, sizes, outs, fixes = got
+        n, where, outs, fixes = got
         arrays = []
         for type_, (nulls, valid, values, data) in zip(self.types, outs, strict=True):
             bufs = [None if valid is None else pa.py_buffer(valid), pa.py_buffer(values)]
@@ -988,40 +990,62 @@ class _NativeSpec:
                         v = then([v])[0]
                     values[row] = c.conv(v)
                 arrays[j] = pa.array(values, type=self.types[j])
-        return _NativePart(n, pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(sizes)]), arrays)
+        i64 = pa.int64()
+        return _NativePart(n, [pa.Array.from_buffers(i64, n, [None, pa.py_buffer(b)]) for b in where], arrays)
 
 
 class _NativePart:
-    """Rows read by the extension: their sizes and one array per column (timestamps as strings)."""
+    """Rows read by the extension: line numbers, offsets, sizes, and one array per column (timestamps
+    as their source strings)."""
 
-    __slots__ = ("arrays", "count", "sizes")
+    __slots__ = ("arrays", "count", "where")
 
-    def __init__(self, count: int, sizes: pa.Array, arrays: list[pa.Array]) -> None:
+    def __init__(self, count: int, where: list[pa.Array], arrays: list[pa.Array]) -> None:
         self.count = count
-        self.sizes = sizes
+        self.where = where
         self.arrays = arrays
 
     def split(self, n: int) -> tuple[_NativePart, _NativePart]:
-        head = _NativePart(n, self.sizes.slice(0, n), [a.slice(0, n) for a in self.arrays])
-        tail = _NativePart(self.count - n, self.sizes.slice(n), [a.slice(n) for a in self.arrays])
+        head = _NativePart(n, [a.slice(0, n) for a in self.where], [a.slice(0, n) for a in self.arrays])
+        tail = _NativePart(
+            self.count - n, [a.slice(n) for a in self.where], [a.slice(n) for a in self.arrays]
+        )
         return head, tail
+
+    def located(self) -> list[pa.Array]:
+        return self.where
 
     def parts(self, native: _NativeSpec, plans: list[_Plan | None]) -> list[Any]:
         return self.arrays
 
 
 class _ObjPart:
-    """Rows decoded in Python (a chunk the extension declined)."""
+    """Rows decoded in Python (a chunk the extension declined), the first at ``line_no`` / ``offset``."""
 
-    __slots__ = ("count", "objs", "sizes")
+    __slots__ = ("count", "line_no", "objs", "offset", "sizes")
 
-    def __init__(self, objs: list[dict[str, Any] | None], sizes: list[int]) -> None:
+    def __init__(
+        self, objs: list[dict[str, Any] | None], sizes: list[int], line_no: int, offset: int
+    ) -> None:
         self.count = len(objs)
         self.objs = objs
         self.sizes = sizes
+        self.line_no = line_no
+        self.offset = offset
 
     def split(self, n: int) -> tuple[_ObjPart, _ObjPart]:
-        return _ObjPart(self.objs[:n], self.sizes[:n]), _ObjPart(self.objs[n:], self.sizes[n:])
+        head = _ObjPart(self.objs[:n], self.sizes[:n], self.line_no, self.offset)
+        tail = _ObjPart(self.objs[n:], self.sizes[n:], self.line_no + n, self.offset + sum(self.sizes[:n]))
+        return head, tail
+
+    def located(self) -> list[pa.Array]:
+        offsets = list(accumulate(self.sizes, initial=self.offset))
+        offsets.pop()
+        return [
+            pa.array(range(self.line_no, self.line_no + self.count), pa.int64()),
+            pa.array(offsets, pa.int64()),
+            pa.array(self.sizes, pa.int64()),
+        ]
 
     def parts(self, native: _NativeSpec, plans: list[_Plan | None]) -> list[Any]:
         """Per column an array, or for a timestamp column the source values (converted per batch)."""
@@ -1043,6 +1067,8 @@ def _timestamps_of(parts: list[Any]) -> pa.Array:
     if all(isinstance(p, pa.Array) or all(v is None or type(v) is str for v in p) for p in parts):
         arrs = [p if isinstance(p, pa.Array) else pa.array(p, type=pa.string()) for p in parts]
         arr = arrs[0] if len(arrs) == 1 else pa.concat_arrays(arrs)
+        if arr.null_count == len(arr):  # no timestamp at all (what the cast gives, without casting)
+            return pa.nulls(len(arr), TIMESTAMP)
         try:
             ns = pc.cast(arr, pa.timestamp("ns", tz="UTC"))
             return pc.cast(ns, TIMESTAMP, safe=False)
@@ -1050,15 +1076,6 @@ def _timestamps_of(parts: list[Any]) -> pa.Array:
             pass
     values = [v for p in parts for v in (p.to_pylist() if isinstance(p, pa.Array) else p)]
     return pa.array([parse_ts(v) for v in values], type=TIMESTAMP)
-
-
-_IOTA: list[pa.Array] = []
-
-
-def _line_numbers(first: int, n: int) -> pa.Array:
-    if not _IOTA or len(_IOTA[0]) < n:
-        _IOTA[:] = [pa.array(range(max(n, BATCH_ROWS)), pa.int64())]
-    return pc.add(_IOTA[0].slice(0, n), pa.scalar(first, pa.int64()))
 
 
 def _read_jsonl_native(
@@ -1069,7 +1086,6 @@ def _read_jsonl_native(
     fixed_values, fixed_types = _fixed(ctx, spec, schema)
     queue: list[_NativePart | _ObjPart] = []
     pending = 0
-    first = [0, 0]  # line number and offset of the first queued row
 
     def cut(n: int) -> pa.RecordBatch:
         nonlocal pending
@@ -1085,24 +1101,14 @@ def _read_jsonl_native(
                 take.append(head)
                 need = 0
         pending -= n
-        line_no, offset = first
         arrays = [pa.repeat(pa.scalar(v, t), n) for v, t in zip(fixed_values, fixed_types, strict=True)]
+        located = [p.located() for p in take]
+        arrays[2:2] = [
+            pa.concat_arrays([w[i] for w in located]) if len(take) > 1 else located[0][i] for i in range(3)
+        ]
         if len(take) == 1 and isinstance(take[0], _ObjPart):  # exactly the Python fast path's batch
-            spans = take[0].sizes
-            offsets = list(accumulate(spans, initial=offset))
-            first[1] = offsets.pop()
-            arrays[2:2] = [
-                pa.array(list(range(line_no, line_no + n)), pa.int64()),
-                pa.array(offsets, pa.int64()),
-                pa.array(spans, pa.int64()),
-            ]
             arrays += _batch_columns(columns, plans, take[0].objs)
         else:
-            sizes = [p.sizes if isinstance(p, _NativePart) else pa.array(p.sizes, pa.int64()) for p in take]
-            size_arr = sizes[0] if len(sizes) == 1 else pa.concat_arrays(sizes)
-            ends = pc.add(pc.cumulative_sum(size_arr), pa.scalar(offset, pa.int64()))
-            first[1] = ends[-1].as_py()
-            arrays[2:2] = [_line_numbers(line_no, n), pc.subtract(ends, size_arr), size_arr]
             per_part = [p.parts(native, plans) for p in take]
             for j in range(len(columns)):
                 got = [pp[j] for pp in per_part]
@@ -1110,16 +1116,14 @@ def _read_jsonl_native(
                     arrays.append(_timestamps_of(got))
                 else:
                     arrays.append(got[0] if len(got) == 1 else pa.concat_arrays(got))
-        first[0] = line_no + n
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     with ctx.open() as f:
         start = ctx.start_offset
         line_no = _count_newlines(f, start) + 1 if start else 1
         offset = start
-        first[:] = [line_no, offset]
         for block, terminated in _iter_blocks(f, start):
-            part = native.read(block) if terminated else None
+            part = native.read(block, line_no, offset) if terminated else None
             if part is None:
                 pieces = bytes(block).split(b"\n")
                 if terminated:
@@ -1133,7 +1137,7 @@ def _read_jsonl_native(
                 if isinstance(prev, _ObjPart):
                     prev.count += count
                 else:
-                    queue.append(_ObjPart(objs, sizes))
+                    queue.append(_ObjPart(objs, sizes, line_no, offset))
             else:
                 queue.append(part)
                 count = part.count
