@@ -955,11 +955,6 @@ static Py_ssize_t decoded_len(cp s, cp e) {
         }
         if (p[1] == 'u') {
             int v = (hexval(p[2]) << 12) | (hexval(p[3]) << 8) | (hexval(p[4]) << 4) | hexval(p[5]);
-            if (v >= 0xD800 && v <= 0xDBFF) { /* a pair (only jsonl_columns lets scan_string pass one) */
-                n += 4;
-                p += 12;
-                continue;
-            }
             n += v < 0x80 ? 1 : v < 0x800 ? 2 : 3;
             p += 6;
         } else {
@@ -1468,7 +1463,7 @@ typedef struct {
     JBuf data;                    /* values, or the UTF-8 bytes of a string column */
     int32_t *offs;                /* string columns: n + 1 offsets */
     Py_ssize_t upto;              /* string columns: offs[0..upto] are set */
-    Py_ssize_t nulls;
+    Py_ssize_t nulls, nvalid;
 } JCol;
 
 static int j_is_string_mode(int mode) { return mode == J_STR || mode == J_TS || mode == J_JSON; }
@@ -1587,7 +1582,35 @@ static cp j_canon(cp p, cp e) {
     }
 }
 
-static inline void j_set_valid(JCol *c, Py_ssize_t row) { c->valid[row >> 3] |= (unsigned char)(1u << (row & 7)); }
+static inline void j_set_valid(JCol *c, Py_ssize_t row) {
+    c->valid[row >> 3] |= (unsigned char)(1u << (row & 7));
+    c->nvalid++;
+}
+
+/* UTF-8 byte length of a validated JSON string value (s at its opening quote), escapes decoded: the
+   bytes between escapes are counted a run at a time (decoded_len, byte by byte, is for short keys). */
+static Py_ssize_t j_utf8_len(cp s, cp e) {
+    Py_ssize_t n = 0;
+    cp p = s + 1, b = e - 1;
+    for (;;) {
+        cp q = memchr(p, '\\', b - p);
+        if (!q) return n + (b - p);
+        n += q - p;
+        if (q[1] != 'u') {
+            n++;
+            p = q + 2;
+            continue;
+        }
+        int v = (hexval(q[2]) << 12) | (hexval(q[3]) << 8) | (hexval(q[4]) << 4) | hexval(q[5]);
+        if (v >= 0xD800 && v <= 0xDBFF) { /* a validated pair: one 4-byte character */
+            n += 4;
+            p = q + 12;
+        } else {
+            n += v < 0x80 ? 1 : v < 0x800 ? 2 : 3;
+            p = q + 6;
+        }
+    }
+}
 
 /* Clinger's fast path: a decimal without exponent whose digits fit 2^53, divided by an exact power of
    ten, is correctly rounded by one IEEE division (like strtod); 0 when the literal is not that case. */
@@ -1649,7 +1672,7 @@ static inline int j_emit(JCol *c, int mode, Py_ssize_t row, cp s, cp e) {
     }
     case J_UTF8LEN:
         if (*s == '"') {
-            ((int64_t *)c->data.p)[row] = decoded_len(s, e);
+            ((int64_t *)c->data.p)[row] = j_utf8_len(s, e);
             j_set_valid(c, row);
         }
         return 0;
@@ -2024,9 +2047,7 @@ static PyObject *jsonl_columns(PyObject *self, PyObject *args) {
     for (Py_ssize_t j = 0; j < ncols; j++) {
         JCol *c = &cols[j];
         int m = c->mode == J_PATH ? c->final : c->mode;
-        Py_ssize_t valid_rows = 0;
-        for (Py_ssize_t i = 0; i < vbytes; i++) valid_rows += __builtin_popcount(c->valid[i]);
-        c->nulls = n - valid_rows;
+        c->nulls = n - c->nvalid;
         PyObject *valid = c->nulls ? PyBytes_FromStringAndSize((const char *)c->valid, vbytes) : Py_NewRef(Py_None);
         PyObject *b1, *b2;
         if (j_is_string_mode(m)) {
