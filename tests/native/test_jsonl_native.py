@@ -282,6 +282,16 @@ def test_trace_json_and_key_paths() -> None:
     assert got["actor"] == ["usr", None, None, None, None, None, None, None]
 
 
+def test_values_finished_in_python_within_a_file(tmp_path: Path) -> None:
+    lines = [b'{"kind":"tool","trace":{"run":%d,"session":"s","x":1.50}}' % i for i in range(50)]
+    (tmp_path / "f.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    spec = _spec("activity_log")
+    assert _chunk(spec, lines) is not None  # taken, with every trace value finished in Python
+    table = assert_same(tmp_path, "f.jsonl", spec, batch_rows=16)
+    assert table.column("trace_run").to_pylist() == [str(i) for i in range(50)]
+    assert table.column("trace").to_pylist()[3] == '{"run":3,"session":"s","x":1.5}'
+
+
 def test_nested_key_paths_of_commitments() -> None:
     got = _chunk(
         _spec("commitments"),

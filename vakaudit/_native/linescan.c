@@ -13,6 +13,10 @@
  * duplicate envelope key, no CR before the LF) or "deferred": the caller then reads it with the
  * reference Python path, which produces the exact finding. This module never decides that a line is
  * bad; it only vouches for lines that are certainly good, so both paths give identical results.
+ *
+ * jsonl_columns applies the same validator to the JSONL sidecars (sandbox execution logs, activity
+ * log, evidence and cost logs, ...): it reads a chunk of lines straight into Arrow column buffers for
+ * vakaudit.artifacts._jsonl, or declines the whole chunk when any line or value is not the plain case.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -2131,7 +2135,8 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_linescan",
-    "Compiled line scanner for vak session ledgers (framing, SHA-256, envelope, strict JSON check).", -1,
+    "Compiled line scanner for vak session ledgers (framing, SHA-256, envelope, strict JSON check) and\n"
+    "JSONL sidecars (typed Arrow column buffers).", -1,
     methods, NULL, NULL, NULL, NULL,
 };
 

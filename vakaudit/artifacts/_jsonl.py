@@ -12,6 +12,18 @@ Conventions for row columns:
 - nested objects whose shape is unconfirmed are stored as JSON text columns.
 - the raw line is never stored (size): only typed fields.
 
+Reading (:func:`read_jsonl`) has three paths with identical output: the line-at-a-time reference
+(``fast=False``); the Python block path, which decodes a read chunk with one ``map(orjson.loads)``
+and builds columns per row shape; and, when the extension is built (``vakaudit._native.linescan``,
+off with ``VAKAUDIT_NO_NATIVE=1``), the compiled path: ``linescan.jsonl_columns`` validates a chunk
+of lines as strict JSON and writes each column's values into Arrow buffers, wrapped here without a
+copy (:class:`_NativeSpec`). It only vouches for the plain case and declines the whole chunk
+otherwise (a line orjson might read differently, a requested key written twice, a value of another
+JSON type than its column's, ...); a declined chunk goes through the Python block path. json=True
+and key-path values that are not in the form orjson writes back are finished here from their JSON
+text; timestamps are parsed per batch from the strings the extension gives, exactly as the reference
+does.
+
 Nothing here writes: files are read through ``ReadContext.open()`` only.
 """
 
