@@ -2025,14 +2025,16 @@ static PyObject *jsonl_columns(PyObject *self, PyObject *args) {
                 if (r == 0) continue;
                 if (c->mode != J_PATH && c->mode != J_JSON) goto decline;
                 /* a json / key-path value not in the plain form: left null, finished by the caller */
-                if (!fixes && !(fixes = PyList_New(0))) goto done_flag;
+                surrogate_pairs = 0; /* allocating may run Python code (a collection): no pairs there */
+                if (!fixes && !(fixes = PyList_New(0))) goto done;
                 PyObject *fx = Py_BuildValue("(nnnn)", (Py_ssize_t)j, row, (Py_ssize_t)(vs - buf),
                                              (Py_ssize_t)(ve - buf));
                 if (!fx || PyList_Append(fixes, fx) < 0) {
                     Py_XDECREF(fx);
-                    goto done_flag;
+                    goto done;
                 }
                 Py_DECREF(fx);
+                surrogate_pairs = 1;
             }
         }
         s = e + 1;
