@@ -362,6 +362,23 @@ def test_every_sidecar_of_the_sample_homes(sample_homes: Path) -> None:
     assert checked > 20
 
 
+def test_the_python_block_path_still_equals_the_reference(
+    sample_homes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the extension switched off, read_jsonl's default is the Python block path again."""
+    monkeypatch.setattr(_jsonl, "_linescan", None)
+    checked = 0
+    for home in sorted(p for p in sample_homes.iterdir() if p.is_dir()):
+        for rel_path, spec in _jsonl_files(home):
+            assert_same(home, rel_path, spec, batch_rows=5)
+            checked += 1
+    assert checked > 20
+    (tmp_path / "t.jsonl").write_bytes(b'{"kind":7,"trace":{"run":1.5}}\n{"kind":"k"}\n{"kind"')
+    table = assert_same(tmp_path, "t.jsonl", _spec("activity_log"))
+    assert table.column("kind").to_pylist() == ["7", "k", None]
+    assert table.column("trace_run").to_pylist() == ["1.5", None, None]
+
+
 def test_every_sidecar_of_a_synthetic_g2_home(tmp_path: Path) -> None:
     from vakaudit.synth.home import build_home
 
