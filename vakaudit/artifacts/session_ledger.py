@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import IO, Any
@@ -443,7 +443,10 @@ class LedgerScanner:
     """Streams one ledger file into ``entries`` record batches, resumable from a :class:`LedgerState`.
 
     ``fields`` accumulates the ``entry_fields`` byte accounting of the lines scanned; ``emit``
-    receives findings; ``bytes_read`` counts the bytes actually read from the file.
+    receives findings; ``bytes_read`` counts the bytes actually read from the file; ``rows`` the
+    rows it produced. Rows collect in ``buffer`` and leave it as one batch of ``batch_rows``: a
+    buffer of the scanner's own is emptied when the scan ends, a shared one (several small ledgers
+    scanned one after the other) keeps the last rows for the next scanner, and its owner takes them.
     """
 
     def __init__(
@@ -453,6 +456,8 @@ class LedgerScanner:
         emit: Callable[[Finding], None] | None = None,
         *,
         session_id: str | None = None,
+        buffer: EntriesBuffer | None = None,
+        batch_rows: int = BATCH_ROWS,
     ) -> None:
         sid, agent, wskey = path_facts(rel_path)
         self.rel_path = rel_path
@@ -467,7 +472,9 @@ class LedgerScanner:
         self.growing = False
         self._chain = ChainVerifier(rel_path)
         self._chain.expected = self.state.expected
-        self._cols: list[list] = [[] for _ in range(_N_COLS)]  # entries columns in row order (no ts_at)
+        self._shared = buffer is not None
+        self._buf = buffer if buffer is not None else EntriesBuffer()
+        self._batch_rows = batch_rows
         self._head = bytearray()
         self._last: tuple[bytes, int, int, bool] | None = None  # (buffer, start, stop, terminated)
 
@@ -482,18 +489,7 @@ class LedgerScanner:
             acc[1] += size
 
     def fields_table(self) -> pa.Table:
-        rows = sorted(self.fields.items(), key=lambda kv: (kv[0][0] or "", kv[0][1]))
-        return pa.table(
-            {
-                "rel_path": [self.rel_path] * len(rows),
-                "session_id": [self.session_id] * len(rows),
-                "kind": [k[0] for k, _ in rows],
-                "field": [k[1] for k, _ in rows],
-                "entry_count": [v[0] for _, v in rows],
-                "size_bytes": [v[1] for _, v in rows],
-            },
-            schema=ENTRY_FIELDS_SCHEMA,
-        )
+        return fields_table([self])
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -527,6 +523,7 @@ class LedgerScanner:
             self._head = bytearray(pre)
         # one buffer for the whole file (no allocation, no page faults per read): lines are framed in
         # place and an incomplete last line moves to its front before the next read
+        batch_rows = self._batch_rows
         buf = bytearray(min(CHUNK_BYTES, max(end - offset, 0)))
         view = memoryview(buf)
         have = 0  # bytes of an incomplete line at the front of buf
@@ -544,18 +541,18 @@ class LedgerScanner:
             pos = 0
             while True:
                 if _scan_entries is not None:  # the compiled scanner takes every line it vouches for
-                    cols = self._cols
+                    cols = self._buf.cols
                     before = len(cols[0])
                     state = [self._chain.expected, st.turn_no, st.turn_id, st.in_prep]
                     nxt, events = _scan_entries(
-                        buf, pos, limit, BATCH_ROWS - before, offset - pos, st.line_no, cols, self.fields,
+                        buf, pos, limit, batch_rows - before, offset - pos, st.line_no, cols, self.fields,
                         state, KNOWN_KINDS,
                     )  # fmt: skip
                     if nxt > pos:
                         self._run(buf, pos, nxt, offset, len(cols[0]) - before, state, events)
                         offset += nxt - pos
                         pos = nxt
-                        if len(cols[0]) >= BATCH_ROWS:
+                        if len(cols[0]) >= batch_rows:
                             yield self._flush()
                         continue
                 nl = buf.find(b"\n", pos, limit)  # a line for the reference reader (or an incomplete one)
@@ -564,7 +561,7 @@ class LedgerScanner:
                 self._line(bytes(view[pos : nl + 1]), 0, nl + 1 - pos, offset)
                 offset += nl + 1 - pos
                 pos = nl + 1
-                if len(self._cols[0]) >= BATCH_ROWS:
+                if len(self._buf) >= batch_rows:
                     yield self._flush()
             have = limit - pos
             if have and pos:
@@ -607,8 +604,9 @@ class LedgerScanner:
             if terminated:
                 h.update(b"\n")
             st.last_line_sha256 = h.hexdigest()
-        if self._cols[0]:
-            yield self._flush()
+        self.rows += self._buf.mark(self._facts())
+        if len(self._buf) and not self._shared:
+            yield self._buf.take()
 
     def _line(self, buf: bytes, start: int, stop: int, base: int) -> None:
         st = self.state
@@ -781,7 +779,7 @@ class LedgerScanner:
         reads them); ``offset`` is the file offset of buf[pos]."""
         st = self.state
         st.line_no += k
-        last = self._cols[0][-1]
+        last = self._buf.cols[0][-1]
         st.last_line_offset = last
         st.offset = offset + nxt - pos
         if offset < HEAD_ANCHOR_BYTES:
@@ -846,105 +844,185 @@ class LedgerScanner:
         return turn_no, turn_id
 
     def _add(self, row: tuple) -> None:
-        for col, value in zip(self._cols, row, strict=True):
+        for col, value in zip(self._buf.cols, row, strict=True):
             col.append(value)
 
+    def _facts(self) -> tuple[str, str | None, str | None, str | None]:
+        return (self.rel_path, self.session_id, self.agent_id, self.workspace_key)
+
     def _flush(self) -> pa.RecordBatch:
-        cols = self._cols
-        self._cols = [[] for _ in range(_N_COLS)]
-        n = len(cols[0])
-        self.rows += n
-        (
-            offset,
-            line_no,
-            size,
-            kind,
-            ident,
-            parent,
-            ts,
-            prev,
-            digest,
-            status,
-            turn_no,
-            turn_id,
-            role,
-            control,
-            directive,
-            model,
-            provider,
-            stop_reason,
-            it,
-            ot,
-            crt,
-            cct,
-            tu,
-            trc,
-            trb,
-            act_kind,
-            act_label,
-            purpose,
-            attempts,
-            prefix_digest,
-            prefix_tokens,
-            epoch,
-            app_version,
-            body_sha,
-            sp_sha,
-            sp_bytes,
-        ) = cols
-        ts_at = _ts_column(ts)
-        chain_ok = list(map(_CHAIN_OK_BY_VALUE.get, status))
-        arrays = {
-            "rel_path": pa.array([self.rel_path] * n, pa.string()),
-            "session_id": pa.array([self.session_id] * n, pa.string()),
-            "agent_id": pa.array([self.agent_id] * n, pa.string()),
-            "workspace_key": pa.array([self.workspace_key] * n, pa.string()),
-            "line_no": line_no,
-            "offset_bytes": offset,
-            "size_bytes": size,
-            "kind": kind,
-            "id": ident,
-            "parent_id": parent,
-            "ts": ts,
-            "ts_at": ts_at,
-            "prev_hash": prev,
-            "line_sha256": digest,
-            "chain_ok": chain_ok,
-            "chain_status": status,
-            "turn_no": turn_no,
-            "turn_id": turn_id,
-            "role": role,
-            "control": control,
-            "is_directive": directive,
-            "model": model,
-            "provider": provider,
-            "stop_reason": stop_reason,
-            "input_tokens": it,
-            "output_tokens": ot,
-            "cache_read_input_tokens": crt,
-            "cache_creation_input_tokens": cct,
-            "tool_use_count": tu,
-            "tool_result_count": trc,
-            "tool_result_bytes": trb,
-            "activity_kind": act_kind,
-            "activity_label": act_label,
-            "purpose": purpose,
-            "attempt_count": attempts,
-            "prefix_digest": prefix_digest,
-            "prefix_tokens": prefix_tokens,
-            "epoch": epoch,
-            "app_version": app_version,
-            "body_sha256": body_sha,
-            "system_prompt_sha256": sp_sha,
-            "system_prompt_bytes": sp_bytes,
-        }
-        return pa.RecordBatch.from_arrays(
-            [
-                a if isinstance(a, pa.Array) else pa.array(a, f.type)
-                for a, f in zip((arrays[f.name] for f in ENTRIES_SCHEMA), ENTRIES_SCHEMA, strict=True)
-            ],
-            schema=ENTRIES_SCHEMA,
-        )
+        """The buffer's rows (this scanner's since its last flush, and any a shared buffer held before)."""
+        self.rows += self._buf.mark(self._facts())
+        return self._buf.take()
+
+
+class EntriesBuffer:
+    """``entries`` rows of one or more ledgers, column by column, until they become one record batch.
+
+    A scanner appends rows to ``cols`` (the 36 columns from ``offset_bytes`` on, ``ts_at`` excluded,
+    as ``scan_entries`` fills them), then :meth:`mark` claims the rows since the last mark for its
+    file: rel_path, session_id, agent_id and workspace_key are the same on every row of a file, so
+    they are kept once per run of rows and become Arrow arrays without a per-row Python list. Many
+    small ledgers in one buffer cost one conversion instead of one each.
+    """
+
+    __slots__ = ("_marked", "_runs", "cols")
+
+    def __init__(self) -> None:
+        self.cols: list[list] = [[] for _ in range(_N_COLS)]
+        self._runs: list[tuple[tuple[str, str | None, str | None, str | None], int]] = []
+        self._marked = 0
+
+    def __len__(self) -> int:
+        return len(self.cols[0])
+
+    def mark(self, facts: tuple[str, str | None, str | None, str | None]) -> int:
+        """Claim the rows added since the last mark for the file of ``facts``; how many they are."""
+        n = len(self.cols[0]) - self._marked
+        if n:
+            self._runs.append((facts, n))
+            self._marked += n
+        return n
+
+    def discard_unmarked(self) -> int:
+        """Drop the rows added since the last mark (a file that could not be read to its end)."""
+        n = len(self.cols[0]) - self._marked
+        for col in self.cols:
+            del col[self._marked :]
+        return n
+
+    def take(self) -> pa.RecordBatch:
+        """Every marked row as one ``ENTRIES_SCHEMA`` batch; the buffer is empty afterwards."""
+        if len(self.cols[0]) != self._marked:
+            raise ValueError("EntriesBuffer.take: rows added since the last mark belong to no file")
+        cols, runs = self.cols, self._runs
+        self.cols = [[] for _ in range(_N_COLS)]
+        self._runs = []
+        self._marked = 0
+        return _entries_batch(cols, runs)
+
+
+def _run_column(values: list[str | None], counts: list[int]) -> pa.Array:
+    """A string column holding ``values[i]`` on ``counts[i]`` consecutive rows."""
+    parts = [pa.repeat(pa.scalar(v, pa.string()), n) for v, n in zip(values, counts, strict=True)]
+    if len(parts) == 1:
+        return parts[0]
+    return pa.concat_arrays(parts) if parts else pa.array([], pa.string())
+
+
+def _entries_batch(cols: list[list], runs: list[tuple[tuple, int]]) -> pa.RecordBatch:
+    (
+        offset,
+        line_no,
+        size,
+        kind,
+        ident,
+        parent,
+        ts,
+        prev,
+        digest,
+        status,
+        turn_no,
+        turn_id,
+        role,
+        control,
+        directive,
+        model,
+        provider,
+        stop_reason,
+        it,
+        ot,
+        crt,
+        cct,
+        tu,
+        trc,
+        trb,
+        act_kind,
+        act_label,
+        purpose,
+        attempts,
+        prefix_digest,
+        prefix_tokens,
+        epoch,
+        app_version,
+        body_sha,
+        sp_sha,
+        sp_bytes,
+    ) = cols
+    counts = [n for _, n in runs]
+    ts_at = _ts_column(ts)
+    chain_ok = list(map(_CHAIN_OK_BY_VALUE.get, status))
+    arrays = {
+        "rel_path": _run_column([f[0] for f, _ in runs], counts),
+        "session_id": _run_column([f[1] for f, _ in runs], counts),
+        "agent_id": _run_column([f[2] for f, _ in runs], counts),
+        "workspace_key": _run_column([f[3] for f, _ in runs], counts),
+        "line_no": line_no,
+        "offset_bytes": offset,
+        "size_bytes": size,
+        "kind": kind,
+        "id": ident,
+        "parent_id": parent,
+        "ts": ts,
+        "ts_at": ts_at,
+        "prev_hash": prev,
+        "line_sha256": digest,
+        "chain_ok": chain_ok,
+        "chain_status": status,
+        "turn_no": turn_no,
+        "turn_id": turn_id,
+        "role": role,
+        "control": control,
+        "is_directive": directive,
+        "model": model,
+        "provider": provider,
+        "stop_reason": stop_reason,
+        "input_tokens": it,
+        "output_tokens": ot,
+        "cache_read_input_tokens": crt,
+        "cache_creation_input_tokens": cct,
+        "tool_use_count": tu,
+        "tool_result_count": trc,
+        "tool_result_bytes": trb,
+        "activity_kind": act_kind,
+        "activity_label": act_label,
+        "purpose": purpose,
+        "attempt_count": attempts,
+        "prefix_digest": prefix_digest,
+        "prefix_tokens": prefix_tokens,
+        "epoch": epoch,
+        "app_version": app_version,
+        "body_sha256": body_sha,
+        "system_prompt_sha256": sp_sha,
+        "system_prompt_bytes": sp_bytes,
+    }
+    return pa.RecordBatch.from_arrays(
+        [
+            a if isinstance(a, pa.Array) else pa.array(a, f.type)
+            for a, f in zip((arrays[f.name] for f in ENTRIES_SCHEMA), ENTRIES_SCHEMA, strict=True)
+        ],
+        schema=ENTRIES_SCHEMA,
+    )
+
+
+def fields_table(scanners: Iterable[LedgerScanner]) -> pa.Table:
+    """The ``entry_fields`` rows of what ``scanners`` read: file by file, by kind then field."""
+    rel: list[str] = []
+    sid: list[str | None] = []
+    kinds: list[str | None] = []
+    names: list[str] = []
+    counts: list[int] = []
+    sizes: list[int] = []
+    for sc in scanners:
+        rows = sorted(sc.fields.items(), key=lambda kv: (kv[0][0] or "", kv[0][1]))
+        rel += [sc.rel_path] * len(rows)
+        sid += [sc.session_id] * len(rows)
+        for (kind, name), (count, size) in rows:
+            kinds.append(kind)
+            names.append(name)
+            counts.append(count)
+            sizes.append(size)
+    return pa.table([rel, sid, kinds, names, counts, sizes], schema=ENTRY_FIELDS_SCHEMA)
 
 
 _CHAIN_OK_BY_VALUE: dict[str | None, bool] = {s.value: ok for s, ok in _CHAIN_OK.items()}

@@ -9,10 +9,16 @@ Read-only, incremental, parallel, bounded:
   scan stopped, after checking its head (first 4 KiB) and its last scanned line are unchanged; a
   file that shrank or whose scanned prefix changed is fully rescanned and reported
   (``append_only_violation``);
-- files are spread over a process pool; each session ledger streams record batches into its own
-  Parquet part files, so memory stays flat as the home grows. One ledger is one task: the chain
-  needs the previous line's digest, so a single ledger is not split across processes;
-- side-ledger rows (small) travel back to the parent and are written as one Parquet file per kind.
+- files are spread over a process pool in tasks: small files bundled, a big one alone. A ledger is
+  never split across tasks (the chain needs the previous line's digest). The ledgers of a task
+  stream their ``entries`` rows into the task's one Parquet part (``entries/t<gen>-<task>``), in
+  large row groups flushed at a bounded size, so memory stays flat as the home grows and a small
+  ledger costs no Parquet file of its own; small side files of a task share one part per kind
+  (``<kind>/b<gen>-<task>``), a side file with many rows streams into its own;
+- the manifest lists, per file, the parts holding its rows and how many rows it has there; a file
+  rescanned from scratch or gone has its rows removed from shared parts before the workers run;
+- ``turns`` and ``sessions`` are kept for ledgers unchanged since the last scan and derived with
+  DuckDB for the others, over the parts their rows live in.
 """
 
 from __future__ import annotations
@@ -38,10 +44,14 @@ import pyarrow.parquet as pq
 from vakaudit.artifacts import get_kind
 from vakaudit.artifacts._base import ReadContext
 from vakaudit.artifacts.session_ledger import (
+    BATCH_ROWS,
+    ENTRIES_SCHEMA,
     ENTRY_FIELDS_SCHEMA,
     HEAD_ANCHOR_BYTES,
+    EntriesBuffer,
     LedgerScanner,
     LedgerState,
+    fields_table,
 )
 from vakaudit.errors import ScanError, UsageError
 from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
@@ -85,11 +95,23 @@ ENTRIES_DICTIONARY_COLUMNS = [
     "app_version",
     "system_prompt_sha256",
 ]
-SMALL_TASK_FILES = 256
-SMALL_TASK_BYTES = 16 << 20
-INLINE_BYTES = 8 << 20
-DERIVE_APART_BYTES = 256 << 20  # from this much ledger data, turns/sessions are derived in a child
-DERIVE_GROUP_FILES = 200  # ledgers aggregated per DuckDB query when deriving turns and sessions  # below this much work, no process pool is started
+SMALL_TASK_FILES = 256  # files bundled into one task at most
+SMALL_TASK_BYTES = 16 << 20  # a side file this big is a task of its own; a bundle stops growing here
+# the same for ledgers: each task writes one entries part, and a Parquet row group costs ~5 ms of zstd
+# set-up over the 42 columns whatever its rows, so ledger bundles are larger; on a small home they are
+# cut so that every worker gets several
+LEDGER_TASK_BYTES = 64 << 20
+MIN_LEDGER_TASK_BYTES = 1 << 20
+INLINE_BYTES = 8 << 20  # below this much work, no process pool is started
+# a task's entries part: rows become Arrow batches of ENTRIES_BATCH_ROWS, written as a row group once
+# they reach ENTRIES_GROUP_ROWS rows or ENTRIES_GROUP_BYTES Arrow bytes (what a worker holds at most)
+ENTRIES_BATCH_ROWS = BATCH_ROWS
+ENTRIES_GROUP_ROWS = 65_536
+ENTRIES_GROUP_BYTES = 48 << 20
+DERIVE_APART_BYTES = 256 << 20  # from this much ledger data to derive, turns/sessions are derived in a child
+# entries rows aggregated per DuckDB query when deriving turns and sessions (a single larger ledger
+# is still one query): every row can open a turn, and ~100k turns fill the query's 96 MB
+DERIVE_GROUP_ROWS = 65_536
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +166,7 @@ class _ItemResult:
     bytes_scanned: int = 0
     bytes_read: int = 0
     findings: list[Finding] = field(default_factory=list)
-    fields: pa.Table | None = None
+    fields: pa.Table | None = None  # entry_fields rows (a task's ledgers: all on its first ledger's result)
     table: pa.Table | None = None
 
 
@@ -217,7 +239,92 @@ def _anchor_ok(f: _CountingRaw, prev: dict[str, Any]) -> str | None:
     return None
 
 
-def _scan_ledger(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
+class _EntriesPart:
+    """The ``entries`` part of one task: every ledger of the task streams its rows into it.
+
+    Rows gather in ``buffer`` (shared by the task's scanners, converted to Arrow every
+    ``BATCH_ROWS``), then in record batches written as one row group once they reach
+    ``ENTRIES_GROUP_ROWS`` rows or ``ENTRIES_GROUP_BYTES``: a worker's memory stays bounded
+    whatever the ledgers' sizes, and a small ledger adds rows, not a Parquet file or row group.
+    """
+
+    def __init__(self, out: str, name: str) -> None:
+        self.out = out
+        self.name = name
+        self.buffer = EntriesBuffer()
+        self._batches: list[pa.RecordBatch] = []
+        self._rows = 0
+        self._bytes = 0
+        self._writer: pq.ParquetWriter | None = None
+        self.writes = 0  # row groups written so far
+        self._dropped: set[str] = set()  # files whose rows reached the file and must leave it at close
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        self._batches.append(batch)
+        self._rows += batch.num_rows
+        self._bytes += batch.nbytes
+        if self._rows >= ENTRIES_GROUP_ROWS or self._bytes >= ENTRIES_GROUP_BYTES:
+            self._write()
+
+    def _write(self) -> None:
+        if not self._rows:
+            return
+        if self._writer is None:
+            self._writer = _entries_writer(os.path.join(self.out, self.name))
+        self._writer.write_table(pa.Table.from_batches(self._batches), row_group_size=self._rows)
+        self._batches, self._rows, self._bytes = [], 0, 0
+        self.writes += 1
+
+    def drop(self, rel_path: str, writes_before: int) -> None:
+        """Remove the rows of a file whose scan failed after ``writes_before`` row groups were written."""
+        import pyarrow.compute as pc
+
+        self.buffer.discard_unmarked()
+        if len(self.buffer):  # rows of the files before it (its own are filtered out below)
+            self._batches.append(self.buffer.take())
+        kept = [b.filter(pc.not_equal(b.column("rel_path"), rel_path)) for b in self._batches]
+        self._batches = [b for b in kept if b.num_rows]
+        self._rows = sum(b.num_rows for b in self._batches)
+        self._bytes = sum(b.nbytes for b in self._batches)
+        if self.writes > writes_before:
+            self._dropped.add(rel_path)
+
+    def close(self) -> bool:
+        """Write what is left; whether the part exists (holds rows)."""
+        if len(self.buffer):
+            self.add(self.buffer.take())
+        self._write()
+        if self._writer is None:
+            return False
+        self._writer.close()
+        path = Path(self.out, self.name)
+        if self._dropped:
+            keep = _rewrite_part(path, lambda t: _drop_rows(t, self._dropped))
+            if not keep:
+                path.unlink()
+                return False
+        return True
+
+
+def _entries_writer(path: str | os.PathLike[str]) -> pq.ParquetWriter:
+    return pq.ParquetWriter(
+        path,
+        ENTRIES_SCHEMA,
+        compression=PARQUET_COMPRESSION,
+        use_dictionary=ENTRIES_DICTIONARY_COLUMNS,
+    )
+
+
+def _scan_ledger(home: str, it: _Item, sink: _EntriesPart, scanned: list[LedgerScanner]) -> _ItemResult:
+    writes_before = sink.writes
+    try:
+        return _scan_ledger_into(home, it, sink, scanned)
+    except BaseException:  # its rows so far leave the shared part: no row of a file without a result
+        sink.drop(it.rel_path, writes_before)
+        raise
+
+
+def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[LedgerScanner]) -> _ItemResult:
     findings: list[Finding] = []
     counter = [0]
     path = os.path.join(home, it.rel_path)
@@ -239,33 +346,26 @@ def _scan_ledger(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
                 findings.append(_violation(it.rel_path, why))
                 mode = "full"
         start = state.offset
-        scanner = LedgerScanner(it.rel_path, state, findings.append, session_id=it.session_id)
-        part = None
-        writer = None
-        try:
-            for batch in scanner.scan(f, end, still_growing=lambda: os.fstat(fd).st_size > end):
-                if writer is None:
-                    part = f"entries/{_file_key(it.rel_path)}-{gen}.parquet"
-                    writer = pq.ParquetWriter(
-                        os.path.join(out, part),
-                        batch.schema,
-                        compression=PARQUET_COMPRESSION,
-                        use_dictionary=ENTRIES_DICTIONARY_COLUMNS,
-                    )
-                writer.write_batch(batch)
-        finally:
-            if writer is not None:
-                writer.close()
+        scanner = LedgerScanner(
+            it.rel_path,
+            state,
+            findings.append,
+            session_id=it.session_id,
+            buffer=sink.buffer,
+            batch_rows=ENTRIES_BATCH_ROWS,
+        )
+        for batch in scanner.scan(f, end, still_growing=lambda: os.fstat(fd).st_size > end):
+            sink.add(batch)
+        scanned.append(scanner)
         return _ItemResult(
             it.rel_path,
             mode,
             {"ledger": scanner.state.to_dict()},
-            part=part,
+            part=sink.name if scanner.rows else None,
             rows=scanner.rows,
             bytes_scanned=scanner.state.offset - start,
             bytes_read=counter[0],
             findings=findings,
-            fields=scanner.fields_table(),
         )
     finally:
         f.close()
@@ -386,10 +486,12 @@ def _scan_sidecar(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
 
 def _run_task(home: str, out: str, gen: int, task_id: int, items: list[_Item]) -> list[_ItemResult]:
     out_results = []
+    sink = _EntriesPart(out, f"entries/t{gen}-{task_id}.parquet")
+    scanned: list[LedgerScanner] = []
     for it in items:
         try:
             if it.kind == LEDGER_KIND:
-                out_results.append(_scan_ledger(home, out, gen, it))
+                out_results.append(_scan_ledger(home, it, sink, scanned))
             else:
                 out_results.append(_scan_sidecar(home, out, gen, it))
         except OSError as exc:  # vanished or became unreadable between the walk and the read
@@ -408,6 +510,13 @@ def _run_task(home: str, out: str, gen: int, task_id: int, items: list[_Item]) -
                     ],
                 )
             )
+    if not sink.close():  # every row was dropped again (a ledger that failed half-way was the only one)
+        for r in out_results:
+            if r.part == sink.name:
+                r.part, r.rows = None, 0
+    if scanned:  # one entry_fields table for the task, not one per ledger
+        first = next(r for r in out_results if r.rel_path == scanned[0].rel_path)
+        first.fields = fields_table(scanned)
     # small side files: one Parquet part per kind per task, written here, so no rows travel back
     by_kind: dict[str, list[_ItemResult]] = {}
     kinds = {it.rel_path: it.kind for it in items}
@@ -522,25 +631,38 @@ def _plan(
     return items, states, findings
 
 
-def _group(items: list[_Item]) -> list[list[_Item]]:
-    """Tasks: one per session ledger, small side files bundled; the costliest first."""
-    ledgers = sorted((i for i in items if i.kind == LEDGER_KIND), key=lambda i: -i.size)
-    tasks: list[list[_Item]] = [[i] for i in ledgers]
+def _group(items: list[_Item], jobs: int = 1) -> list[list[_Item]]:
+    """Tasks: small files bundled (ledgers with ledgers, side files with side files), a big file
+    alone; the costliest first.
+
+    A ledger bundle writes one ``entries`` part, so bundles are as large as ``LEDGER_TASK_BYTES``
+    allows, but cut so that each of ``jobs`` workers gets several of them.
+    """
+    ledgers = sorted((i for i in items if i.kind == LEDGER_KIND), key=lambda i: i.rel_path)
+    ledger_bytes = sum(i.size for i in ledgers)
+    budget = max(MIN_LEDGER_TASK_BYTES, min(LEDGER_TASK_BYTES, ledger_bytes // (4 * jobs) + 1))
+    tasks = _bundle(ledgers, budget)
+    tasks += _bundle(sorted((i for i in items if i.kind != LEDGER_KIND), key=lambda i: i.rel_path))
+    # longest first, so the pool's last tasks are short and both workers finish together
+    tasks.sort(key=lambda task: -sum(i.size * _COST_PER_BYTE.get(i.kind, 2.0) for i in task))
+    return tasks
+
+
+def _bundle(items: list[_Item], budget: int = SMALL_TASK_BYTES) -> list[list[_Item]]:
+    tasks: list[list[_Item]] = []
     bundle: list[_Item] = []
     size = 0
-    for it in sorted((i for i in items if i.kind != LEDGER_KIND), key=lambda i: i.rel_path):
-        if it.size >= SMALL_TASK_BYTES:
+    for it in items:
+        if it.size >= budget:
             tasks.append([it])
             continue
         bundle.append(it)
         size += it.size
-        if len(bundle) >= SMALL_TASK_FILES or size >= SMALL_TASK_BYTES:
+        if len(bundle) >= SMALL_TASK_FILES or size >= budget:
             tasks.append(bundle)
             bundle, size = [], 0
     if bundle:
         tasks.append(bundle)
-    # longest first, so the pool's last tasks are short and both workers finish together
-    tasks.sort(key=lambda task: -sum(i.size * _COST_PER_BYTE.get(i.kind, 2.0) for i in task))
     return tasks
 
 
@@ -568,11 +690,7 @@ def _prune_parts(out: Path, files: dict[str, dict[str, Any]], keep: set[str], *,
             continue
         referenced.add(part)
         if kept != rels and path.is_file():
-            t = pq.read_table(path)
-            t = _keep_rows(t, kept)
-            tmp = path.with_name(f".{path.name}.tmp")
-            pq.write_table(t, tmp, compression=PARQUET_COMPRESSION)
-            os.replace(tmp, path)
+            _rewrite_part(path, lambda t, kept=kept: _keep_rows(t, kept))
     if not sweep:
         return
     for name in all_tables():
@@ -581,6 +699,33 @@ def _prune_parts(out: Path, files: dict[str, dict[str, Any]], keep: set[str], *,
             for path in folder.glob("*.parquet"):
                 if path.name not in MERGED_PARTS and f"{name}/{path.name}" not in referenced:
                     path.unlink()
+
+
+def _rewrite_part(path: Path, select: Callable[[pa.Table], pa.Table]) -> int:
+    """Rewrite a part to the rows ``select`` keeps of it, a bounded slice at a time; the rows kept.
+
+    The part keeps its schema, encoding and row groups of up to ``ENTRIES_GROUP_ROWS`` rows.
+    """
+    pf = pq.ParquetFile(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    kept = 0
+    try:
+        if path.parent.name == "entries":
+            writer = _entries_writer(tmp)
+        else:
+            writer = pq.ParquetWriter(
+                tmp, pf.schema_arrow, compression=PARQUET_COMPRESSION, use_dictionary=SIDE_DICTIONARY
+            )
+        with writer:
+            for batch in pf.iter_batches(batch_size=ENTRIES_GROUP_ROWS):
+                t = select(pa.Table.from_batches([batch]))
+                if t.num_rows:
+                    writer.write_table(t, row_group_size=ENTRIES_GROUP_ROWS)
+                    kept += t.num_rows
+    finally:
+        pf.close()
+    os.replace(tmp, path)
+    return kept
 
 
 def _write_table(out: Path, name: str, table: pa.Table, filename: str = "all.parquet") -> None:
@@ -605,6 +750,15 @@ def _keep_rows(table: pa.Table, keep: set[str]) -> pa.Table:
 
     mask = pc.is_in(table["rel_path"], value_set=pa.array(sorted(keep), pa.string()))
     return table.filter(mask)
+
+
+def _drop_rows(table: pa.Table, drop: set[str]) -> pa.Table:
+    if not table.num_rows:
+        return table
+    import pyarrow.compute as pc
+
+    mask = pc.is_in(table["rel_path"], value_set=pa.array(sorted(drop), pa.string()))
+    return table.filter(pc.invert(mask))
 
 
 def scan_home(
@@ -661,12 +815,13 @@ def scan_home(
 
     # read
     results: list[_ItemResult] = []
-    tasks = _group(items)
     work_bytes = sum(i.size for i in items)
+    n_jobs = jobs or os.cpu_count() or 1
+    inline = n_jobs == 1 or work_bytes < INLINE_BYTES
+    tasks = _group(items, 1 if inline else n_jobs)
     files_total = len(items)
     done_files = done_bytes = 0
-    n_jobs = jobs or os.cpu_count() or 1
-    if n_jobs == 1 or len(tasks) <= 1 or work_bytes < INLINE_BYTES:
+    if inline or len(tasks) <= 1:
         for task_id, task in enumerate(tasks):
             res = _run_task(str(home_p), str(out_p), gen, task_id, task)
             results.extend(res)
@@ -803,25 +958,6 @@ def scan_home(
     _write_table(out_p, "files", ftab)
     counts["files"] = ftab.num_rows
 
-    # turns and sessions, derived from entries
-    ledger_changed = any(
-        r.rel_path in current and current[r.rel_path].kind.name == LEDGER_KIND for r in results
-    )
-    ledger_changed |= {k for k, v in prev_files.items() if v.get("kind") == LEDGER_KIND} != {
-        hf.rel_path for hf in files if hf.kind.name == LEDGER_KIND and states.get(hf.rel_path) != "not_read"
-    }
-    if ledger_changed or not (out_p / "turns" / "all.parquet").is_file() or "turns" not in prev_counts:
-        ledger_bytes = sum(hf.size_bytes for hf in files if hf.kind.name == LEDGER_KIND)
-        if n_jobs > 1 and ledger_bytes >= DERIVE_APART_BYTES:
-            # DuckDB's working memory goes to fresh processes, not to the parent's high-water mark;
-            # one per core, each over its share of the ledgers
-            counts.update(_derive_apart(out_p, min(n_jobs, 4)))
-        else:
-            counts.update(_derive_turns_sessions(out_p, n_jobs))
-    else:
-        counts["turns"] = prev_counts["turns"]
-        counts["sessions"] = prev_counts["sessions"]
-
     # manifest
     new_files: dict[str, dict[str, Any]] = {}
     for hf in files:
@@ -855,6 +991,29 @@ def scan_home(
             entry["parts"] = prev.get("parts", [])
             entry["part_rows"] = prev.get("part_rows", 0)
         new_files[rel] = entry
+
+    # turns and sessions: kept for ledgers unchanged since the last scan, derived for the others
+    ledgers = {rel: e for rel, e in new_files.items() if e["kind"] == LEDGER_KIND and e.get("parts")}
+    derived_before = (
+        manifest is not None
+        and "turns" in prev_counts
+        and "sessions" in prev_counts
+        and (out_p / "turns" / "all.parquet").is_file()
+        and (out_p / "sessions" / "all.parquet").is_file()
+    )
+    carry = {rel for rel in ledgers if states.get(rel) == "unchanged"} if derived_before else set()
+    derive = {rel: e["parts"] for rel, e in ledgers.items() if rel not in carry}
+    before = {rel for rel, e in prev_files.items() if e.get("kind") == LEDGER_KIND and e.get("parts")}
+    if derived_before and not derive and carry == before:
+        counts["turns"] = prev_counts["turns"]
+        counts["sessions"] = prev_counts["sessions"]
+    else:
+        groups = _derive_groups(derive, {rel: ledgers[rel]["part_rows"] for rel in derive}, ledgers)
+        derive_bytes = sum(current[rel].size_bytes for rel in derive)
+        # DuckDB's working memory goes to fresh processes, not to the parent's high-water mark
+        apart = min(n_jobs, 4, len(groups)) if n_jobs > 1 and derive_bytes >= DERIVE_APART_BYTES else 0
+        counts.update(_derive_turns_sessions(out_p, groups, carry, apart))
+
     counts["entries"] = own_part_rows.get("entries", 0)
     counts = {name: counts.get(name, 0) for name in tables}
     stats.elapsed_s = round(time.perf_counter() - t0, 3)
@@ -932,54 +1091,114 @@ FROM entries GROUP BY rel_path ORDER BY rel_path
 """
 
 
-def _derive_turns_sessions(out: Path, threads: int) -> dict[str, int]:
-    """``turns`` and ``sessions`` from the ``entries`` parts, a bounded group of ledgers at a time.
+def _derive_groups(
+    derive: dict[str, list[str]], rows: dict[str, int], ledgers: dict[str, dict[str, Any]]
+) -> list[tuple[list[str], list[str] | None]]:
+    """The DuckDB queries deriving ``turns`` and ``sessions`` of the ledgers in ``derive`` (rel_path ->
+    its parts): (parts to read, ledgers to keep of them, or None when the parts hold no other rows).
 
-    Every part of one ledger lands in the same group (parts are named ``<file key>-<generation>``),
-    so each group's aggregates are final; memory depends on the group size, not on the home.
+    Every part of a ledger is read by the query of that ledger, so its aggregates are final. Ledgers
+    linked by a shared part go to the same query when they fit in ``DERIVE_GROUP_ROWS`` rows with
+    the others of the query; a larger set linked that way is cut by ledger (its shared parts are
+    then read by more than one query, each keeping its own ledgers' rows). ``ledgers`` is every
+    ledger of the manifest, for which other files a part holds.
     """
-    counts = _derive_shard(out, 0, 1)
-    for name in ("turns", "sessions"):
-        os.replace(out / name / ".derive-0.tmp", out / name / "all.parquet")
-    return counts
+    root = {rel: rel for rel in derive}
+
+    def find(rel: str) -> str:
+        while root[rel] != rel:
+            root[rel] = root[root[rel]]
+            rel = root[rel]
+        return rel
+
+    first: dict[str, str] = {}
+    for rel in sorted(derive):
+        for part in derive[rel]:
+            a, b = find(rel), find(first.setdefault(part, rel))
+            if a != b:
+                root[max(a, b)] = min(a, b)
+    linked: dict[str, list[str]] = {}
+    for rel in sorted(derive):
+        linked.setdefault(find(rel), []).append(rel)
+
+    chunks: list[list[str]] = []
+    cur: list[str] = []
+    cur_rows = 0
+    for comp in linked.values():
+        if sum(rows[rel] for rel in comp) > DERIVE_GROUP_ROWS:
+            # too many rows for one query: cut by ledger, the ledgers of a part side by side
+            pieces = [[rel] for rel in sorted(comp, key=lambda rel: (derive[rel], rel))]
+        else:
+            pieces = [comp]
+        for piece in pieces:
+            n = sum(rows[rel] for rel in piece)
+            if cur and cur_rows + n > DERIVE_GROUP_ROWS:
+                chunks.append(cur)
+                cur, cur_rows = [], 0
+            cur.extend(piece)
+            cur_rows += n
+    if cur:
+        chunks.append(cur)
+
+    holders: dict[str, set[str]] = {}
+    for rel, e in ledgers.items():
+        for part in e.get("parts", []):
+            holders.setdefault(part, set()).add(rel)
+    groups: list[tuple[list[str], list[str] | None]] = []
+    for chunk in chunks:
+        parts = sorted({part for rel in chunk for part in derive[rel]})
+        own = set(chunk)
+        mixed = any(holders.get(part, set()) - own for part in parts)
+        groups.append((parts, sorted(chunk) if mixed else None))
+    return groups
 
 
-def _derive_apart(out: Path, jobs: int) -> dict[str, int]:
-    """:func:`_derive_turns_sessions` in ``jobs`` fresh processes, each over a contiguous share of the
-    groups; the shares are concatenated in order, so the rows are those of one sequential pass."""
-    import multiprocessing as mp
+def _derive_turns_sessions(
+    out: Path, groups: list[tuple[list[str], list[str] | None]], carry: set[str], jobs: int = 0
+) -> dict[str, int]:
+    """``turns`` and ``sessions``: the previous rows of the ledgers in ``carry``, then those derived
+    by ``groups`` (see :func:`_derive_groups`); in ``jobs`` fresh processes if any (each over a
+    contiguous share of the groups, concatenated in order: the rows of one sequential pass), else here."""
+    if jobs:
+        import multiprocessing as mp
 
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futs = [pool.submit(_derive_shard, out, i, jobs) for i in range(jobs)]
-        results = [f.result() for f in futs]
+        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futs = [pool.submit(_derive_shard, out, groups, i, jobs) for i in range(jobs)]
+            results = [f.result() for f in futs]
+    else:
+        results = [_derive_shard(out, groups, 0, 1)]
     counts = {name: sum(r[name] for r in results) for name in ("turns", "sessions")}
     for name, schema in (("turns", TURNS_SCHEMA), ("sessions", SESSIONS_SCHEMA)):
-        tmp = [out / name / f".derive-{i}.tmp" for i in range(jobs)]
+        final = out / name / "all.parquet"
+        tmp = [out / name / f".derive-{i}.tmp" for i in range(len(results))]
+        if len(tmp) == 1 and not carry:
+            os.replace(tmp[0], final)
+            continue
         with pq.ParquetWriter(out / name / ".all.parquet.tmp", schema, compression=PARQUET_COMPRESSION) as w:
+            if carry:
+                pf = pq.ParquetFile(final)
+                for batch in pf.iter_batches(batch_size=ENTRIES_GROUP_ROWS):
+                    t = _keep_rows(pa.Table.from_batches([batch]), carry).cast(schema)
+                    w.write_table(t)
+                    counts[name] += t.num_rows
+                pf.close()
             for path in tmp:
                 w.write_table(pq.read_table(path, schema=schema))
         for path in tmp:
             path.unlink()
-        os.replace(out / name / ".all.parquet.tmp", out / name / "all.parquet")
+        os.replace(out / name / ".all.parquet.tmp", final)
     return counts
 
 
-def _derive_shard(out: Path, shard: int, shards: int) -> dict[str, int]:
-    """Share ``shard`` of ``shards`` (contiguous, by ledger count) of the derivation, written to
+def _derive_shard(
+    out: Path, groups: list[tuple[list[str], list[str] | None]], shard: int, shards: int
+) -> dict[str, int]:
+    """Share ``shard`` of ``shards`` (contiguous) of the derivation ``groups``, written to
     ``<table>/.derive-<shard>.tmp``."""
     import duckdb
 
-    by_file: dict[str, list[Path]] = {}
-    for part in sorted((out / "entries").glob("*.parquet")):
-        by_file.setdefault(part.name.rsplit("-", 1)[0], []).append(part)
-    groups: list[list[Path]] = []
-    keys = sorted(by_file)
-    keys = keys[len(keys) * shard // shards : len(keys) * (shard + 1) // shards]
-    for key in keys:
-        if not groups or len(groups[-1]) >= DERIVE_GROUP_FILES:
-            groups.append([])
-        groups[-1].extend(by_file[key])
+    groups = groups[len(groups) * shard // shards : len(groups) * (shard + 1) // shards]
     specs = (("turns", _TURNS_SQL, TURNS_SCHEMA), ("sessions", _SESSIONS_SQL, SESSIONS_SCHEMA))
     counts = {name: 0 for name, _, _ in specs}
     writers = {}
@@ -990,9 +1209,16 @@ def _derive_shard(out: Path, shard: int, shards: int) -> dict[str, int]:
         )
     con = duckdb.connect(config={"threads": 1, "memory_limit": "96MB", "preserve_insertion_order": False})
     try:
-        for group in groups:
-            files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in group)
-            con.execute(f"CREATE OR REPLACE VIEW entries AS SELECT * FROM read_parquet([{files}])")
+        for parts, only in groups:
+            paths = [out / p for p in parts if (out / p).is_file()]  # (a part deleted by hand: rows gone)
+            if not paths:
+                continue
+            files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths)
+            view = f"CREATE OR REPLACE VIEW entries AS SELECT * FROM read_parquet([{files}])"
+            if only is not None:  # the parts hold other ledgers' rows too
+                con.register("derive_rel_paths", pa.table({"rel_path": pa.array(only, pa.string())}))
+                view += " WHERE rel_path IN (SELECT rel_path FROM derive_rel_paths)"
+            con.execute(view)
             for name, sql, schema in specs:
                 t = con.sql(sql).to_arrow_table().select(schema.names).cast(schema)
                 writers[name].write_table(t)
