@@ -441,3 +441,49 @@ def test_other_ledgers_turns_are_kept_when_one_changes(small_home: Path, tmp_pat
     turns = res.table("turns")
     assert pc.sum(pc.equal(turns["rel_path"], A)).as_py() == 5
     assert pc.sum(pc.equal(turns["rel_path"], B)).as_py() == 2
+
+
+def test_many_ledgers_over_many_parts_stay_exact_through_rounds_of_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # small tasks (a few ledgers each) and small DuckDB queries, so that appends link parts across
+    # tasks and the linked sets are cut by ledger
+    monkeypatch.setattr(engine, "MIN_LEDGER_TASK_BYTES", 1)
+    monkeypatch.setattr(engine, "LEDGER_TASK_BYTES", 20_000)
+    monkeypatch.setattr(engine, "DERIVE_GROUP_ROWS", 25)
+    home = tmp_path / "home"
+    ws = "agents/vak/sessions/2599eb06cf360587"
+    rels = [f"{ws}/s{i:02d}.jsonl" for i in range(12)]
+    for i, rel in enumerate(rels):
+        make_ledger(home / rel, 1 + i % 4, Path(rel).stem)
+    out = tmp_path / "out"
+    res = scan_home(home, out=out, jobs=1)
+    assert len(entries_parts(out)) >= 4
+    assert_derived_exactly(res, home, rels)
+
+    def append(rel: str, turns: int) -> None:
+        log = SessionLog.open(home / rel, clock=fixed_clock(), fsync=False)
+        try:
+            write_turns(log, turns, start=200)
+        finally:
+            log.close()
+
+    for round_no in range(2):
+        for rel in rels[round_no::3]:
+            append(rel, 1 + round_no)
+        victim = rels.pop(5 + round_no)
+        (home / victim).unlink()
+        other = make_ledger(tmp_path / f"other{round_no}" / "s.jsonl", 2, Path(rels[1]).stem)
+        os.replace(other, home / rels[1])
+        res = scan_home(home, out=out, jobs=1)
+        assert res.stats.files_appended >= 3
+        assert_entries_exact(res, home, rels)
+        assert_derived_exactly(res, home, rels)
+        referenced = {p for e in manifest_files(out).values() for p in e.get("parts", [])}
+        assert {f"entries/{n}" for n in entries_parts(out)} == {
+            p for p in referenced if p.startswith("entries/")
+        }
+        for rel, e in manifest_files(out).items():
+            if rel in rels:
+                held = sum(rows_by_file(out / p).get(rel, 0) for p in e["parts"])
+                assert held == e["part_rows"] == lines_of(home, rel)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
 
@@ -141,7 +141,8 @@ class LedgerState:
     torn: bool = False  # the consumed bytes end in a line without terminator
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # every field is a scalar: no deep copy (dataclasses.asdict costs a ledger 0.2 ms)
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LedgerState:
