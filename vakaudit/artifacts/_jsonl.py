@@ -30,6 +30,7 @@ Nothing here writes: files are read through ``ReadContext.open()`` only.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -1166,26 +1167,38 @@ def _read_jsonl_native(
 def _iter_blocks(f: IO[bytes], start_offset: int) -> Iterator[tuple[Any, bool]]:
     """The lines of ``f`` from ``start_offset``, a read chunk at a time, as one buffer: ``(lines, True)``
     for the LF-terminated lines completed by a chunk (their LFs kept), ``(last, False)`` for an
-    unterminated last line. The same lines, in the same chunks, as :func:`_iter_line_blocks`."""
+    unterminated last line: the same lines as :func:`_iter_line_blocks`.
+
+    Chunks are read into one reused buffer (no fresh allocation per chunk); a block is a view into
+    it, valid until the next block is asked for.
+    """
     f.seek(start_offset)
-    carry: list[bytes] = []  # the start of a line that continues in the next chunk
+    size = CHUNK_BYTES
+    try:  # a small file needs no buffer of two chunks (a file that grows meanwhile gets a bigger one)
+        left = os.fstat(f.fileno()).st_size - start_offset
+    except (AttributeError, OSError, ValueError):
+        left = 2 * size
+    buf = bytearray(max(1, min(2 * size, left + 1)))
+    view = memoryview(buf)
+    have = 0  # the start of a line that continues in the next chunk, at the front of buf
     while True:
-        chunk = f.read(CHUNK_BYTES)
-        if not chunk:
+        if have == len(buf):  # a line longer than the buffer: a bigger one
+            bigger = bytearray(max(2 * len(buf), have + size))
+            bigger[:have] = view[:have]
+            buf, view = bigger, memoryview(bigger)
+        got = f.readinto(view[have : have + min(size, len(buf) - have)])  # type: ignore[attr-defined]
+        if not got:
             break
-        last = chunk.rfind(b"\n")
+        end = have + got
+        last = buf.rfind(b"\n", have, end)
         if last < 0:
-            carry.append(chunk)
+            have = end
             continue
-        if carry:
-            carry.append(memoryview(chunk)[: last + 1])
-            block: Any = b"".join(carry)
-        else:
-            block = memoryview(chunk)[: last + 1]
-        carry = [chunk[last + 1 :]] if last + 1 < len(chunk) else []
-        yield block, True
-    if carry:
-        yield b"".join(carry), False
+        yield view[: last + 1], True
+        have = end - (last + 1)
+        buf[:have] = bytes(view[last + 1 : end])  # same size: allowed while views are out
+    if have:
+        yield bytes(view[:have]), False
 
 
 def _read_jsonl_lines(
