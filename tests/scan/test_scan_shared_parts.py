@@ -487,3 +487,32 @@ def test_many_ledgers_over_many_parts_stay_exact_through_rounds_of_changes(
             if rel in rels:
                 held = sum(rows_by_file(out / p).get(rel, 0) for p in e["parts"])
                 assert held == e["part_rows"] == lines_of(home, rel)
+
+
+def test_a_torn_last_line_then_completed_in_a_shared_part(small_home: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    scan_home(small_home, out=out, jobs=1)
+    (shared,) = entries_parts(out)
+    # the bytes of A's next turn, written by the ledger writer on a copy
+    copy = tmp_path / "copy" / "s1.jsonl"
+    copy.parent.mkdir()
+    shutil.copy(small_home / A, copy)
+    log = SessionLog.open(copy, clock=fixed_clock(), fsync=False)
+    try:
+        write_turns(log, 1, start=7)
+    finally:
+        log.close()
+    extra = copy.read_bytes()[(small_home / A).stat().st_size :]
+    with open(small_home / A, "ab") as f:
+        f.write(extra[:40])  # a write cut short
+    res = scan_home(small_home, out=out, jobs=1)
+    assert res.findings_by_code().get("torn_last_line") == 1
+    rows = res.table("entries").filter(pc.equal(res.table("entries")["rel_path"], A))
+    assert rows.num_rows == 17 and sum(rows["size_bytes"].to_pylist()) == (small_home / A).stat().st_size
+    with open(small_home / A, "ab") as f:
+        f.write(extra[40:])  # the line completed, and the turn after it
+    res = scan_home(small_home, out=out, jobs=1)
+    assert "torn_last_line" not in res.findings_by_code()
+    assert rows_by_file(out / "entries" / shared) == {B: 11}  # A's rows went, B's stayed
+    assert_entries_exact(res, small_home, [A, B])
+    assert_derived_exactly(res, small_home, [A, B])

@@ -107,7 +107,7 @@ INLINE_BYTES = 8 << 20  # below this much work, no process pool is started
 # they reach ENTRIES_GROUP_ROWS rows or ENTRIES_GROUP_BYTES Arrow bytes (what a worker holds at most)
 ENTRIES_BATCH_ROWS = BATCH_ROWS
 ENTRIES_GROUP_ROWS = 65_536
-ENTRIES_GROUP_BYTES = 48 << 20
+ENTRIES_GROUP_BYTES = 32 << 20
 DERIVE_APART_BYTES = 256 << 20  # from this much ledger data to derive, turns/sessions are derived in a child
 # entries rows aggregated per DuckDB query when deriving turns and sessions (a single larger ledger
 # is still one query): every row can open a turn, and ~100k turns fill the query's 96 MB
