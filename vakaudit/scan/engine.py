@@ -243,7 +243,7 @@ class _EntriesPart:
     """The ``entries`` part of one task: every ledger of the task streams its rows into it.
 
     Rows gather in ``buffer`` (shared by the task's scanners, converted to Arrow every
-    ``BATCH_ROWS``), then in record batches written as one row group once they reach
+    ``ENTRIES_BATCH_ROWS``), then in record batches written as one row group once they reach
     ``ENTRIES_GROUP_ROWS`` rows or ``ENTRIES_GROUP_BYTES``: a worker's memory stays bounded
     whatever the ledgers' sizes, and a small ledger adds rows, not a Parquet file or row group.
     """
