@@ -173,8 +173,8 @@ class _ItemResult:
 class _CountingRaw(io.RawIOBase):
     """A read-only file that counts the bytes it hands out."""
 
-    def __init__(self, fd: int, counter: list[int]) -> None:
-        self._f = io.FileIO(fd, "rb", closefd=True)
+    def __init__(self, fd: int, counter: list[int], closefd: bool = True) -> None:
+        self._f = io.FileIO(fd, "rb", closefd=closefd)
         self._counter = counter
 
     def readable(self) -> bool:
@@ -205,10 +205,15 @@ class _CountingRaw(io.RawIOBase):
 
 @dataclass(frozen=True, slots=True)
 class _CountingContext(ReadContext):
+    """A side file's context: every ``open()`` reads the one descriptor the engine opened (from byte 0),
+    so the engine takes the file's anchor from it afterwards without opening the file again."""
+
     counter: list[int] = field(default_factory=lambda: [0])
+    fd: int = -1
 
     def open(self) -> _CountingRaw:  # type: ignore[override]
-        return _CountingRaw(open_read_only(self.path), self.counter)
+        os.lseek(self.fd, 0, os.SEEK_SET)
+        return _CountingRaw(self.fd, self.counter, closefd=False)
 
 
 def _sha(b: bytes) -> str:
@@ -371,34 +376,36 @@ def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[Le
         f.close()
 
 
-def _scan_sidecar(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
+def _scan_sidecar(home: str, out: str, gen: int, it: _Item, home_path: Path | None = None) -> _ItemResult:
+    """Read one side file with its kind's reader. The file is opened once: the reader and the anchor
+    for the next incremental scan (its first 4 KiB, whether it ends in LF) read the same descriptor."""
+    fd = open_read_only(os.path.join(home, it.rel_path))
+    try:
+        return _scan_sidecar_fd(out, gen, it, fd, Path(home) if home_path is None else home_path)
+    finally:
+        os.close(fd)
+
+
+def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _ItemResult:
     kind = get_kind(it.kind)
     findings: list[Finding] = []
     mode = it.mode
     start = 0
     counter = [0]
-    path = os.path.join(home, it.rel_path)
     if mode == "append" and it.prev is not None:
         start = int(it.prev.get("offset", 0))
-        fd = open_read_only(path)
-        with _CountingRaw(fd, counter) as f:
-            size = os.fstat(f.fileno()).st_size
-            why = None if size >= start else f"it shrank from {start} to {size} bytes"
-            if why is None and it.prev.get("head_sha256"):
-                head = f.read(min(start, HEAD_ANCHOR_BYTES))
-                if _sha(head) != it.prev["head_sha256"]:
-                    why = "its first bytes changed"
+        size = os.fstat(fd).st_size
+        why = None if size >= start else f"it shrank from {start} to {size} bytes"
+        if why is None and it.prev.get("head_sha256"):
+            head = os.pread(fd, min(start, HEAD_ANCHOR_BYTES), 0)
+            counter[0] += len(head)
+            if _sha(head) != it.prev["head_sha256"]:
+                why = "its first bytes changed"
         if why is not None:
             findings.append(_violation(it.rel_path, why))
             mode, start = "full", 0
     ctx = _CountingContext(
-        home=Path(home),
-        rel_path=it.rel_path,
-        home_scope=it.home_scope,
-        session_id=it.session_id,
-        start_offset=start,
-        emit=findings.append,
-        counter=counter,
+        home, it.rel_path, it.home_scope, it.session_id, start, findings.append, counter=counter, fd=fd
     )
     schema = kind.schema
     assert schema is not None and kind.reader is not None
@@ -410,19 +417,22 @@ def _scan_sidecar(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
     buffered = 0
     rows = 0
     max_end = start
-    has_spans = "offset_bytes" in schema.names and "size_bytes" in schema.names
+    names = schema.names
+    has_spans = "offset_bytes" in names and "size_bytes" in names
+    at_offset = names.index("offset_bytes") if has_spans else -1
+    at_size = names.index("size_bytes") if has_spans else -1
     try:
         for batch in kind.reader(ctx):
-            if not batch.num_rows:
+            n = batch.num_rows
+            if not n:
                 continue
-            if batch.schema != schema:
+            if batch.schema is not schema and batch.schema != schema:
                 batch = pa.Table.from_batches([batch]).cast(schema).combine_chunks().to_batches()[0]
-            rows += batch.num_rows
-            if has_spans:
-                import pyarrow.compute as pc
-
-                hi = pc.max(pc.add(batch.column("offset_bytes"), batch.column("size_bytes"))).as_py()
-                max_end = max(max_end, hi or 0)
+            rows += n
+            if has_spans:  # rows come in file order: a batch ends where its last row ends
+                hi = batch.column(at_offset)[n - 1].as_py() + batch.column(at_size)[n - 1].as_py()
+                if hi > max_end:
+                    max_end = hi
             if writer is not None:
                 writer.write_batch(batch)
                 continue
@@ -461,20 +471,11 @@ def _scan_sidecar(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
         if writer is not None:
             writer.close()
     table = None if part is not None else pa.Table.from_batches(batches, schema=schema)
-    end = max_end if (has_spans and rows) else os.stat(path, follow_symlinks=False).st_size
-    state: dict[str, Any] = {"offset": end}
-    # anchor for the next incremental scan; a file not ending in LF is always rescanned in full
-    fd = open_read_only(path)
-    with _CountingRaw(fd, counter) as f:
-        head = f.read(min(end, HEAD_ANCHOR_BYTES))
-        state["head_sha256"] = _sha(head)
-        if end:
-            f.seek(end - 1)
-            state["ends_with_lf"] = f.read(1) == b"\n"
+    end = max_end if (has_spans and rows) else os.fstat(fd).st_size
     return _ItemResult(
         it.rel_path,
         mode,
-        state,
+        _anchor(fd, end, counter),
         part=part,
         rows=rows,
         bytes_scanned=end - start,
@@ -484,16 +485,44 @@ def _scan_sidecar(home: str, out: str, gen: int, it: _Item) -> _ItemResult:
     )
 
 
+def _anchor(fd: int, end: int, counter: list[int]) -> dict[str, Any]:
+    """A side file's state for the next incremental scan: scanned up to ``end``, the digest of its first
+    bytes, whether the scanned part ends in LF (a file that does not is always rescanned in full)."""
+    head = os.pread(fd, min(end, HEAD_ANCHOR_BYTES), 0) if end else b""
+    state: dict[str, Any] = {"offset": end, "head_sha256": _sha(head)}
+    counter[0] += len(head)
+    if end:
+        if end <= len(head):
+            last = head[end - 1 : end]
+        else:
+            last = os.pread(fd, 1, end - 1)
+            counter[0] += len(last)
+        state["ends_with_lf"] = last == b"\n"
+    return state
+
+
 def _run_task(home: str, out: str, gen: int, task_id: int, items: list[_Item]) -> list[_ItemResult]:
+    # a task makes many short-lived containers and no cycles: the cyclic collector would only walk them
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _run_task_items(home, out, gen, task_id, items)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _run_task_items(home: str, out: str, gen: int, task_id: int, items: list[_Item]) -> list[_ItemResult]:
     out_results = []
     sink = _EntriesPart(out, f"entries/t{gen}-{task_id}.parquet")
     scanned: list[LedgerScanner] = []
+    home_path = Path(home)
     for it in items:
         try:
             if it.kind == LEDGER_KIND:
                 out_results.append(_scan_ledger(home, it, sink, scanned))
             else:
-                out_results.append(_scan_sidecar(home, out, gen, it))
+                out_results.append(_scan_sidecar(home, out, gen, it, home_path))
         except OSError as exc:  # vanished or became unreadable between the walk and the read
             out_results.append(
                 _ItemResult(
