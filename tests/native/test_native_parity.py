@@ -56,8 +56,9 @@ def scan_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
     results = []
     for native in (True, False):
         with monkeypatch.context() as m:
-            if not native:
+            if not native:  # the reference reader, rows in Python lists
                 m.setattr(sl, "_scan_entries", None)
+                m.setattr(sl, "_EntryCols", None)
             found: list = []
             s = sl.LedgerScanner("agents/vak/sessions/ws/s1.jsonl", emit=found.append)
             with path.open("rb") as f:
@@ -140,7 +141,7 @@ def test_long_lines_and_chunk_boundaries(tmp_path: Path, monkeypatch: pytest.Mon
     ],
 )
 def test_ts_column_equals_value_by_value(values: list) -> None:
-    assert sl._ts_column(values).to_pylist() == [sl._parse_ts(v) for v in values]
+    assert sl._ts_column(pa.array(values, pa.string())).to_pylist() == [sl._parse_ts(v) for v in values]
 
 
 @pytest.mark.parametrize("avx2", [True, False])

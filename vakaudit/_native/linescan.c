@@ -30,6 +30,11 @@
 #include <emmintrin.h>
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_AVX2_PATH 1
+#endif
+
 #define MAX_DEPTH 128 /* serde_json's default recursion limit */
 
 #define F_BODY_DIGEST 1 /* SHA-256 of the bytes after the envelope's kind value */
@@ -97,6 +102,58 @@ static int hexval(unsigned char c) {
 }
 
 /*
+ * The first byte of [p, e) that is not printable ASCII other than '"' and '\\' (a quote, a backslash,
+ * a control byte or a byte >= 0x80), looked for 64 bytes at a time while at least 64 remain, then 16
+ * at a time; p itself, or a byte less than 16 before e, when none is found in those blocks.
+ */
+#if defined(HAVE_AVX2_PATH)
+__attribute__((target("avx2"))) static cp skip_plain_avx2(cp p, cp e) {
+    const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\'), space = _mm256_set1_epi8(0x20);
+    while (e - p >= 64) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)p), b = _mm256_loadu_si256((const __m256i *)(p + 32));
+        /* signed compare: bytes below 0x20 and bytes >= 0x80 (negative) both count */
+        __m256i sa = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(a, quote), _mm256_cmpeq_epi8(a, bslash)),
+                                     _mm256_cmpgt_epi8(space, a));
+        __m256i sb = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(b, quote), _mm256_cmpeq_epi8(b, bslash)),
+                                     _mm256_cmpgt_epi8(space, b));
+        uint64_t m = (uint64_t)(uint32_t)_mm256_movemask_epi8(sa) | ((uint64_t)(uint32_t)_mm256_movemask_epi8(sb) << 32);
+        if (m) return p + __builtin_ctzll(m);
+        p += 64;
+    }
+    return p;
+}
+#endif
+
+#if defined(__SSE2__)
+static inline uint64_t special16(cp p) {
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    /* signed compare: bytes below 0x20 and bytes >= 0x80 (negative) both count */
+    return (unsigned)_mm_movemask_epi8(
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)), _mm_cmplt_epi8(v, space)));
+}
+#endif
+
+static inline cp skip_plain(cp p, cp e) {
+#if defined(HAVE_AVX2_PATH)
+    if (use_avx2 && e - p >= 64) p = skip_plain_avx2(p, e);
+#endif
+#if defined(__SSE2__)
+    while (e - p >= 64) {
+        uint64_t m = special16(p) | special16(p + 16) << 16 | special16(p + 32) << 32 | special16(p + 48) << 48;
+        if (m) return p + __builtin_ctzll(m);
+        p += 64;
+    }
+    while (e - p >= 16) {
+        uint64_t m = special16(p);
+        if (m) return p + __builtin_ctzll(m);
+        p += 16;
+    }
+#endif
+    return p;
+}
+
+/*
  * A JSON string starting at the opening quote p. Returns the byte after the closing quote, or NULL
  * (defer). *canon is cleared when the string is not written the way serde_json / orjson write it
  * (escapes other than \" \\ \b \f \n \r \t and \u00XX for the other control characters, lowercase).
@@ -105,23 +162,7 @@ static int hexval(unsigned char c) {
 static cp scan_string(cp p, cp e, int *canon, int *escaped) {
     p++;
     for (;;) {
-#if defined(__SSE2__)
-        const __m128i quote = _mm_set1_epi8('"');
-        const __m128i bslash = _mm_set1_epi8('\\');
-        const __m128i space = _mm_set1_epi8(0x20);
-        while (e - p >= 16) {
-            __m128i v = _mm_loadu_si128((const __m128i *)p);
-            /* signed compare: bytes below 0x20 and bytes >= 0x80 (negative) both count */
-            __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-                                           _mm_cmplt_epi8(v, space));
-            int mask = _mm_movemask_epi8(special);
-            if (mask) {
-                p += __builtin_ctz((unsigned)mask);
-                break;
-            }
-            p += 16;
-        }
-#endif
+        p = skip_plain(p, e); /* long plain runs: whole blocks at a time */
         while (p < e && PLAIN[*p]) p++;
         if (p >= e) return NULL;
         unsigned char c = *p;
@@ -173,10 +214,12 @@ static cp scan_string(cp p, cp e, int *canon, int *escaped) {
             continue;
         }
         if (c < 0x20) return NULL; /* raw control character: invalid JSON */
-        int n = utf8_len(p, e);
-        if (!n) return NULL;
         *escaped = 1;
-        p += n;
+        do { /* a run of non-ASCII characters, each a strict UTF-8 sequence */
+            int n = utf8_len(p, e);
+            if (!n) return NULL;
+            p += n;
+        } while (p < e && *p >= 0x80);
     }
 }
 
@@ -272,9 +315,7 @@ typedef struct {
     uint64_t quote, bslash, open, close;
 } Masks;
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define HAVE_AVX2_PATH 1
+#if defined(HAVE_AVX2_PATH)
 __attribute__((target("avx2"))) static inline void masks64_avx2(cp p, Masks *m) {
     __m256i lo = _mm256_loadu_si256((const __m256i *)p), hi = _mm256_loadu_si256((const __m256i *)(p + 32));
 #define MASK2(expr_lo, expr_hi) \
@@ -853,6 +894,347 @@ done:
     return result;
 }
 
+/* -- entries column buffers ---------------------------------------------------------------------- */
+
+typedef struct {
+    char *p;
+    size_t len, cap;
+} JBuf;
+
+static int jbuf_grow(JBuf *b, size_t extra) {
+    if (b->len + extra <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra) cap *= 2;
+    char *q = PyMem_Realloc(b->p, cap);
+    if (!q) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->p = q, b->cap = cap;
+    return 0;
+}
+
+static size_t j_decode(cp s, cp e, char *out);
+
+/* The 36 entries columns from offset_bytes to system_prompt_bytes (ts_at excluded), then chain_ok. */
+enum { C_OFFSET, C_LINE, C_SIZE, C_KIND, C_ID, C_PARENT, C_TS, C_PREV, C_DIGEST, C_STATUS, C_TURN_NO, C_TURN_ID,
+       C_ROLE, C_CONTROL, C_DIRECTIVE, C_MODEL, C_PROVIDER, C_STOP, C_IT, C_OT, C_CRT, C_CCT, C_TU, C_TRC, C_TRB,
+       C_ACT_KIND, C_ACT_LABEL, C_PURPOSE, C_ATTEMPTS, C_PREFIX_DIGEST, C_PREFIX_TOKENS, C_EPOCH, C_APP_VERSION,
+       C_BODY, C_SP_SHA, C_SP_BYTES, N_COLS, C_CHAIN_OK = N_COLS, N_ECOLS };
+
+enum { T_INT, T_STR, T_BOOL };
+
+static const unsigned char COL_TYPE[N_ECOLS] = {
+    T_INT, T_INT, T_INT,                                      /* offset, line, size */
+    T_STR, T_STR, T_STR, T_STR, T_STR, T_STR, T_STR,          /* kind, id, parent, ts, prev, digest, status */
+    T_INT, T_STR, T_STR, T_STR, T_BOOL,                       /* turn_no, turn_id, role, control, directive */
+    T_STR, T_STR, T_STR,                                      /* model, provider, stop_reason */
+    T_INT, T_INT, T_INT, T_INT, T_INT, T_INT, T_INT,          /* four token counts, tool counts and bytes */
+    T_STR, T_STR, T_STR, T_INT, T_STR, T_INT, T_INT, T_STR,   /* activity .. app_version */
+    T_STR, T_STR, T_INT,                                      /* body_sha256, system prompt sha256, bytes */
+    T_BOOL,                                                   /* chain_ok */
+};
+
+/* One value of a row before it is written: null, an int64 or bool, bytes, or a JSON string to decode. */
+enum { E_NULL = 0, E_INT, E_RAW, E_JSON };
+
+typedef struct {
+    int t;
+    long long i;
+    const char *s; /* E_RAW: the UTF-8 bytes; E_JSON: the string value, quotes included (validated) */
+    Py_ssize_t n;
+} EVal;
+
+typedef struct {
+    JBuf valid; /* validity bitmap, (rows + 7) / 8 bytes */
+    JBuf data;  /* int64 values, bool bitmap, or the UTF-8 bytes of a string column */
+    JBuf offs;  /* string columns: rows + 1 int32 offsets */
+} ECol;
+
+/*
+ * EntryCols: the rows of the entries table, column by column, as Arrow buffers (validity bitmaps,
+ * int64 values, bool bitmaps, int32 offsets and UTF-8 data). scan_entries writes the rows of plain
+ * lines into it and append_row those of the reference reader, in file order.
+ */
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t n;
+    ECol c[N_ECOLS];
+} EntryCols;
+
+static void ec_reset(EntryCols *ec) {
+    ec->n = 0;
+    for (int j = 0; j < N_ECOLS; j++) {
+        ECol *c = &ec->c[j];
+        c->valid.len = c->data.len = 0;
+        if (COL_TYPE[j] == T_STR) {
+            memset(c->offs.p, 0, 4);
+            c->offs.len = 4;
+        }
+    }
+}
+
+static int ec_init_bufs(EntryCols *ec) {
+    for (int j = 0; j < N_ECOLS; j++)
+        if (COL_TYPE[j] == T_STR && jbuf_grow(&ec->c[j].offs, 4) < 0) return -1;
+    ec_reset(ec);
+    return 0;
+}
+
+/* Room for one more row in every column (a row is then written without any failure). */
+static int ec_reserve(EntryCols *ec, const EVal *v) {
+    for (int j = 0; j < N_ECOLS; j++) {
+        ECol *c = &ec->c[j];
+        if (jbuf_grow(&c->valid, 1) < 0) return -1;
+        switch (COL_TYPE[j]) {
+        case T_INT:
+            if (jbuf_grow(&c->data, 8) < 0) return -1;
+            break;
+        case T_BOOL:
+            if (jbuf_grow(&c->data, 1) < 0) return -1;
+            break;
+        default:
+            if (jbuf_grow(&c->offs, 4) < 0 || (v[j].t != E_NULL && jbuf_grow(&c->data, v[j].n) < 0)) return -1;
+            if (c->data.len + (v[j].t != E_NULL ? (size_t)v[j].n : 0) > INT32_MAX) {
+                PyErr_SetString(PyExc_OverflowError, "entries: a string column outgrew int32 offsets");
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Append one row (every column's room reserved by ec_reserve). */
+static void ec_write(EntryCols *ec, const EVal *v) {
+    Py_ssize_t row = ec->n;
+    unsigned char bit = (unsigned char)(1u << (row & 7));
+    int new_byte = (row & 7) == 0;
+    for (int j = 0; j < N_ECOLS; j++) {
+        ECol *c = &ec->c[j];
+        const EVal *x = &v[j];
+        if (new_byte) c->valid.p[c->valid.len++] = 0;
+        if (x->t != E_NULL) c->valid.p[c->valid.len - 1] |= bit;
+        switch (COL_TYPE[j]) {
+        case T_INT: {
+            int64_t i = x->t == E_INT ? (int64_t)x->i : 0;
+            memcpy(c->data.p + c->data.len, &i, 8);
+            c->data.len += 8;
+            break;
+        }
+        case T_BOOL:
+            if (new_byte) c->data.p[c->data.len++] = 0;
+            if (x->t == E_INT && x->i) c->data.p[c->data.len - 1] |= bit;
+            break;
+        default: {
+            if (x->t == E_RAW) {
+                memcpy(c->data.p + c->data.len, x->s, x->n);
+                c->data.len += x->n;
+            } else if (x->t == E_JSON) {
+                cp s = (cp)x->s, e = s + x->n;
+                if (memchr(s + 1, '\\', x->n - 2)) {
+                    c->data.len += j_decode(s, e, c->data.p + c->data.len);
+                } else {
+                    memcpy(c->data.p + c->data.len, s + 1, x->n - 2);
+                    c->data.len += x->n - 2;
+                }
+            }
+            int32_t at = (int32_t)c->data.len;
+            memcpy(c->offs.p + c->offs.len, &at, 4);
+            c->offs.len += 4;
+        }
+        }
+    }
+    ec->n++;
+}
+
+static int ec_append(EntryCols *ec, const EVal *v) {
+    if (ec_reserve(ec, v) < 0) return -1;
+    ec_write(ec, v);
+    return 0;
+}
+
+static void ec_dealloc(EntryCols *ec) {
+    for (int j = 0; j < N_ECOLS; j++) {
+        PyMem_Free(ec->c[j].valid.p);
+        PyMem_Free(ec->c[j].data.p);
+        PyMem_Free(ec->c[j].offs.p);
+    }
+    Py_TYPE(ec)->tp_free((PyObject *)ec);
+}
+
+static PyObject *ec_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    if (!_PyArg_NoKeywords("EntryCols", kwds) || !_PyArg_NoPositional("EntryCols", args)) return NULL;
+    EntryCols *ec = (EntryCols *)type->tp_alloc(type, 0);
+    if (!ec) return NULL;
+    if (ec_init_bufs(ec) < 0) {
+        Py_DECREF(ec);
+        return NULL;
+    }
+    return (PyObject *)ec;
+}
+
+static Py_ssize_t ec_len(EntryCols *ec) { return ec->n; }
+
+static const char STATUS_OK[] = "chain_ok", STATUS_BROKEN[] = "broken", STATUS_UNCHAINED[] = "unchained",
+                  STATUS_UNCHECKED[] = "unchecked";
+
+PyDoc_STRVAR(ec_append_row_doc,
+"append_row(row) -> None\n\n"
+"Append one row given as a tuple of the 36 column values (offset_bytes .. system_prompt_bytes, ts_at\n"
+"excluded; None for null); chain_ok follows from chain_status.");
+
+static PyObject *ec_append_row(EntryCols *ec, PyObject *row) {
+    if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != N_COLS) {
+        PyErr_SetString(PyExc_ValueError, "append_row: a tuple of 36 values");
+        return NULL;
+    }
+    EVal v[N_ECOLS];
+    memset(v, 0, sizeof v);
+    for (int j = 0; j < N_COLS; j++) {
+        PyObject *o = PyTuple_GET_ITEM(row, j);
+        if (o == Py_None) continue;
+        switch (COL_TYPE[j]) {
+        case T_INT: {
+            if (!PyLong_Check(o) || PyBool_Check(o)) {
+                PyErr_Format(PyExc_TypeError, "append_row: column %d expects an int", j);
+                return NULL;
+            }
+            long long i = PyLong_AsLongLong(o);
+            if (i == -1 && PyErr_Occurred()) return NULL;
+            v[j].t = E_INT, v[j].i = i;
+            break;
+        }
+        case T_BOOL:
+            if (!PyBool_Check(o)) {
+                PyErr_Format(PyExc_TypeError, "append_row: column %d expects a bool", j);
+                return NULL;
+            }
+            v[j].t = E_INT, v[j].i = o == Py_True;
+            break;
+        default: {
+            if (!PyUnicode_Check(o)) {
+                PyErr_Format(PyExc_TypeError, "append_row: column %d expects a str", j);
+                return NULL;
+            }
+            Py_ssize_t n;
+            const char *s = PyUnicode_AsUTF8AndSize(o, &n);
+            if (!s) return NULL;
+            v[j].t = E_RAW, v[j].s = s, v[j].n = n;
+        }
+        }
+    }
+    if (v[C_STATUS].t == E_RAW) {
+        const EVal *st = &v[C_STATUS];
+        if (st->n == 8 && memcmp(st->s, STATUS_OK, 8) == 0) v[C_CHAIN_OK].t = E_INT, v[C_CHAIN_OK].i = 1;
+        else if (st->n == 6 && memcmp(st->s, STATUS_BROKEN, 6) == 0) v[C_CHAIN_OK].t = E_INT, v[C_CHAIN_OK].i = 0;
+    }
+    if (ec_append(ec, v) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(ec_take_doc,
+"take() -> (rows, columns)\n\n"
+"The rows so far as Arrow buffers, then empty: per column (the 36 of append_row, then chain_ok) a\n"
+"tuple (null_count, validity bitmap or None, values, offsets or None): int64 values, a bool bitmap,\n"
+"or the UTF-8 data of a string column with its rows + 1 int32 offsets.");
+
+static PyObject *ec_take(EntryCols *ec, PyObject *unused) {
+    Py_ssize_t n = ec->n;
+    PyObject *outs = PyList_New(N_ECOLS);
+    if (!outs) return NULL;
+    for (int j = 0; j < N_ECOLS; j++) {
+        ECol *c = &ec->c[j];
+        Py_ssize_t nvalid = 0;
+        for (size_t i = 0; i < c->valid.len; i++) nvalid += __builtin_popcount((unsigned char)c->valid.p[i]);
+        Py_ssize_t nulls = n - nvalid;
+        PyObject *valid = nulls ? PyBytes_FromStringAndSize(c->valid.p, c->valid.len) : Py_NewRef(Py_None);
+        PyObject *data = PyBytes_FromStringAndSize(c->data.p ? c->data.p : "", c->data.len);
+        PyObject *offs = COL_TYPE[j] == T_STR ? PyBytes_FromStringAndSize(c->offs.p, c->offs.len) : Py_NewRef(Py_None);
+        PyObject *o = (valid && data && offs) ? Py_BuildValue("(nNNN)", nulls, valid, data, offs) : NULL;
+        if (!o) {
+            if (!(valid && data && offs)) {
+                Py_XDECREF(valid);
+                Py_XDECREF(data);
+                Py_XDECREF(offs);
+            }
+            Py_DECREF(outs);
+            return NULL;
+        }
+        PyList_SET_ITEM(outs, j, o);
+    }
+    ec_reset(ec);
+    return Py_BuildValue("(nN)", n, outs);
+}
+
+PyDoc_STRVAR(ec_truncate_doc, "truncate(rows) -> None: keep only the first rows rows.");
+
+static PyObject *ec_truncate(EntryCols *ec, PyObject *arg) {
+    Py_ssize_t m = PyLong_AsSsize_t(arg);
+    if (m == -1 && PyErr_Occurred()) return NULL;
+    if (m < 0) {
+        PyErr_SetString(PyExc_ValueError, "truncate: rows must be >= 0");
+        return NULL;
+    }
+    if (m >= ec->n) Py_RETURN_NONE;
+    size_t bytes = (size_t)(m + 7) / 8;
+    unsigned char keep = (unsigned char)((m & 7) ? (1u << (m & 7)) - 1 : 0xFF);
+    for (int j = 0; j < N_ECOLS; j++) {
+        ECol *c = &ec->c[j];
+        c->valid.len = bytes;
+        if (bytes) c->valid.p[bytes - 1] &= keep;
+        switch (COL_TYPE[j]) {
+        case T_INT:
+            c->data.len = 8 * (size_t)m;
+            break;
+        case T_BOOL:
+            c->data.len = bytes;
+            if (bytes) c->data.p[bytes - 1] &= keep;
+            break;
+        default: {
+            int32_t at;
+            memcpy(&at, c->offs.p + 4 * m, 4);
+            c->data.len = at;
+            c->offs.len = 4 * ((size_t)m + 1);
+        }
+        }
+    }
+    ec->n = m;
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(ec_last_offset_doc, "last_offset() -> int: offset_bytes of the last row.");
+
+static PyObject *ec_last_offset(EntryCols *ec, PyObject *unused) {
+    if (!ec->n) {
+        PyErr_SetString(PyExc_IndexError, "last_offset: no rows");
+        return NULL;
+    }
+    int64_t i;
+    memcpy(&i, ec->c[C_OFFSET].data.p + 8 * (ec->n - 1), 8);
+    return PyLong_FromLongLong(i);
+}
+
+static PyMethodDef ec_methods[] = {
+    {"append_row", (PyCFunction)ec_append_row, METH_O, ec_append_row_doc},
+    {"take", (PyCFunction)ec_take, METH_NOARGS, ec_take_doc},
+    {"truncate", (PyCFunction)ec_truncate, METH_O, ec_truncate_doc},
+    {"last_offset", (PyCFunction)ec_last_offset, METH_NOARGS, ec_last_offset_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods ec_as_sequence = {.sq_length = (lenfunc)ec_len};
+
+static PyTypeObject EntryColsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "vakaudit._native._linescan.EntryCols",
+    .tp_basicsize = sizeof(EntryCols),
+    .tp_dealloc = (destructor)ec_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = PyDoc_STR("EntryCols(): entries rows as Arrow column buffers (see scan_entries, append_row, take)"),
+    .tp_methods = ec_methods,
+    .tp_as_sequence = &ec_as_sequence,
+    .tp_new = ec_new,
+};
+
 /* -- entries rows, column by column ------------------------------------------------------------ */
 
 static int key_is(cp ks, cp kt, const char *key) {
@@ -899,56 +1281,6 @@ static int find_in(cp o, cp oe, const char *key, Span *out) {
     }
 }
 
-/* A JSON string value decoded to a Python str (None when the value is not a string). */
-static PyObject *str_of(cp s, cp e) {
-    if (s >= e || *s != '"') return Py_NewRef(Py_None);
-    cp a = s + 1, b = e - 1;
-    int simple = 1;
-    for (cp p = a; p < b; p++)
-        if (*p == '\\' || *p >= 0x80) {
-            simple = 0;
-            break;
-        }
-    if (simple) return PyUnicode_DecodeASCII((const char *)a, b - a, NULL);
-    char *buf = PyMem_Malloc((b - a) + 1);
-    if (!buf) return PyErr_NoMemory();
-    size_t n = 0;
-    for (cp p = a; p < b;) {
-        if (*p != '\\') {
-            buf[n++] = (char)*p++;
-            continue;
-        }
-        unsigned char c = p[1];
-        p += 2;
-        switch (c) {
-        case 'b': buf[n++] = '\b'; break;
-        case 'f': buf[n++] = '\f'; break;
-        case 'n': buf[n++] = '\n'; break;
-        case 'r': buf[n++] = '\r'; break;
-        case 't': buf[n++] = '\t'; break;
-        case 'u': { /* never a surrogate here: scan_string defers those */
-            int v = (hexval(p[0]) << 12) | (hexval(p[1]) << 8) | (hexval(p[2]) << 4) | hexval(p[3]);
-            p += 4;
-            if (v < 0x80) {
-                buf[n++] = (char)v;
-            } else if (v < 0x800) {
-                buf[n++] = (char)(0xC0 | (v >> 6));
-                buf[n++] = (char)(0x80 | (v & 0x3F));
-            } else {
-                buf[n++] = (char)(0xE0 | (v >> 12));
-                buf[n++] = (char)(0x80 | ((v >> 6) & 0x3F));
-                buf[n++] = (char)(0x80 | (v & 0x3F));
-            }
-            break;
-        }
-        default: buf[n++] = (char)c; break; /* " \ / */
-        }
-    }
-    PyObject *o = PyUnicode_DecodeUTF8(buf, n, NULL);
-    PyMem_Free(buf);
-    return o;
-}
-
 /* UTF-8 byte length of a decoded JSON string value (s at its opening quote). */
 static Py_ssize_t decoded_len(cp s, cp e) {
     Py_ssize_t n = 0;
@@ -968,39 +1300,60 @@ static Py_ssize_t decoded_len(cp s, cp e) {
     return n;
 }
 
-/* An integer value as a Python int when it is a plain integer literal (always within int64 here). */
-static PyObject *int_of(cp s, cp e) {
-    if (s >= e) return Py_NewRef(Py_None);
+/* -- entries rows, read from a plain line ---------------------------------------------------------- */
+
+/* A JSON string value as a column value (null when the value is not a string). */
+static void jstr(cp s, cp e, EVal *out) {
+    if (s < e && *s == '"') out->t = E_JSON, out->s = (const char *)s, out->n = e - s;
+}
+
+/* A plain integer literal (at most 18 digits here, so always within int64) as a column value. */
+static void jint(cp s, cp e, EVal *out) {
+    if (s >= e) return;
     cp p = s + (*s == '-');
-    if (p >= e || !is_digit(*p)) return Py_NewRef(Py_None);
-    for (cp q = p; q < e; q++)
-        if (!is_digit(*q)) return Py_NewRef(Py_None);
-    char tmp[24];
-    size_t n = e - s;
-    if (n >= sizeof tmp) return Py_NewRef(Py_None);
-    memcpy(tmp, s, n);
-    tmp[n] = 0;
-    return PyLong_FromString(tmp, NULL, 10);
+    if (p >= e || e - p > 18) return;
+    long long v = 0;
+    for (cp q = p; q < e; q++) {
+        if (!is_digit(*q)) return;
+        v = v * 10 + (*q - '0');
+    }
+    out->t = E_INT, out->i = *s == '-' ? -v : v;
 }
 
-static PyObject *str_member(cp o, cp oe, const char *key, int *defer) {
+static void str_member(cp o, cp oe, const char *key, int *defer, EVal *out) {
     Span v;
     int r = find_in(o, oe, key, &v);
     if (r < 0) *defer = 1;
-    return r > 0 ? str_of(v.s, v.e) : Py_NewRef(Py_None);
+    if (r > 0) jstr(v.s, v.e, out);
 }
 
-static PyObject *int_member(cp o, cp oe, const char *key, int *defer) {
+static void int_member(cp o, cp oe, const char *key, int *defer, EVal *out) {
     Span v;
     int r = find_in(o, oe, key, &v);
     if (r < 0) *defer = 1;
-    return r > 0 ? int_of(v.s, v.e) : Py_NewRef(Py_None);
+    if (r > 0) jint(v.s, v.e, out);
 }
 
-enum { C_OFFSET, C_LINE, C_SIZE, C_KIND, C_ID, C_PARENT, C_TS, C_PREV, C_DIGEST, C_STATUS, C_TURN_NO, C_TURN_ID,
-       C_ROLE, C_CONTROL, C_DIRECTIVE, C_MODEL, C_PROVIDER, C_STOP, C_IT, C_OT, C_CRT, C_CCT, C_TU, C_TRC, C_TRB,
-       C_ACT_KIND, C_ACT_LABEL, C_PURPOSE, C_ATTEMPTS, C_PREFIX_DIGEST, C_PREFIX_TOKENS, C_EPOCH, C_APP_VERSION,
-       C_BODY, C_SP_SHA, C_SP_BYTES, N_COLS };
+/* Whether a JSON string column value decodes to the ASCII text lit (escapes decoded). */
+static int jstr_is(const EVal *v, const char *lit) {
+    if (v->t != E_JSON) return 0;
+    size_t n = strlen(lit);
+    cp s = (cp)v->s;
+    if (!memchr(s + 1, '\\', v->n - 2)) return (size_t)v->n - 2 == n && memcmp(s + 1, lit, n) == 0;
+    char tmp[64];
+    if ((size_t)v->n > sizeof tmp) return 0; /* at most 6 bytes per decoded one: decodes to over 10 bytes */
+    size_t k = j_decode(s, s + v->n, tmp);
+    return k == n && memcmp(tmp, lit, n) == 0;
+}
+
+static void hex64(cp data, size_t len, char hex[64]) {
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    SHA256(data, len, md);
+    for (int i = 0; i < SHA256_DIGEST_LENGTH; i++) {
+        hex[2 * i] = HEX[md[i] >> 4];
+        hex[2 * i + 1] = HEX[md[i] & 15];
+    }
+}
 
 static int kind_in(cp s, cp t, const char *const *names) {
     for (; *names; names++)
@@ -1011,7 +1364,7 @@ static int kind_in(cp s, cp t, const char *const *names) {
 static const char *const PREP_KINDS[] = {"turn_capabilities_bound", "turn_capabilities_ref", "goal_update",
                                          "context_selection", NULL};
 
-static PyObject *status_ok, *status_broken, *status_unchained, *status_unchecked, *envelope_field;
+static PyObject *envelope_field;
 
 /* += on the [count, bytes] list of fields[(kind, name)] */
 static int account(PyObject *fields, PyObject *kind, PyObject *name, long long count, long long size) {
@@ -1094,42 +1447,58 @@ static int acc_add(Acc *t, int *used, PyObject *fields, PyObject *kind, cp key, 
 
 PyDoc_STRVAR(scan_entries_doc,
 "scan_entries(buf, pos, end, max_lines, base, line_no, cols, fields, state, known) -> (next_pos, events)\n\n"
-"Append the ``entries`` row of each consecutive plain line of buf[pos:end] to the 36 lists of cols\n"
-"(the table's column order from offset_bytes to system_prompt_bytes, ts_at excluded) and add its\n"
-"members to the entry_fields accumulator ``fields`` ({(kind, field): [count, bytes]}). Stops before\n"
-"the first line the caller must read (not plain, a kind outside ``known`` or 'work', or a value\n"
-"whose column needs the reference decoder). base is buf[0]'s file offset and line_no the last line\n"
-"number consumed; state = [expected_digest, turn_no, turn_id, in_prep] is updated in place. events\n"
-"lists (line_no, offset, id, status, expected, prev_hash) of broken and unchained lines.");
+"Write the ``entries`` row of each consecutive plain line of buf[pos:end] into the EntryCols cols\n"
+"and add its members to the entry_fields accumulator ``fields`` ({(kind, field): [count, bytes]}).\n"
+"Stops before the first line the caller must read (not plain, a kind outside ``known`` or 'work',\n"
+"or a value whose column needs the reference decoder) or after max_lines. base is buf[0]'s file\n"
+"offset and line_no the last line number consumed; state = [expected_digest, turn_no, turn_id,\n"
+"in_prep] is updated in place. events lists (line_no, offset, id, status, expected, prev_hash) of\n"
+"broken and unchained lines.");
 
 static PyObject *scan_entries(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos, end, max_lines, base, line_no;
-    PyObject *cols, *fields, *state, *known;
+    PyObject *fields, *state, *known;
+    EntryCols *ec;
     if (!PyArg_ParseTuple(args, "y*nnnnnO!O!O!O:scan_entries", &view, &pos, &end, &max_lines, &base, &line_no,
-                          &PyList_Type, &cols, &PyDict_Type, &fields, &PyList_Type, &state, &known))
+                          &EntryColsType, &ec, &PyDict_Type, &fields, &PyList_Type, &state, &known))
         return NULL;
-    PyObject *events = NULL, *result = NULL;
-    PyObject *v[N_COLS];
-    memset(v, 0, sizeof v);
+    PyObject *events = NULL, *result = NULL, *turn_id = NULL;
+    char *exp = NULL; /* the chain expectation's UTF-8 bytes (have_exp) */
+    Py_ssize_t exp_len = 0;
+    int have_exp = 0, exp_changed = 0;
     Acc acc[ACC_SLOTS];
     int acc_used = 0;
     memset(acc, 0, sizeof acc);
-    if (pos < 0 || end > view.len || pos > end || PyList_GET_SIZE(cols) != N_COLS || PyList_GET_SIZE(state) != 4) {
+    if (pos < 0 || end > view.len || pos > end || PyList_GET_SIZE(state) != 4) {
         PyErr_SetString(PyExc_ValueError, "scan_entries: bad arguments");
         goto fail;
     }
     events = PyList_New(0);
     if (!events) goto fail;
-    PyObject *expected = Py_NewRef(PyList_GET_ITEM(state, 0));
+    {
+        PyObject *x = PyList_GET_ITEM(state, 0);
+        const char *u = NULL;
+        if (x != Py_None && !(u = PyUnicode_AsUTF8AndSize(x, &exp_len))) goto fail;
+        exp = PyMem_Malloc(exp_len > 64 ? exp_len : 64);
+        if (!exp) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        if (u) {
+            memcpy(exp, u, exp_len);
+            have_exp = 1;
+        }
+    }
     Py_ssize_t turn_no = PyLong_AsSsize_t(PyList_GET_ITEM(state, 1));
-    PyObject *turn_id = Py_NewRef(PyList_GET_ITEM(state, 2));
+    turn_id = Py_NewRef(PyList_GET_ITEM(state, 2));
     int in_prep = PyObject_IsTrue(PyList_GET_ITEM(state, 3));
-    if (turn_no == -1 && PyErr_Occurred()) goto fail_state;
+    if ((turn_no == -1 && PyErr_Occurred()) || in_prep < 0) goto fail;
 
     cp buf = (cp)view.buf;
     cp bend = buf + end;
     Member mem[MAX_MEMBERS];
+    EVal v[N_ECOLS];
     Py_ssize_t n = 0;
     while (n < max_lines && buf + pos < bend) {
         cp s = buf + pos;
@@ -1141,45 +1510,37 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
         int nm = walk_members(env.kind_end, e, mem);
         if (nm < 0) break;
         PyObject *kind = kind_str(env.kind_s, env.kind_t);
-        if (!kind) goto fail_state;
+        if (!kind) goto fail;
         int is_known = PySet_Contains(known, kind);
-        if (is_known < 0) {
-            Py_DECREF(kind);
-            goto fail_state;
-        }
-        if (!is_known || key_is(env.kind_s, env.kind_t, "work")) {
-            Py_DECREF(kind);
-            break;
-        }
-        for (int i = 0; i < N_COLS; i++) v[i] = NULL;
-        v[C_KIND] = kind;
+        Py_DECREF(kind); /* the kind cache holds it */
+        if (is_known < 0) goto fail;
+        if (!is_known || key_is(env.kind_s, env.kind_t, "work")) break;
+        memset(v, 0, sizeof v);
         int defer = 0;
         int directive = 0, has_directive = 0;
+        char sp_hex[64];
         cp k0 = env.kind_s, k1 = env.kind_t;
         /* payload facts (session_ledger.payload_facts) */
         if (key_is(k0, k1, "message")) {
             const Member *meta = member(mem, nm, "meta"), *msg = member(mem, nm, "message");
-            PyObject *control = NULL;
             if (meta && *meta->vs == '{') {
-                control = str_member(meta->vs, meta->me, "control", &defer);
-                v[C_MODEL] = str_member(meta->vs, meta->me, "model", &defer);
-                v[C_STOP] = str_member(meta->vs, meta->me, "stop_reason", &defer);
+                str_member(meta->vs, meta->me, "control", &defer, &v[C_CONTROL]);
+                str_member(meta->vs, meta->me, "model", &defer, &v[C_MODEL]);
+                str_member(meta->vs, meta->me, "stop_reason", &defer, &v[C_STOP]);
                 Span u;
                 int r = find_in(meta->vs, meta->me, "usage", &u);
                 if (r < 0) defer = 1;
                 if (r > 0 && *u.s == '{') {
-                    v[C_IT] = int_member(u.s, u.e, "input_tokens", &defer);
-                    v[C_OT] = int_member(u.s, u.e, "output_tokens", &defer);
-                    v[C_CRT] = int_member(u.s, u.e, "cache_read_input_tokens", &defer);
-                    v[C_CCT] = int_member(u.s, u.e, "cache_creation_input_tokens", &defer);
+                    int_member(u.s, u.e, "input_tokens", &defer, &v[C_IT]);
+                    int_member(u.s, u.e, "output_tokens", &defer, &v[C_OT]);
+                    int_member(u.s, u.e, "cache_read_input_tokens", &defer, &v[C_CRT]);
+                    int_member(u.s, u.e, "cache_creation_input_tokens", &defer, &v[C_CCT]);
                 }
             }
-            v[C_CONTROL] = control ? control : Py_NewRef(Py_None);
             Py_ssize_t tu = 0, trc = 0, trb = 0;
             int has_text = 0;
-            PyObject *role = NULL;
             if (msg && *msg->vs == '{') {
-                role = str_member(msg->vs, msg->me, "role", &defer);
+                str_member(msg->vs, msg->me, "role", &defer, &v[C_ROLE]);
                 Span c;
                 int r = find_in(msg->vs, msg->me, "content", &c);
                 if (r < 0) defer = 1;
@@ -1223,22 +1584,18 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
                     }
                 }
             }
-            v[C_ROLE] = role ? role : Py_NewRef(Py_None);
-            v[C_TU] = PyLong_FromSsize_t(tu);
-            v[C_TRC] = PyLong_FromSsize_t(trc);
-            v[C_TRB] = PyLong_FromSsize_t(trb);
-            if (role && role != Py_None && v[C_CONTROL] == Py_None && has_text && trc == 0 &&
-                PyUnicode_CompareWithASCIIString(role, "user") == 0)
-                directive = 1;
+            v[C_TU].t = v[C_TRC].t = v[C_TRB].t = E_INT;
+            v[C_TU].i = tu, v[C_TRC].i = trc, v[C_TRB].i = trb;
+            directive = v[C_CONTROL].t == E_NULL && has_text && trc == 0 && jstr_is(&v[C_ROLE], "user");
             has_directive = 1;
         } else if (key_is(k0, k1, "receipt")) {
             const Member *m;
-            if ((m = member(mem, nm, "purpose"))) v[C_PURPOSE] = str_of(m->vs, m->me);
-            if ((m = member(mem, nm, "provider"))) v[C_PROVIDER] = str_of(m->vs, m->me);
-            if ((m = member(mem, nm, "model"))) v[C_MODEL] = str_of(m->vs, m->me);
+            if ((m = member(mem, nm, "purpose"))) jstr(m->vs, m->me, &v[C_PURPOSE]);
+            if ((m = member(mem, nm, "provider"))) jstr(m->vs, m->me, &v[C_PROVIDER]);
+            if ((m = member(mem, nm, "model"))) jstr(m->vs, m->me, &v[C_MODEL]);
             if ((m = member(mem, nm, "prefix_digest")) && *m->vs == '"' && m->me - m->vs > 2)
-                v[C_PREFIX_DIGEST] = str_of(m->vs, m->me);
-            if ((m = member(mem, nm, "prefix_tokens"))) v[C_PREFIX_TOKENS] = int_of(m->vs, m->me);
+                jstr(m->vs, m->me, &v[C_PREFIX_DIGEST]);
+            if ((m = member(mem, nm, "prefix_tokens"))) jint(m->vs, m->me, &v[C_PREFIX_TOKENS]);
             if ((m = member(mem, nm, "attempts")) && *m->vs == '[') {
                 Py_ssize_t count = 0;
                 if (m->vs[1] != ']') {
@@ -1255,29 +1612,30 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
                         p = q + 1;
                     }
                 }
-                v[C_ATTEMPTS] = PyLong_FromSsize_t(count);
+                v[C_ATTEMPTS].t = E_INT, v[C_ATTEMPTS].i = count;
             }
         } else if (key_is(k0, k1, "activity")) {
             const Member *m;
-            if ((m = member(mem, nm, "activity_kind"))) v[C_ACT_KIND] = str_of(m->vs, m->me);
-            if ((m = member(mem, nm, "label"))) v[C_ACT_LABEL] = str_of(m->vs, m->me);
+            if ((m = member(mem, nm, "activity_kind"))) jstr(m->vs, m->me, &v[C_ACT_KIND]);
+            if ((m = member(mem, nm, "label"))) jstr(m->vs, m->me, &v[C_ACT_LABEL]);
         } else if (key_is(k0, k1, "turn_capabilities_bound") || key_is(k0, k1, "turn_capabilities_ref")) {
             const Member *m;
-            if ((m = member(mem, nm, "epoch"))) v[C_EPOCH] = int_of(m->vs, m->me);
+            if ((m = member(mem, nm, "epoch"))) jint(m->vs, m->me, &v[C_EPOCH]);
             if (key_is(k0, k1, "turn_capabilities_bound") && (m = member(mem, nm, "system_prompt")) &&
                 *m->vs == '"') {
                 if (!m->canon) defer = 1;
                 else {
-                    v[C_SP_SHA] = hex_digest(m->vs, m->me - m->vs);
-                    v[C_SP_BYTES] = PyLong_FromSsize_t(m->me - m->vs);
+                    hex64(m->vs, m->me - m->vs, sp_hex);
+                    v[C_SP_SHA].t = E_RAW, v[C_SP_SHA].s = sp_hex, v[C_SP_SHA].n = 64;
+                    v[C_SP_BYTES].t = E_INT, v[C_SP_BYTES].i = m->me - m->vs;
                 }
             }
         } else if (key_is(k0, k1, "header")) {
             const Member *c = member(mem, nm, "contract");
             if (c && *c->vs == '{') {
-                v[C_APP_VERSION] = str_member(c->vs, c->me, "app_version", &defer);
-                v[C_PROVIDER] = str_member(c->vs, c->me, "provider", &defer);
-                v[C_MODEL] = str_member(c->vs, c->me, "model", &defer);
+                str_member(c->vs, c->me, "app_version", &defer, &v[C_APP_VERSION]);
+                str_member(c->vs, c->me, "provider", &defer, &v[C_PROVIDER]);
+                str_member(c->vs, c->me, "model", &defer, &v[C_MODEL]);
                 Span sp;
                 int r = find_in(c->vs, c->me, "system_prompt", &sp);
                 if (r < 0) defer = 1;
@@ -1286,127 +1644,119 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
                     scan_string(sp.s, sp.e, &canon, &esc);
                     if (!canon) defer = 1;
                     else {
-                        v[C_SP_SHA] = hex_digest(sp.s, sp.e - sp.s);
-                        v[C_SP_BYTES] = PyLong_FromSsize_t(sp.e - sp.s);
+                        hex64(sp.s, sp.e - sp.s, sp_hex);
+                        v[C_SP_SHA].t = E_RAW, v[C_SP_SHA].s = sp_hex, v[C_SP_SHA].n = 64;
+                        v[C_SP_BYTES].t = E_INT, v[C_SP_BYTES].i = sp.e - sp.s;
                     }
                 }
             }
         }
-        int failed = 0;
-        for (int i = C_ROLE; i < N_COLS; i++)
-            if (v[i] == NULL && PyErr_Occurred()) failed = 1;
-        if (failed || defer) {
-            for (int i = 0; i < N_COLS; i++) Py_CLEAR(v[i]);
-            if (failed) goto fail_state;
-            break;
-        }
+        if (defer) break;
         /* the chain (ChainVerifier.link) */
-        PyObject *digest = hex_digest(s, e - s);
-        PyObject *prev = env.prev_s ? ascii_str(env.prev_s, env.prev_t) : Py_NewRef(Py_None);
-        if (!digest || !prev) {
-            Py_XDECREF(digest);
-            Py_XDECREF(prev);
-            for (int i = 0; i < N_COLS; i++) Py_CLEAR(v[i]);
-            goto fail_state;
-        }
-        PyObject *status;
-        if (expected == Py_None) status = status_unchecked;
-        else if (prev == Py_None) status = status_unchained;
-        else {
-            int eq = PyUnicode_Compare(prev, expected) == 0;
-            status = eq ? status_ok : status_broken;
-        }
-        PyObject *ident = ascii_str(env.id_s, env.id_t);
+        char digest[64], body[64];
+        hex64(s, e - s, digest);
+        hex64(env.kind_end, e - env.kind_end, body);
+        const char *status;
+        if (!have_exp) status = STATUS_UNCHECKED;
+        else if (!env.prev_s) status = STATUS_UNCHAINED;
+        else if (env.prev_t - env.prev_s == exp_len && memcmp(env.prev_s, exp, exp_len) == 0) status = STATUS_OK;
+        else status = STATUS_BROKEN;
         line_no++;
         Py_ssize_t off = base + pos;
-        if (ident && (status == status_broken || status == status_unchained)) {
-            PyObject *ev = Py_BuildValue("(nnOOOO)", line_no, off, ident, status, expected, prev);
-            if (!ev || PyList_Append(events, ev) < 0) {
-                Py_XDECREF(ev);
-                Py_DECREF(ident);
-                ident = NULL;
-            } else {
-                Py_DECREF(ev);
-            }
+        if (status == STATUS_BROKEN || status == STATUS_UNCHAINED) { /* broken or unchained: an event for the finding */
+            PyObject *ev = Py_BuildValue("(nnNsNN)", line_no, off, ascii_str(env.id_s, env.id_t), status,
+                                         PyUnicode_DecodeUTF8(exp, exp_len, NULL),
+                                         env.prev_s ? ascii_str(env.prev_s, env.prev_t) : Py_NewRef(Py_None));
+            if (!ev) goto fail;
+            int rc = PyList_Append(events, ev);
+            Py_DECREF(ev);
+            if (rc < 0) goto fail;
         }
-        Py_SETREF(expected, Py_NewRef(digest));
+        memcpy(exp, digest, 64);
+        exp_len = 64, have_exp = 1, exp_changed = 1;
         /* the turn (LedgerScanner._turn) */
-        PyObject *row_turn_no, *row_turn_id;
+        int row_turn_no_set = 1;
+        Py_ssize_t row_turn_no = 0;
+        int row_turn_id_from_state = 0;
         if (has_directive && directive) {
             turn_no++;
-            Py_SETREF(turn_id, ident ? Py_NewRef(ident) : Py_NewRef(Py_None));
+            PyObject *ident = ascii_str(env.id_s, env.id_t);
+            if (!ident) goto fail;
+            Py_SETREF(turn_id, ident);
             in_prep = 0;
-            row_turn_no = PyLong_FromSsize_t(turn_no), row_turn_id = Py_NewRef(turn_id);
+            row_turn_no = turn_no, row_turn_id_from_state = 1;
         } else if (kind_in(k0, k1, PREP_KINDS) || (key_is(k0, k1, "intent") && in_prep)) {
             in_prep = 1;
-            row_turn_no = PyLong_FromSsize_t(turn_no + 1), row_turn_id = Py_NewRef(Py_None);
+            row_turn_no = turn_no + 1;
         } else if (key_is(k0, k1, "header")) {
-            row_turn_no = Py_NewRef(Py_None), row_turn_id = Py_NewRef(Py_None);
+            row_turn_no_set = 0;
         } else {
             in_prep = 0;
-            row_turn_no = turn_no ? PyLong_FromSsize_t(turn_no) : Py_NewRef(Py_None);
-            row_turn_id = Py_NewRef(turn_id);
+            row_turn_no_set = turn_no != 0;
+            row_turn_no = turn_no, row_turn_id_from_state = 1;
         }
-        if (env.at_s) Py_SETREF(row_turn_id, ascii_str(env.at_s, env.at_t));
+        if (row_turn_no_set) v[C_TURN_NO].t = E_INT, v[C_TURN_NO].i = row_turn_no;
+        if (env.at_s) {
+            v[C_TURN_ID].t = E_RAW, v[C_TURN_ID].s = (const char *)env.at_s, v[C_TURN_ID].n = env.at_t - env.at_s;
+        } else if (row_turn_id_from_state && turn_id != Py_None) {
+            Py_ssize_t tn;
+            const char *t = PyUnicode_AsUTF8AndSize(turn_id, &tn);
+            if (!t) goto fail;
+            v[C_TURN_ID].t = E_RAW, v[C_TURN_ID].s = t, v[C_TURN_ID].n = tn;
+        }
         Py_ssize_t size = lf + 1 - s;
-        v[C_OFFSET] = PyLong_FromSsize_t(off);
-        v[C_LINE] = PyLong_FromSsize_t(line_no);
-        v[C_SIZE] = PyLong_FromSsize_t(size);
-        v[C_ID] = ident;
-        v[C_PARENT] = env.par_s ? ascii_str(env.par_s, env.par_t) : Py_NewRef(Py_None);
-        v[C_TS] = ascii_str(env.ts_s, env.ts_t);
-        v[C_PREV] = prev;
-        v[C_DIGEST] = digest;
-        v[C_STATUS] = Py_NewRef(status);
-        v[C_TURN_NO] = row_turn_no;
-        v[C_TURN_ID] = row_turn_id;
-        if (has_directive) v[C_DIRECTIVE] = PyBool_FromLong(directive);
-        v[C_BODY] = hex_digest(env.kind_end, e - env.kind_end);
-        failed = 0;
-        for (int i = 0; i < N_COLS; i++) {
-            if (!v[i]) {
-                if (PyErr_Occurred()) failed = 1;
-                v[i] = Py_NewRef(Py_None);
-            }
-        }
+#define RAW(col, a, b) (v[col].t = E_RAW, v[col].s = (const char *)(a), v[col].n = (b) - (a))
+        v[C_OFFSET].t = v[C_LINE].t = v[C_SIZE].t = E_INT;
+        v[C_OFFSET].i = off, v[C_LINE].i = line_no, v[C_SIZE].i = size;
+        RAW(C_KIND, k0, k1);
+        RAW(C_ID, env.id_s, env.id_t);
+        if (env.par_s) RAW(C_PARENT, env.par_s, env.par_t);
+        RAW(C_TS, env.ts_s, env.ts_t);
+        if (env.prev_s) RAW(C_PREV, env.prev_s, env.prev_t);
+        RAW(C_DIGEST, digest, digest + 64);
+        RAW(C_STATUS, status, status + strlen(status));
+        RAW(C_BODY, body, body + 64);
+#undef RAW
+        if (has_directive) v[C_DIRECTIVE].t = E_INT, v[C_DIRECTIVE].i = directive;
+        if (status == STATUS_OK || status == STATUS_BROKEN)
+            v[C_CHAIN_OK].t = E_INT, v[C_CHAIN_OK].i = status == STATUS_OK;
         /* entry_fields */
+        PyObject *kobj = kind_str(k0, k1);
+        if (!kobj) goto fail;
         Py_ssize_t used = 0;
+        int failed = 0;
         for (int i = 0; i < nm && !failed; i++) {
-            if (acc_add(acc, &acc_used, fields, kind, mem[i].ks, mem[i].kt - mem[i].ks, mem[i].me - mem[i].ms) < 0)
+            if (acc_add(acc, &acc_used, fields, kobj, mem[i].ks, mem[i].kt - mem[i].ks, mem[i].me - mem[i].ms) < 0)
                 failed = 1;
             used += mem[i].me - mem[i].ms;
         }
-        if (!failed && acc_add(acc, &acc_used, fields, kind, NULL, 0, size - used) < 0) failed = 1;
-        for (int i = 0; i < N_COLS && !failed; i++)
-            if (PyList_Append(PyList_GET_ITEM(cols, i), v[i]) < 0) failed = 1;
-        for (int i = 0; i < N_COLS; i++) Py_CLEAR(v[i]);
-        if (failed) goto fail_state;
+        if (!failed && acc_add(acc, &acc_used, fields, kobj, NULL, 0, size - used) < 0) failed = 1;
+        Py_DECREF(kobj);
+        if (failed || ec_append(ec, v) < 0) goto fail;
         pos = lf + 1 - buf;
         n++;
     }
-    if (acc_flush(acc, fields) < 0) goto fail_state;
-    if (PyList_SetItem(state, 0, expected) < 0) { /* steals expected */
-        expected = NULL;
-        goto fail_state;
+    if (acc_flush(acc, fields) < 0) goto fail;
+    if (exp_changed) {
+        PyObject *x = PyUnicode_DecodeASCII(exp, 64, NULL);
+        if (!x || PyList_SetItem(state, 0, x) < 0) goto fail; /* steals x */
     }
-    expected = NULL;
     {
         PyObject *t = PyLong_FromSsize_t(turn_no);
-        if (!t || PyList_SetItem(state, 1, t) < 0) goto fail_state;
-        if (PyList_SetItem(state, 2, turn_id) < 0) {
+        if (!t || PyList_SetItem(state, 1, t) < 0) goto fail;
+        if (PyList_SetItem(state, 2, turn_id) < 0) { /* steals turn_id */
             turn_id = NULL;
-            goto fail_state;
+            goto fail;
         }
         turn_id = NULL;
-        if (PyList_SetItem(state, 3, PyBool_FromLong(in_prep)) < 0) goto fail_state;
+        if (PyList_SetItem(state, 3, PyBool_FromLong(in_prep)) < 0) goto fail;
     }
     result = Py_BuildValue("(nO)", pos, events);
-fail_state:
-    Py_XDECREF(expected);
-    Py_XDECREF(turn_id);
 fail:
     for (int i = 0; i < ACC_SLOTS; i++) Py_CLEAR(acc[i].kind); /* after an error: sums not handed over */
+    Py_XDECREF(turn_id);
     Py_XDECREF(events);
+    PyMem_Free(exp);
     PyBuffer_Release(&view);
     return result;
 }
@@ -1429,24 +1779,6 @@ enum { J_STR, J_INT, J_FLOAT, J_BOOL, J_TS, J_UTF8LEN, J_COUNT, J_JSON, J_PATH }
 #define J_MAX_KEYS 64
 #define J_MAX_PATH 8
 #define J_MAX_OBJ_KEYS 64 /* keys compared for duplicates per object in a json=True value */
-
-typedef struct {
-    char *p;
-    size_t len, cap;
-} JBuf;
-
-static int jbuf_grow(JBuf *b, size_t extra) {
-    if (b->len + extra <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra) cap *= 2;
-    char *q = PyMem_Realloc(b->p, cap);
-    if (!q) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    b->p = q, b->cap = cap;
-    return 0;
-}
 
 /* The members of one top-level object value, indexed once per row for the columns that read into it
    (json=True and key-path columns, e.g. trace, trace.run, trace.session). */
@@ -2144,14 +2476,15 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__linescan(void) {
     init_tables();
-    status_ok = PyUnicode_InternFromString("chain_ok");
-    status_broken = PyUnicode_InternFromString("broken");
-    status_unchained = PyUnicode_InternFromString("unchained");
-    status_unchecked = PyUnicode_InternFromString("unchecked");
     envelope_field = PyUnicode_InternFromString("(envelope)");
-    if (!status_ok || !status_broken || !status_unchained || !status_unchecked || !envelope_field) return NULL;
+    if (!envelope_field) return NULL;
+    if (PyType_Ready(&EntryColsType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
+    if (PyModule_AddObjectRef(m, "EntryCols", (PyObject *)&EntryColsType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     if (PyModule_AddIntConstant(m, "BODY_DIGEST", F_BODY_DIGEST) < 0 ||
         PyModule_AddIntConstant(m, "MEMBERS", F_MEMBERS) < 0 ||
         PyModule_AddIntConstant(m, "MAX_DEPTH", MAX_DEPTH) < 0 || PyModule_AddIntConstant(m, "N_COLS", N_COLS) < 0 ||

@@ -120,9 +120,42 @@ _PREP_KINDS = frozenset(
 _CHAIN_OK = {LineStatus.CHAIN_OK: True, LineStatus.BROKEN: False}
 
 
-# The native line scanner (None without the compiled extension or with VAKAUDIT_NO_NATIVE=1).
+# The native line scanner and the Arrow column buffers it writes rows into (None without the compiled
+# extension or with VAKAUDIT_NO_NATIVE=1: rows then collect in Python lists).
 _scan_entries = linescan.scan_entries if linescan is not None else None
-_N_COLS = 36  # entries columns a row carries (the table's columns but the derived ts_at)
+_EntryCols = linescan.EntryCols if linescan is not None else None
+# the columns a row carries, in row order (the table's columns but the file facts and the derived ts_at)
+_ROW_COLUMNS = (
+    "offset_bytes", "line_no", "size_bytes", "kind", "id", "parent_id", "ts", "prev_hash", "line_sha256",
+    "chain_status", "turn_no", "turn_id", "role", "control", "is_directive", "model", "provider", "stop_reason",
+    "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+    "tool_use_count", "tool_result_count", "tool_result_bytes", "activity_kind", "activity_label", "purpose",
+    "attempt_count", "prefix_digest", "prefix_tokens", "epoch", "app_version", "body_sha256",
+    "system_prompt_sha256", "system_prompt_bytes",
+)  # fmt: skip
+_N_COLS = len(_ROW_COLUMNS)
+# EntryCols.take gives these columns' buffers, then chain_ok's
+_BUFFER_TYPES = tuple(ENTRIES_SCHEMA.field(name).type for name in _ROW_COLUMNS) + (pa.bool_(),)
+
+# One read buffer per process, lent to one scan at a time: no fresh zero-filled buffer per ledger.
+# A buffer grown past _KEEP_READ_BYTES (a line longer than a chunk) is not kept.
+_KEEP_READ_BYTES = 2 * CHUNK_BYTES
+_read_buffers: list[bytearray] = []
+
+
+def _borrow_read_buffer(size: int) -> bytearray:
+    buf = _read_buffers.pop() if _read_buffers else bytearray()
+    if len(buf) < size:
+        try:
+            buf.extend(bytes(size - len(buf)))
+        except BufferError:  # still viewed by an abandoned scan: not reused
+            buf = bytearray(size)
+    return buf
+
+
+def _return_read_buffer(buf: bytearray) -> None:
+    if len(buf) <= _KEEP_READ_BYTES and not _read_buffers:
+        _read_buffers.append(buf)
 
 
 @dataclass(slots=True)
@@ -346,15 +379,15 @@ def _sizes_around(
 _VAK_TS = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:[0-5]\d(\.\d{1,9})?Z$"
 
 
-def _ts_column(ts: list[str | None]) -> pa.Array:
-    """``ts_at`` of a batch: parsed by Arrow when every value is in vak's form, else value by value."""
-    arr = pa.array(ts, pa.string())
+def _ts_column(arr: pa.Array) -> pa.Array:
+    """``ts_at`` of a batch (``arr``: its ``ts`` strings): parsed by Arrow when every value is in vak's
+    form, else value by value."""
     if pc.all(pc.match_substring_regex(arr, _VAK_TS)).as_py() is not False:
         try:
             return pc.replace_substring_regex(arr, r"(\.\d{6})\d+Z$", r"\1Z").cast(TIMESTAMP)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # e.g. a day that does not exist: the reference parser gives null for it
-    return pa.array([_parse_ts(t) for t in ts], TIMESTAMP)
+    return pa.array([_parse_ts(t) for t in arr.to_pylist()], TIMESTAMP)
 
 
 def _parse_ts(ts: str | None) -> datetime | None:
@@ -522,10 +555,28 @@ class LedgerScanner:
             pre = f.read(offset)
             self.bytes_read += len(pre)
             self._head = bytearray(pre)
-        # one buffer for the whole file (no allocation, no page faults per read): lines are framed in
-        # place and an incomplete last line moves to its front before the next read
+        # one buffer for the whole file, lent by the process (no allocation, no page faults per read):
+        # lines are framed in place and an incomplete last line moves to its front before the next read
+        native = self._buf.native if _scan_entries is not None else None
+        buf = _borrow_read_buffer(min(CHUNK_BYTES, max(end - offset, 0)))
+        try:
+            yield from self._read(f, end, offset, buf, native, still_growing)
+        finally:
+            _return_read_buffer(buf)
+
+    def _read(
+        self,
+        f: IO[bytes],
+        end: int,
+        offset: int,
+        buf: bytearray,
+        native: Any,
+        still_growing: Callable[[], bool] | None,
+    ) -> Iterator[pa.RecordBatch]:
+        """The rest of :meth:`scan`, reading through ``buf`` (rows of plain lines written by the
+        compiled scanner into ``native``, the buffer's EntryCols, when it is not None)."""
+        st = self.state
         batch_rows = self._batch_rows
-        buf = bytearray(min(CHUNK_BYTES, max(end - offset, 0)))
         view = memoryview(buf)
         have = 0  # bytes of an incomplete line at the front of buf
         while offset + have < end:
@@ -541,19 +592,18 @@ class LedgerScanner:
             limit = have + n
             pos = 0
             while True:
-                if _scan_entries is not None:  # the compiled scanner takes every line it vouches for
-                    cols = self._buf.cols
-                    before = len(cols[0])
+                if native is not None:  # the compiled scanner takes every line it vouches for
+                    before = len(native)
                     state = [self._chain.expected, st.turn_no, st.turn_id, st.in_prep]
                     nxt, events = _scan_entries(
-                        buf, pos, limit, batch_rows - before, offset - pos, st.line_no, cols, self.fields,
+                        buf, pos, limit, batch_rows - before, offset - pos, st.line_no, native, self.fields,
                         state, KNOWN_KINDS,
                     )  # fmt: skip
                     if nxt > pos:
-                        self._run(buf, pos, nxt, offset, len(cols[0]) - before, state, events)
+                        self._run(buf, pos, nxt, offset, len(native) - before, state, events)
                         offset += nxt - pos
                         pos = nxt
-                        if len(cols[0]) >= batch_rows:
+                        if len(native) >= batch_rows:
                             yield self._flush()
                         continue
                 nl = buf.find(b"\n", pos, limit)  # a line for the reference reader (or an incomplete one)
@@ -780,7 +830,7 @@ class LedgerScanner:
         reads them); ``offset`` is the file offset of buf[pos]."""
         st = self.state
         st.line_no += k
-        last = self._buf.cols[0][-1]
+        last = self._buf.last_offset()
         st.last_line_offset = last
         st.offset = offset + nxt - pos
         if offset < HEAD_ANCHOR_BYTES:
@@ -845,8 +895,7 @@ class LedgerScanner:
         return turn_no, turn_id
 
     def _add(self, row: tuple) -> None:
-        for col, value in zip(self._buf.cols, row, strict=True):
-            col.append(value)
+        self._buf.add(row)
 
     def _facts(self) -> tuple[str, str | None, str | None, str | None]:
         return (self.rel_path, self.session_id, self.agent_id, self.workspace_key)
@@ -860,26 +909,42 @@ class LedgerScanner:
 class EntriesBuffer:
     """``entries`` rows of one or more ledgers, column by column, until they become one record batch.
 
-    A scanner appends rows to ``cols`` (the 36 columns from ``offset_bytes`` on, ``ts_at`` excluded,
-    as ``scan_entries`` fills them), then :meth:`mark` claims the rows since the last mark for its
-    file: rel_path, session_id, agent_id and workspace_key are the same on every row of a file, so
-    they are kept once per run of rows and become Arrow arrays without a per-row Python list. Many
-    small ledgers in one buffer cost one conversion instead of one each.
+    A scanner appends rows (the 36 columns from ``offset_bytes`` on, ``ts_at`` excluded, in the order
+    of ``_ROW_COLUMNS``) with :meth:`add`, or the compiled scanner writes them into ``native``, then
+    :meth:`mark` claims the rows since the last mark for its file: rel_path, session_id, agent_id
+    and workspace_key are the same on every row of a file, so they are kept once per run of rows and
+    become Arrow arrays without a per-row Python list. Many small ledgers in one buffer cost one
+    conversion instead of one each. With the extension the rows live in ``native``, an EntryCols
+    holding Arrow buffers (validity bitmaps, int64 values, offsets and UTF-8 data) that become arrays
+    without a conversion; without it in ``cols``, one Python list per column.
     """
 
-    __slots__ = ("_marked", "_runs", "cols")
+    __slots__ = ("_marked", "_runs", "cols", "native")
 
     def __init__(self) -> None:
-        self.cols: list[list] = [[] for _ in range(_N_COLS)]
+        self.native = _EntryCols() if _EntryCols is not None else None
+        self.cols: list[list] | None = None if self.native is not None else [[] for _ in range(_N_COLS)]
         self._runs: list[tuple[tuple[str, str | None, str | None, str | None], int]] = []
         self._marked = 0
 
     def __len__(self) -> int:
-        return len(self.cols[0])
+        return len(self.native) if self.cols is None else len(self.cols[0])
+
+    def add(self, row: tuple) -> None:
+        """Append one row (a tuple of the 36 values, None for null)."""
+        if self.cols is None:
+            self.native.append_row(row)
+        else:
+            for col, value in zip(self.cols, row, strict=True):
+                col.append(value)
+
+    def last_offset(self) -> int:
+        """``offset_bytes`` of the last row."""
+        return self.native.last_offset() if self.cols is None else self.cols[0][-1]
 
     def mark(self, facts: tuple[str, str | None, str | None, str | None]) -> int:
         """Claim the rows added since the last mark for the file of ``facts``; how many they are."""
-        n = len(self.cols[0]) - self._marked
+        n = len(self) - self._marked
         if n:
             self._runs.append((facts, n))
             self._marked += n
@@ -887,20 +952,38 @@ class EntriesBuffer:
 
     def discard_unmarked(self) -> int:
         """Drop the rows added since the last mark (a file that could not be read to its end)."""
-        n = len(self.cols[0]) - self._marked
-        for col in self.cols:
-            del col[self._marked :]
+        n = len(self) - self._marked
+        if self.cols is None:
+            self.native.truncate(self._marked)
+        else:
+            for col in self.cols:
+                del col[self._marked :]
         return n
 
     def take(self) -> pa.RecordBatch:
         """Every marked row as one ``ENTRIES_SCHEMA`` batch; the buffer is empty afterwards."""
-        if len(self.cols[0]) != self._marked:
+        if len(self) != self._marked:
             raise ValueError("EntriesBuffer.take: rows added since the last mark belong to no file")
-        cols, runs = self.cols, self._runs
-        self.cols = [[] for _ in range(_N_COLS)]
+        runs = self._runs
         self._runs = []
         self._marked = 0
-        return _entries_batch(cols, runs)
+        if self.cols is None:
+            n, buffers = self.native.take()
+            arrays = [
+                pa.Array.from_buffers(
+                    t,
+                    n,
+                    [None if valid is None else pa.py_buffer(valid)]
+                    + ([pa.py_buffer(data)] if offsets is None else [pa.py_buffer(offsets), pa.py_buffer(data)]),
+                    null_count=nulls,
+                )
+                for (nulls, valid, data, offsets), t in zip(buffers, _BUFFER_TYPES, strict=True)
+            ]
+            return _entries_batch(arrays[:-1], arrays[-1], runs)
+        cols = self.cols
+        self.cols = [[] for _ in range(_N_COLS)]
+        status = cols[_ROW_COLUMNS.index("chain_status")]
+        return _entries_batch(cols, list(map(_CHAIN_OK_BY_VALUE.get, status)), runs)
 
 
 def _run_column(values: list[str | None], counts: list[int]) -> pa.Array:
@@ -911,92 +994,17 @@ def _run_column(values: list[str | None], counts: list[int]) -> pa.Array:
     return pa.concat_arrays(parts) if parts else pa.array([], pa.string())
 
 
-def _entries_batch(cols: list[list], runs: list[tuple[tuple, int]]) -> pa.RecordBatch:
-    (
-        offset,
-        line_no,
-        size,
-        kind,
-        ident,
-        parent,
-        ts,
-        prev,
-        digest,
-        status,
-        turn_no,
-        turn_id,
-        role,
-        control,
-        directive,
-        model,
-        provider,
-        stop_reason,
-        it,
-        ot,
-        crt,
-        cct,
-        tu,
-        trc,
-        trb,
-        act_kind,
-        act_label,
-        purpose,
-        attempts,
-        prefix_digest,
-        prefix_tokens,
-        epoch,
-        app_version,
-        body_sha,
-        sp_sha,
-        sp_bytes,
-    ) = cols
+def _entries_batch(cols: list, chain_ok: list | pa.Array, runs: list[tuple[tuple, int]]) -> pa.RecordBatch:
+    """One ``ENTRIES_SCHEMA`` batch from the row columns (Arrow arrays or Python lists, in the order of
+    ``_ROW_COLUMNS``), chain_ok and the runs of rows per file."""
     counts = [n for _, n in runs]
-    ts_at = _ts_column(ts)
-    chain_ok = list(map(_CHAIN_OK_BY_VALUE.get, status))
-    arrays = {
-        "rel_path": _run_column([f[0] for f, _ in runs], counts),
-        "session_id": _run_column([f[1] for f, _ in runs], counts),
-        "agent_id": _run_column([f[2] for f, _ in runs], counts),
-        "workspace_key": _run_column([f[3] for f, _ in runs], counts),
-        "line_no": line_no,
-        "offset_bytes": offset,
-        "size_bytes": size,
-        "kind": kind,
-        "id": ident,
-        "parent_id": parent,
-        "ts": ts,
-        "ts_at": ts_at,
-        "prev_hash": prev,
-        "line_sha256": digest,
-        "chain_ok": chain_ok,
-        "chain_status": status,
-        "turn_no": turn_no,
-        "turn_id": turn_id,
-        "role": role,
-        "control": control,
-        "is_directive": directive,
-        "model": model,
-        "provider": provider,
-        "stop_reason": stop_reason,
-        "input_tokens": it,
-        "output_tokens": ot,
-        "cache_read_input_tokens": crt,
-        "cache_creation_input_tokens": cct,
-        "tool_use_count": tu,
-        "tool_result_count": trc,
-        "tool_result_bytes": trb,
-        "activity_kind": act_kind,
-        "activity_label": act_label,
-        "purpose": purpose,
-        "attempt_count": attempts,
-        "prefix_digest": prefix_digest,
-        "prefix_tokens": prefix_tokens,
-        "epoch": epoch,
-        "app_version": app_version,
-        "body_sha256": body_sha,
-        "system_prompt_sha256": sp_sha,
-        "system_prompt_bytes": sp_bytes,
-    }
+    arrays: dict[str, Any] = dict(zip(_ROW_COLUMNS, cols, strict=True))
+    ts = arrays["ts"]
+    arrays["ts"] = ts = ts if isinstance(ts, pa.Array) else pa.array(ts, pa.string())
+    arrays["ts_at"] = _ts_column(ts)
+    arrays["chain_ok"] = chain_ok
+    for i, name in enumerate(("rel_path", "session_id", "agent_id", "workspace_key")):
+        arrays[name] = _run_column([f[i] for f, _ in runs], counts)
     return pa.RecordBatch.from_arrays(
         [
             a if isinstance(a, pa.Array) else pa.array(a, f.type)
