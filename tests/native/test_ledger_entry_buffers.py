@@ -1,0 +1,282 @@
+"""The compiled ledger scan's string blocks and Arrow column buffers against hand-computed values.
+
+``scan_string`` skips plain runs 64 bytes at a time (AVX2, or four SSE2 loads), then 16, then byte
+by byte: a quote, backslash, control byte or non-ASCII byte at every position around those block
+edges, and multi-byte characters split across them, must give exactly the verdict of strict JSON
+(RFC 8259, strict UTF-8). ``scan_entries`` writes its rows into ``linescan.EntryCols`` buffers and
+the reference reader appends to the same buffers: the batches equal the reference reader's with
+rows in Python lists, row for row, on every ledger of a synthetic home and on mixed files.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+import pyarrow as pa
+import pytest
+
+import vakaudit._native as native
+import vakaudit.artifacts.session_ledger as sl
+
+L = native.linescan
+ENV = b'{"id":"a","parent_id":null,"ts":"2026-01-01T00:00:00.123Z","kind":"x"'
+LENGTH = 200  # string length: several 64-byte blocks, then a 16-byte tail and single bytes
+
+
+def _cpu_has_avx2() -> bool:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return any(line.startswith("flags") and " avx2" in line for line in text.splitlines())
+
+
+@pytest.fixture(params=[True, False], ids=["avx2", "sse2"])
+def simd(request: pytest.FixtureRequest):  # noqa: ANN201
+    assert L.set_avx2(request.param) is (request.param and _cpu_has_avx2())
+    yield request.param
+    L.set_avx2(True)
+
+
+def member_of(body: bytes) -> tuple | None:
+    """(key, start, end, canonical) of the one member of ``ENV + ',"t":' + body + '}'``, None if deferred."""
+    line = ENV + b',"t":' + body + b"}"
+    recs, nxt = L.scan_lines(line + b"\n", 0, len(line) + 1, 10, L.BODY_DIGEST | L.MEMBERS)
+    assert nxt == len(line) + 1 and len(recs) == 1
+    rec = recs[0]
+    if len(rec) == 2:
+        return None
+    (member,) = rec[11]
+    return member
+
+
+def at(i: int, piece: bytes, length: int = LENGTH) -> bytes:
+    """A JSON string of ``length`` bytes of 'a' (quotes excluded) holding ``piece`` at byte ``i``."""
+    return b'"' + b"a" * i + piece + b"a" * (length - i - len(piece)) + b'"'
+
+
+POSITIONS = sorted(
+    {*range(0, 20), *range(28, 36), *range(44, 52), *range(60, 68), *range(124, 132), 190, 197}
+)
+
+# (piece, valid JSON, canonical: written the way serde_json / orjson write it)
+PIECES = [
+    (b'\\"', True, 1),
+    (b"\\\\", True, 1),
+    (b"\\n", True, 1),
+    (b"\\u0001", True, 1),
+    (b"\\u00e9", True, 0),  # an escape orjson would not write
+    (b"\\/", True, 0),
+    (b"\x7f", True, 1),  # DEL needs no escape
+    ("é".encode(), True, 1),  # 2-byte
+    ("€".encode(), True, 1),  # 3-byte
+    ("😀".encode(), True, 1),  # 4-byte
+    ("éé€😀é".encode(), True, 1),  # a run of non-ASCII characters
+    (b"\x01", False, None),  # raw control bytes
+    (b"\x1f", False, None),
+    (b"\t", False, None),
+    (b"\x80", False, None),  # a continuation byte alone
+    (b"\xc3a", False, None),  # a lead byte without its continuation
+    (b"\xc0\x80", False, None),  # overlong
+    (b"\xed\xa0\x80", False, None),  # a UTF-16 surrogate
+    (b"\xf5\x80\x80\x80", False, None),  # above U+10FFFF
+    (b"\xf0\x9f\x98a", False, None),  # a 4-byte sequence cut short
+    (b"\xff", False, None),
+    ("é".encode() + b"\x80", False, None),  # an extra continuation byte after a character
+    (b"\\x", False, None),  # an escape JSON does not have
+    (b"\\u12g4", False, None),
+]
+
+
+@pytest.mark.parametrize(("piece", "valid", "canonical"), PIECES, ids=lambda v: repr(v)[:24])
+def test_a_special_byte_at_every_position_around_the_block_edges(
+    simd: bool, piece: bytes, valid: bool, canonical: int | None
+) -> None:
+    for i in POSITIONS:
+        body = at(i, piece)
+        want = ("t", len(ENV), len(ENV) + 5 + len(body), canonical) if valid else None
+        assert member_of(body) == want, (i, piece)
+        # the verdict is strict JSON's (orjson: strict UTF-8, RFC 8259)
+        try:
+            orjson.loads(body)
+            ok = True
+        except orjson.JSONDecodeError:
+            ok = False
+        assert ok is valid, (i, piece)
+
+
+def test_the_closing_quote_at_every_length(simd: bool) -> None:
+    # a plain string of n bytes: the member ends right after its closing quote, whatever n is
+    for n in range(0, 200):
+        body = b'"' + b"b" * n + b'"'
+        assert member_of(body) == ("t", len(ENV), len(ENV) + 5 + n + 2, 1), n
+    # a string that never ends: deferred, however long the plain run before the line's end
+    for n in range(0, 140):
+        assert member_of(b'"' + b"b" * n) is None, n
+
+
+def test_a_character_split_across_every_block_edge(simd: bool) -> None:
+    # the k-byte character starts 1 .. k-1 bytes before the 16/32/64/128-byte edges of the string
+    for ch in ("é", "€", "😀"):
+        raw = ch.encode()
+        for edge in (16, 32, 64, 128):
+            for back in range(1, len(raw)):
+                body = at(edge - back, raw)
+                assert member_of(body) == ("t", len(ENV), len(ENV) + 5 + len(body), 1), (ch, edge, back)
+                # the same character cut at the edge: invalid
+                cut = b'"' + b"a" * (edge - back) + raw[:back] + b"a" * 40 + b'"'
+                assert member_of(cut) is None, (ch, edge, back)
+
+
+# -- the column buffers ---------------------------------------------------------------------------
+
+
+def _row(offset: int, status: str, **values: object) -> tuple:
+    row = dict.fromkeys(sl._ROW_COLUMNS)
+    row.update(offset_bytes=offset, line_no=offset + 1, size_bytes=10, chain_status=status, **values)
+    return tuple(row[name] for name in sl._ROW_COLUMNS)
+
+
+def test_entry_cols_buffers_hand_computed() -> None:
+    ec = L.EntryCols()
+    ec.append_row(_row(0, "unchecked", kind="header", model="m-é"))
+    ec.append_row(_row(10, "chain_ok", kind="message", is_directive=True, input_tokens=-(2**63)))
+    ec.append_row(_row(20, "broken", kind="x" * 300, is_directive=False))
+    assert len(ec) == 3 and ec.last_offset() == 20
+    ec.truncate(2)  # the third row leaves every column
+    assert len(ec) == 2 and ec.last_offset() == 10
+    ec.append_row(_row(30, "broken", kind=None, turn_id="t", is_directive=False, input_tokens=2**63 - 1))
+    n, cols = ec.take()
+    assert n == 3 and len(ec) == 0 and len(cols) == 37
+    by_name = dict(zip((*sl._ROW_COLUMNS, "chain_ok"), cols, strict=True))
+    assert by_name["offset_bytes"] == (0, None, (0).to_bytes(8, "little") + (10).to_bytes(8, "little")
+                                       + (30).to_bytes(8, "little"), None)  # fmt: skip
+    nulls, valid, data, offsets = by_name["kind"]
+    assert (nulls, valid[0] & 0b111, data) == (1, 0b011, b"headermessage")
+    assert [int.from_bytes(offsets[i : i + 4], "little") for i in range(0, 16, 4)] == [0, 6, 13, 13]
+    assert by_name["model"][2] == "m-é".encode()
+    # bools: validity and value bitmaps (row 0 null; True; False)
+    assert (by_name["is_directive"][0], by_name["is_directive"][1][0] & 0b111, by_name["is_directive"][2][0] & 0b111) == (
+        1, 0b110, 0b010,
+    )  # fmt: skip
+    # chain_ok follows chain_status: null for unchecked, True for chain_ok, False for broken
+    assert (by_name["chain_ok"][1][0] & 0b111, by_name["chain_ok"][2][0] & 0b111) == (0b110, 0b010)
+    tokens = by_name["input_tokens"]
+    assert tokens[0] == 1 and tokens[2][8:] == (-(2**63)).to_bytes(8, "little", signed=True) + (
+        2**63 - 1
+    ).to_bytes(8, "little", signed=True)
+    # emptied, the buffers start again at row 0
+    ec.append_row(_row(40, "unchained"))
+    n, cols = ec.take()
+    assert n == 1 and cols[0][2] == (40).to_bytes(8, "little") and cols[-1][0] == 1
+
+
+def test_entry_cols_refuse_values_of_the_wrong_type() -> None:
+    ec = L.EntryCols()
+    index = {name: i for i, name in enumerate(sl._ROW_COLUMNS)}
+    for name, value in (("offset_bytes", "1"), ("kind", 3), ("is_directive", 1), ("input_tokens", 2**63)):
+        row = list(_row(0, "blank"))
+        row[index[name]] = value
+        with pytest.raises((TypeError, OverflowError)):
+            ec.append_row(tuple(row))
+    with pytest.raises(ValueError):
+        ec.append_row((1, 2, 3))
+    assert len(ec) == 0
+
+
+# -- the batches: compiled scanner + reference reader into one buffer, against Python lists ------
+
+
+def _scan_all(home: Path, files: list[Path], *, compiled: bool, batch_rows: int) -> tuple:
+    saved = sl._scan_entries, sl._EntryCols
+    if not compiled:
+        sl._scan_entries = sl._EntryCols = None
+    try:
+        buf = sl.EntriesBuffer()
+        batches: list[pa.RecordBatch] = []
+        fields = []
+        found: list = []
+        for p in files:
+            sc = sl.LedgerScanner(
+                str(p.relative_to(home)), emit=found.append, buffer=buf, batch_rows=batch_rows
+            )
+            with p.open("rb") as f:
+                batches += sc.scan(f, os.fstat(f.fileno()).st_size)
+            fields.append((sc.fields_table(), sc.state.to_dict()))
+        if len(buf):
+            batches.append(buf.take())
+    finally:
+        sl._scan_entries, sl._EntryCols = saved
+    assert all(b.schema.equals(sl.ENTRIES_SCHEMA) for b in batches)
+    return (
+        [b.num_rows for b in batches],
+        pa.Table.from_batches(batches, schema=sl.ENTRIES_SCHEMA),
+        fields,
+        found,
+    )
+
+
+def _assert_same(home: Path, files: list[Path], batch_rows: int) -> pa.Table:
+    sizes1, t1, f1, x1 = _scan_all(home, files, compiled=True, batch_rows=batch_rows)
+    sizes2, t2, f2, x2 = _scan_all(home, files, compiled=False, batch_rows=batch_rows)
+    assert sizes1 == sizes2  # the same rows in the same batches
+    assert t1.equals(t2)
+    assert all(a.equals(b) and s == z for (a, s), (b, z) in zip(f1, f2, strict=True))
+    assert x1 == x2
+    return t1
+
+
+@pytest.mark.parametrize("batch_rows", [4096, 5])
+def test_every_ledger_of_a_synthetic_home_in_one_shared_buffer(tmp_path: Path, batch_rows: int) -> None:
+    from vakaudit.synth.home import build_home
+
+    home = tmp_path / "home"
+    build_home(home, profile="tiny", layout="g2", fsync=False, seed=11)
+    files = sorted(p for p in home.rglob("*.jsonl") if "sessions" in p.parts and p.is_file())
+    assert files
+    table = _assert_same(home, files, batch_rows)
+    assert table.num_rows == sum(p.read_bytes().count(b"\n") for p in files)
+
+
+def test_reference_rows_between_compiled_runs_keep_file_order(tmp_path: Path) -> None:
+    # compiled runs broken by lines only the reference reads (CRLF, invalid UTF-8, spaces, a work
+    # entry, a blank line, an unknown kind) and a torn last line, in a buffer shared with a second file
+    from vakaudit.ledger import SessionLog
+
+    path = tmp_path / "agents/vak/sessions/ws/s1.jsonl"
+    path.parent.mkdir(parents=True)
+    with SessionLog.create(
+        path, {"session_id": "s1", "contract": {"model": "m", "system_prompt": "p" * 90}}
+    ) as log:
+        for i in range(12):
+            text = "x" * (60 + i) + "é" * i + '"\\' * (i % 3)
+            log.append_message(
+                {"role": "user", "content": [{"type": "text", "text": text}]},
+                {
+                    "model": "m\\u00e9" if i % 2 else "mé",
+                    "usage": {"input_tokens": i, "output_tokens": 2**40},
+                },
+            )
+            log.append("activity", {"activity_kind": "tool", "label": "l" * (i * 11) + "\n€"})
+            if i == 5:
+                log.append("work", {"kind": "tool_call", "x": 1})
+    lines = path.read_bytes().split(b"\n")
+    # line 0 is the header, then message and activity lines alternate
+    lines[3] = lines[3] + b"\r"  # a message
+    lines[4] = lines[4].replace(b'"activity_kind"', b' "activity_kind"')
+    lines[7] = lines[7][:-1] + b',"bad":"\xff"}'
+    lines[10] = lines[10].replace(b'"kind":"activity"', b'"kind":"made_up"')
+    assert b"made_up" in lines[10] and b" " in lines[4]
+    lines.insert(9, b"")
+    path.write_bytes(b"\n".join(lines[:-1]) + b"\n" + lines[-2][:40])
+    other = tmp_path / "agents/vak/sessions/ws/s2.jsonl"
+    other.write_bytes(b"\n".join(lines[:6]) + b"\n")
+    for batch_rows in (3, 4096):
+        table = _assert_same(tmp_path, [path, other, path], batch_rows)
+        assert table.column("line_no").to_pylist()[:3] == [1, 2, 3]
+        # hand-computed: the decoded model of the second message, with its escape
+        kinds = table.column("kind").to_pylist()
+        models = [m for m, k in zip(table.column("model").to_pylist(), kinds, strict=True) if k == "message"]
+        assert models[:2] == ["mé", "m\\u00e9"]  # the value is the literal text "m\u00e9" (escaped backslash)
