@@ -34,7 +34,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import accumulate, repeat
+from itertools import accumulate, chain, repeat
 from operator import itemgetter
 from typing import IO, Any
 
@@ -531,12 +531,7 @@ class RowSpec:
     def reader(self, names: tuple[str, ...] = ()) -> Callable[[ReadContext], Iterator[pa.RecordBatch]]:
         """A reader; with ``names``, files of other basenames (locks, temp files) give no rows."""
 
-        def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
-            if names and basename(ctx.rel_path) not in names:
-                return iter(())
-            return read_jsonl(ctx, self)
-
-        return reader
+        return jsonl_reader(self, (lambda rel_path: basename(rel_path) in names) if names else None)
 
     def kind(self, doc: str | None, *, names: tuple[str, ...] = (), **fields: Any) -> ArtifactKind:
         """The ArtifactKind of a JSONL sidecar: description, schema and reader come from here."""
@@ -1234,6 +1229,209 @@ def _read_jsonl_lines(
                 yield cut()
     if objs:
         yield cut()
+
+
+# --------------------------------------------------------------------------- many small files
+
+BUNDLE_FLUSH_BYTES = 4 << 20  # a bundle turns its pending rows into Arrow once this many file bytes are read
+
+
+def reader_rows(reader: Any) -> tuple[RowSpec, Callable[[str], bool]] | None:
+    """``(spec, accepts)`` when ``reader`` is :func:`read_jsonl` over ``spec`` for the files whose
+    relative path ``accepts`` (and gives no rows for the others), else None: its files can then be
+    read together by a :class:`JsonlBundle`."""
+    return getattr(reader, "jsonl_rows", None)
+
+
+def jsonl_reader(
+    spec: RowSpec, accepts: Callable[[str], bool] | None = None
+) -> Callable[[ReadContext], Iterator[pa.RecordBatch]]:
+    """The reader of a JSONL kind: :func:`read_jsonl` over ``spec`` for the files ``accepts`` (by
+    relative path; default all), no rows for the others. :func:`reader_rows` recognises it."""
+
+    def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
+        if accepts is not None and not accepts(ctx.rel_path):
+            return iter(())
+        return read_jsonl(ctx, spec)
+
+    reader.jsonl_rows = (spec, accepts or _any)  # type: ignore[attr-defined]
+    return reader
+
+
+def _any(rel_path: str) -> bool:
+    return True
+
+
+class _ObjRun(_ObjPart):
+    """Rows decoded in Python, from one or several files: their line numbers and offsets listed."""
+
+    __slots__ = ("line_nos", "offsets")
+
+    def __init__(self) -> None:
+        super().__init__([], [], 1, 0)
+        self.line_nos: list[int] = []
+        self.offsets: list[int] = []
+
+    def add(self, count: int, line_no: int, offset: int) -> None:
+        """Number the last ``count`` rows added to ``objs``/``sizes``, the first at ``line_no``/``offset``."""
+        if not count:
+            return
+        self.count += count
+        self.line_nos += range(line_no, line_no + count)
+        if count == 1:
+            self.offsets.append(offset)
+        else:
+            self.offsets += accumulate(self.sizes[len(self.sizes) - count : -1], initial=offset)
+
+    def truncate(self, count: int) -> None:
+        del self.objs[count:], self.sizes[count:], self.line_nos[count:], self.offsets[count:]
+        self.count = count
+
+    def located(self) -> list[pa.Array]:
+        i64 = pa.int64()
+        return [pa.array(self.line_nos, i64), pa.array(self.offsets, i64), pa.array(self.sizes, i64)]
+
+
+class JsonlBundle:
+    """The rows of many small JSONL files of one spec, read one file at a time and turned into Arrow
+    together, a few MB of files at a time.
+
+    Each file is framed and decoded exactly as :func:`read_jsonl` does (compiled chunks, chunks decoded
+    in Python, findings through its context), but the work :func:`read_jsonl` does per batch (the
+    per-file columns, line numbers and offsets, the columns of rows decoded in Python, timestamp
+    casts) is done once for many files: a file of a few rows costs its reading, not a batch. The
+    tables it gives hold the same rows, in file order, as the concatenated batches of
+    :func:`read_jsonl` over the same files.
+    """
+
+    def __init__(
+        self, spec: RowSpec, flush_bytes: int = BUNDLE_FLUSH_BYTES, *, kind: str = "", native: bool = True
+    ) -> None:
+        self.spec = spec
+        self.kind = kind  # the kind's name, for messages
+        self.schema, self._columns, self._plans, nat = _compiled(spec)
+        usable = native and nat is not None and _linescan is not None and hasattr(_linescan, "jsonl_columns")
+        self._native = nat if usable else None
+        self._flush_bytes = flush_bytes
+        n_fixed = 2 + len(spec.file_cols)
+        types = [f.type for f in self.schema]
+        self._fixed_types = types[:2] + types[5 : 5 + len(spec.file_cols)]
+        self._n_fixed = n_fixed
+        self._files: list[tuple[list[Any], int]] = []  # per-file column values and row count, pending
+        self._segs: list[_NativePart | _ObjPart] = []  # pending rows in file order
+        self._rows = 0
+        self._bytes = 0
+        self._done: list[pa.RecordBatch] = []
+
+    def add(self, ctx: ReadContext) -> tuple[int, int]:
+        """Read one file from ``ctx.start_offset``: ``(rows, end)``, ``end`` being the offset after its
+        last row. Should reading fail, the file's rows are dropped again and the error raised."""
+        segs = len(self._segs)
+        last = self._segs[-1] if segs else None
+        kept = last.count if isinstance(last, _ObjRun) else 0
+        try:
+            rows, start, end = self._read(ctx)
+        except BaseException:
+            del self._segs[segs:]
+            if isinstance(last, _ObjRun):
+                last.truncate(kept)
+            raise
+        if rows:
+            self._files.append(
+                ([ctx.rel_path, ctx.home_scope] + [c.get(ctx) for c in self.spec.file_cols], rows)
+            )
+            self._rows += rows
+            self._bytes += end - start
+            if self._bytes >= self._flush_bytes or self._rows >= BATCH_ROWS:
+                self._build()
+        return rows, end
+
+    def batches(self) -> list[pa.RecordBatch]:
+        """The batches of the files added since the last call, in file order."""
+        if self._rows:
+            self._build()
+        out, self._done = self._done, []
+        return out
+
+    def _run(self) -> _ObjRun:
+        last = self._segs[-1] if self._segs else None
+        if isinstance(last, _ObjRun):
+            return last
+        run = _ObjRun()
+        self._segs.append(run)
+        return run
+
+    def _decode(
+        self, ctx: ReadContext, pieces: list[bytes], terminated: bool, line_no: int, offset: int
+    ) -> tuple[int, int]:
+        run = self._run()
+        count, size = _decode_block(ctx, self.spec, pieces, terminated, line_no, offset, run.objs, run.sizes)
+        run.add(count, line_no, offset)
+        return count, size
+
+    def _read(self, ctx: ReadContext) -> tuple[int, int, int]:
+        native = self._native
+        with ctx.open() as f:
+            start = ctx.start_offset
+            line_no = _count_newlines(f, start) + 1 if start else 1
+            first = line_no
+            offset = start
+            if native is None:
+                for pieces, terminated in _iter_line_blocks(f, start):
+                    count, size = self._decode(ctx, pieces, terminated, line_no, offset)
+                    line_no += count
+                    offset += size
+            else:
+                for block, terminated in _iter_blocks(f, start):
+                    part = native.read(block, line_no, offset) if terminated else None
+                    if part is None:
+                        pieces = bytes(block).split(b"\n")
+                        if terminated:
+                            pieces.pop()  # the empty rest after the last LF
+                        count, size = self._decode(ctx, pieces, terminated, line_no, offset)
+                    else:
+                        self._segs.append(part)
+                        count = part.count
+                        size = len(block)
+                    line_no += count
+                    offset += size
+        return line_no - first, start, offset
+
+    def _build(self) -> None:
+        n = self._rows
+        files = self._files
+        segs = self._segs
+        if len(files) == 1:
+            arrays = [
+                pa.repeat(pa.scalar(v, t), n) for v, t in zip(files[0][0], self._fixed_types, strict=True)
+            ]
+        else:
+            idx = pa.array(
+                list(chain.from_iterable(repeat(i, c) for i, (_, c) in enumerate(files))), pa.int32()
+            )
+            arrays = [
+                pa.array([vals[j] for vals, _ in files], t).take(idx) for j, t in enumerate(self._fixed_types)
+            ]
+        located = [p.located() for p in segs]
+        arrays[2:2] = [
+            pa.concat_arrays([w[i] for w in located]) if len(segs) > 1 else located[0][i] for i in range(3)
+        ]
+        columns = self._columns
+        if len(segs) == 1 and isinstance(segs[0], _ObjPart):  # rows decoded in Python only
+            arrays += _batch_columns(columns, self._plans, segs[0].objs)
+        else:
+            native = self._native
+            assert native is not None
+            per_part = [p.parts(native, self._plans) for p in segs]
+            for j in range(len(columns)):
+                got = [pp[j] for pp in per_part]
+                if native.ts[j]:
+                    arrays.append(_timestamps_of(got))
+                else:
+                    arrays.append(got[0] if len(got) == 1 else pa.concat_arrays(got))
+        self._done.append(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+        self._files, self._segs = [], []
+        self._rows = self._bytes = 0
 
 
 def basename(rel_path: str) -> str:

@@ -14,13 +14,12 @@ Rows: one per record line (history); the job's current state is its last parseab
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 
 from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
-from vakaudit.artifacts._jsonl import FileCol, RowSpec, col, dig, file_stem, read_jsonl
+from vakaudit.artifacts._jsonl import FileCol, RowSpec, col, dig, file_stem, jsonl_reader
 
 
 def _job_id_from_name(ctx: ReadContext) -> str | None:
@@ -60,11 +59,12 @@ ROWS = RowSpec(
 )
 
 
-def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
-    """History rows of one job file (other files in the directory give none)."""
-    if not ctx.rel_path.endswith(".json"):
-        return iter(())
-    return read_jsonl(ctx, ROWS)
+def _is_job(rel_path: str) -> bool:
+    return rel_path.endswith(".json")
+
+
+# history rows of one job file (other files in the directory give none)
+reader = jsonl_reader(ROWS, _is_job)
 
 
 KIND = ArtifactKind(

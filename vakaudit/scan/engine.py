@@ -43,6 +43,7 @@ import pyarrow.parquet as pq
 
 from vakaudit.artifacts import get_kind
 from vakaudit.artifacts._base import ReadContext
+from vakaudit.artifacts._jsonl import JsonlBundle, reader_rows
 from vakaudit.artifacts.session_ledger import (
     BATCH_ROWS,
     ENTRIES_SCHEMA,
@@ -96,6 +97,8 @@ ENTRIES_DICTIONARY_COLUMNS = [
     "system_prompt_sha256",
 ]
 SMALL_TASK_FILES = 256  # files bundled into one task at most
+# a JSONL side file this small is read into its task's bundle of the kind (its rows share the task's part)
+BUNDLE_FILE_BYTES = 256 << 10
 SMALL_TASK_BYTES = 16 << 20  # a side file this big is a task of its own; a bundle stops growing here
 # the same for ledgers: each task writes one entries part, and a Parquet row group costs ~5 ms of zstd
 # set-up over the 42 columns whatever its rows, so ledger bundles are larger; on a small home they are
@@ -386,24 +389,82 @@ def _scan_sidecar(home: str, out: str, gen: int, it: _Item, home_path: Path | No
         os.close(fd)
 
 
+def _side_start(it: _Item, fd: int, counter: list[int], findings: list[Finding]) -> tuple[str, int]:
+    """``(mode, start offset)`` of a side file's read: an append resumes where the last scan stopped
+    unless the file shrank or its first bytes changed (then it is an append-only violation, read
+    from byte 0)."""
+    if it.mode != "append" or it.prev is None:
+        return it.mode, 0
+    start = int(it.prev.get("offset", 0))
+    size = os.fstat(fd).st_size
+    why = None if size >= start else f"it shrank from {start} to {size} bytes"
+    if why is None and it.prev.get("head_sha256"):
+        head = os.pread(fd, min(start, HEAD_ANCHOR_BYTES), 0)
+        counter[0] += len(head)
+        if _sha(head) != it.prev["head_sha256"]:
+            why = "its first bytes changed"
+    if why is not None:
+        findings.append(_violation(it.rel_path, why))
+        return "full", 0
+    return "append", start
+
+
+def _scan_bundled(home: Path, it: _Item, bundle: JsonlBundle, accepts: Callable[[str], bool]) -> _ItemResult:
+    """Read one small JSONL side file into its task's bundle of the kind (rows become Arrow later,
+    together with other files'; they land in the task's shared part)."""
+    fd = open_read_only(os.path.join(home, it.rel_path))
+    try:
+        findings: list[Finding] = []
+        counter = [0]
+        mode, start = _side_start(it, fd, counter, findings)
+        rows, end = 0, start
+        if accepts(it.rel_path):
+            ctx = _CountingContext(
+                home,
+                it.rel_path,
+                it.home_scope,
+                it.session_id,
+                start,
+                findings.append,
+                counter=counter,
+                fd=fd,
+            )
+            try:
+                rows, end = bundle.add(ctx)
+            except OSError:
+                raise
+            except Exception as exc:  # a reader bug must not stop the scan of a whole home
+                findings.append(_reader_failed(it.rel_path, bundle.kind, exc))
+                rows, mode, start = 0, "full", 0
+        if not rows:
+            end = os.fstat(fd).st_size
+        return _ItemResult(
+            it.rel_path,
+            mode,
+            _anchor(fd, end, counter),
+            rows=rows,
+            bytes_scanned=end - start,
+            bytes_read=counter[0],
+            findings=findings,
+        )
+    finally:
+        os.close(fd)
+
+
+def _reader_failed(rel_path: str, kind: str, exc: Exception) -> Finding:
+    return Finding(
+        FindingCode.READER_FAILED,
+        Severity.ERROR,
+        rel_path,
+        f"the {kind} reader failed: {type(exc).__name__}: {exc}",
+    )
+
+
 def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _ItemResult:
     kind = get_kind(it.kind)
     findings: list[Finding] = []
-    mode = it.mode
-    start = 0
     counter = [0]
-    if mode == "append" and it.prev is not None:
-        start = int(it.prev.get("offset", 0))
-        size = os.fstat(fd).st_size
-        why = None if size >= start else f"it shrank from {start} to {size} bytes"
-        if why is None and it.prev.get("head_sha256"):
-            head = os.pread(fd, min(start, HEAD_ANCHOR_BYTES), 0)
-            counter[0] += len(head)
-            if _sha(head) != it.prev["head_sha256"]:
-                why = "its first bytes changed"
-        if why is not None:
-            findings.append(_violation(it.rel_path, why))
-            mode, start = "full", 0
+    mode, start = _side_start(it, fd, counter, findings)
     ctx = _CountingContext(
         home, it.rel_path, it.home_scope, it.session_id, start, findings.append, counter=counter, fd=fd
     )
@@ -451,14 +512,7 @@ def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _Ite
                     writer.write_batch(b)
                 batches = []
     except Exception as exc:  # a reader bug must not stop the scan of a whole home
-        findings.append(
-            Finding(
-                FindingCode.READER_FAILED,
-                Severity.ERROR,
-                it.rel_path,
-                f"the {kind.name} reader failed: {type(exc).__name__}: {exc}",
-            )
-        )
+        findings.append(_reader_failed(it.rel_path, kind.name, exc))
         batches, rows = [], 0
         mode, start = "full", 0
         if writer is not None:
@@ -517,12 +571,30 @@ def _run_task_items(home: str, out: str, gen: int, task_id: int, items: list[_It
     sink = _EntriesPart(out, f"entries/t{gen}-{task_id}.parquet")
     scanned: list[LedgerScanner] = []
     home_path = Path(home)
+    # small side files: one Parquet part per kind per task, written here, so no rows travel back; the
+    # small files of a JSONL kind are read into one bundle (their rows become Arrow together)
+    shared: dict[str, list[pa.Table]] = {}
+    bundles: dict[str, JsonlBundle] = {}
     for it in items:
         try:
             if it.kind == LEDGER_KIND:
                 out_results.append(_scan_ledger(home, it, sink, scanned))
-            else:
-                out_results.append(_scan_sidecar(home, out, gen, it, home_path))
+                continue
+            kind = get_kind(it.kind)
+            rows_of = reader_rows(kind.reader) if it.size < BUNDLE_FILE_BYTES else None
+            bundle = bundles.get(it.kind)
+            if rows_of is not None:
+                if bundle is None:
+                    bundle = bundles[it.kind] = JsonlBundle(rows_of[0], kind=it.kind)
+                out_results.append(_scan_bundled(home_path, it, bundle, rows_of[1]))
+                continue
+            if bundle is not None:  # the bundle's rows so far come first: the part keeps file order
+                _take_bundle(shared, it.kind, bundle)
+            r = _scan_sidecar(home, out, gen, it, home_path)
+            if r.table is not None and r.table.num_rows:
+                shared.setdefault(it.kind, []).append(r.table)
+            r.table = None
+            out_results.append(r)
         except OSError as exc:  # vanished or became unreadable between the walk and the read
             out_results.append(
                 _ItemResult(
@@ -546,29 +618,31 @@ def _run_task_items(home: str, out: str, gen: int, task_id: int, items: list[_It
     if scanned:  # one entry_fields table for the task, not one per ledger
         first = next(r for r in out_results if r.rel_path == scanned[0].rel_path)
         first.fields = fields_table(scanned)
-    # small side files: one Parquet part per kind per task, written here, so no rows travel back
-    by_kind: dict[str, list[_ItemResult]] = {}
+    for k, bundle in bundles.items():
+        _take_bundle(shared, k, bundle)
     kinds = {it.rel_path: it.kind for it in items}
-    for r in out_results:
-        if r.table is not None and r.table.num_rows:
-            by_kind.setdefault(kinds[r.rel_path], []).append(r)
-    for k, rs in by_kind.items():
+    for k, tables in shared.items():
         part = f"{k}/b{gen}-{task_id}.parquet"
-        table = pa.concat_tables([r.table for r in rs if r.table is not None])
+        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
         os.makedirs(os.path.join(out, k), exist_ok=True)
         pq.write_table(
             table, os.path.join(out, part), compression=PARQUET_COMPRESSION, use_dictionary=SIDE_DICTIONARY
         )
-        for r in rs:
-            r.part = part
-    for r in out_results:
-        r.table = None
+        for r in out_results:
+            if r.part is None and r.rows and kinds[r.rel_path] == k:
+                r.part = part
     # a worker runs many tasks: hand freed Arrow buffers back so its memory does not ratchet up
     pa.default_memory_pool().release_unused()
     return out_results
 
 
 # --------------------------------------------------------------------------- parent side
+
+
+def _take_bundle(shared: dict[str, list[pa.Table]], kind: str, bundle: JsonlBundle) -> None:
+    batches = bundle.batches()
+    if batches:
+        shared.setdefault(kind, []).append(pa.Table.from_batches(batches, schema=bundle.schema))
 
 
 def _file_key(rel_path: str) -> str:
