@@ -10,6 +10,7 @@ rows in Python lists, row for row, on every ledger of a synthetic home and on mi
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -25,17 +26,20 @@ ENV = b'{"id":"a","parent_id":null,"ts":"2026-01-01T00:00:00.123Z","kind":"x"'
 LENGTH = 200  # string length: several 64-byte blocks, then a 16-byte tail and single bytes
 
 
-def _cpu_has_avx2() -> bool:
+def _cpu_has(flag: str) -> bool:
+    """Whether the kernel lists ``flag`` among the CPU's features (False where /proc/cpuinfo is not Linux's)."""
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
         return False
-    return any(line.startswith("flags") and " avx2" in line for line in text.splitlines())
+    return any(
+        line.startswith("flags") and flag in line.split(":", 1)[1].split() for line in text.splitlines()
+    )
 
 
 @pytest.fixture(params=[True, False], ids=["avx2", "sse2"])
 def simd(request: pytest.FixtureRequest):  # noqa: ANN201
-    assert L.set_avx2(request.param) is (request.param and _cpu_has_avx2())
+    assert L.set_avx2(request.param) is (request.param and _cpu_has("avx2"))
     yield request.param
     L.set_avx2(True)
 
@@ -280,3 +284,36 @@ def test_reference_rows_between_compiled_runs_keep_file_order(tmp_path: Path) ->
         kinds = table.column("kind").to_pylist()
         models = [m for m, k in zip(table.column("model").to_pylist(), kinds, strict=True) if k == "message"]
         assert models[:2] == ["mé", "m\\u00e9"]  # the value is the literal text "m\u00e9" (escaped backslash)
+
+
+@pytest.mark.parametrize("shani", [True, False], ids=["sha-extensions", "openssl"])
+def test_line_and_body_digests_at_every_length_around_the_block_edges(tmp_path: Path, shani: bool) -> None:
+    # both digests of a row, computed together: lines of 150 .. 420 bytes cross every padding case
+    # (tail < 56 or >= 56 bytes, exact blocks) for the line and for its body, a suffix of it
+    path = tmp_path / "agents/vak/sessions/ws/d.jsonl"
+    path.parent.mkdir(parents=True)
+    lines = []
+    prev = None
+    for i in range(270):
+        env = b'{"id":"e%d","parent_id":null,"ts":"2026-01-01T00:00:00Z",' % i
+        if prev is not None:
+            env += b'"prev_hash":"' + prev.encode() + b'",'
+        head = env + b'"kind":"activity"'
+        body = b',"activity_kind":"k","label":"' + b"x" * max(0, 150 + i - len(head) - 32) + b'"}'
+        line = head + body
+        lines.append(line)
+        prev = hashlib.sha256(line).hexdigest()
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    lengths = {len(line) for line in lines}
+    assert {n % 64 for n in lengths} == set(range(64))
+    try:
+        assert L.set_shani(shani) is (shani and _cpu_has("sha_ni"))
+        _, table, _, found = _scan_all(tmp_path, [path], compiled=True, batch_rows=4096)
+    finally:
+        L.set_shani(True)
+    assert found == []  # every prev_hash is the digest of the line before
+    assert table.column("line_sha256").to_pylist() == [hashlib.sha256(x).hexdigest() for x in lines]
+    cut = len(b'"kind":"activity"')
+    bodies = [x[x.index(b'"kind":"activity"') + cut :] for x in lines]
+    assert table.column("body_sha256").to_pylist() == [hashlib.sha256(b).hexdigest() for b in bodies]
+    assert set(table.column("chain_status").to_pylist()) == {"unchecked", "chain_ok"}
