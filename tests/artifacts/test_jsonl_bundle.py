@@ -18,7 +18,7 @@ from test_jsonl_fast_path import SPEC_MODULES, TRICKY_LINES, _random_file, _spec
 
 from vakaudit.artifacts import _jsonl
 from vakaudit.artifacts._base import ReadContext
-from vakaudit.artifacts._jsonl import JsonlBundle, RowSpec, read_jsonl, reader_rows
+from vakaudit.artifacts._jsonl import JsonlBundle, RowSpec, read_jsonl
 from vakaudit.findings import Finding
 
 
@@ -153,15 +153,19 @@ def test_per_file_columns_follow_each_file_across_a_batch(tmp_path: Path) -> Non
     assert_bundle_same(tmp_path, rels, spec, 1 << 22, True)
 
 
-def test_kind_readers_are_recognised_with_their_file_filter() -> None:
+def test_kind_readers_bundle_their_small_files_with_their_file_filter(tmp_path: Path) -> None:
     from vakaudit.artifacts import get_kind
 
-    spec, accepts = reader_rows(get_kind("delivery_jobs").reader)
-    assert spec is _spec("delivery_jobs")
-    assert accepts("delivery/jobs/6a.json") and not accepts("delivery/jobs/6a.json.tmp")
-    spec, accepts = reader_rows(get_kind("cost_log").reader)
-    assert accepts("agents/vak/cost-log.jsonl") and not accepts("agents/vak/cost-log.jsonl.compact.tmp")
-    assert reader_rows(get_kind("checkpoints").reader) is None
+    bundled = get_kind("cost_log").reader.bundle
+    assert bundled.file_bytes == _jsonl.BUNDLE_FILE_BYTES
+    (tmp_path / "cost-log.jsonl").write_bytes(b'{"model":"m","usd":0.5}\n')
+    (tmp_path / "cost-log.jsonl.compact.tmp").write_bytes(b'{"model":"m","usd":0.5}\n')
+    bundle = bundled.new()
+    found: list[Finding] = []
+    assert bundle.add(_ctx(tmp_path, "cost-log.jsonl", found)) == (1, 24)
+    assert bundle.add(_ctx(tmp_path, "cost-log.jsonl.compact.tmp", found)) == (0, 0)  # the temp file: no rows
+    (batch,) = bundle.batches()
+    assert batch["rel_path"].to_pylist() == ["cost-log.jsonl"] and batch["usd"].to_pylist() == [0.5]
 
 
 class _FailingRaw:

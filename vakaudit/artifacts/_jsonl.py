@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import accumulate, chain, repeat
 from operator import itemgetter
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import orjson
 import pyarrow as pa
@@ -1234,32 +1234,46 @@ def _read_jsonl_lines(
 # --------------------------------------------------------------------------- many small files
 
 BUNDLE_FLUSH_BYTES = 4 << 20  # a bundle turns its pending rows into Arrow once this many file bytes are read
+BUNDLE_FILE_BYTES = 256 << 10  # a JSONL file this big is read alone (its rows may take their own part)
 
 
-def reader_rows(reader: Any) -> tuple[RowSpec, Callable[[str], bool]] | None:
-    """``(spec, accepts)`` when ``reader`` is :func:`read_jsonl` over ``spec`` for the files whose
-    relative path ``accepts`` (and gives no rows for the others), else None: its files can then be
-    read together by a :class:`JsonlBundle`."""
-    return getattr(reader, "jsonl_rows", None)
+class Bundle(Protocol):
+    """Reads many files of one kind and gives their rows as batches built for many files at once."""
+
+    schema: pa.Schema
+
+    def add(self, ctx: ReadContext) -> tuple[int, int | None]:
+        """Read one file: ``(rows, end)``, ``end`` the offset after its last row (None: no spans).
+        Should reading fail, the file's rows are dropped again and the error raised."""
+        ...
+
+    def batches(self) -> list[pa.RecordBatch]:
+        """The rows of the files added since the last call, in file order."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Bundled:
+    """Set as ``reader.bundle`` on a kind's reader whose files can be read together: ``new()`` makes a
+    :class:`Bundle`, for files smaller than ``file_bytes`` (a bigger file is read alone)."""
+
+    new: Callable[[], Bundle]
+    file_bytes: int
 
 
 def jsonl_reader(
     spec: RowSpec, accepts: Callable[[str], bool] | None = None
 ) -> Callable[[ReadContext], Iterator[pa.RecordBatch]]:
     """The reader of a JSONL kind: :func:`read_jsonl` over ``spec`` for the files ``accepts`` (by
-    relative path; default all), no rows for the others. :func:`reader_rows` recognises it."""
+    relative path; default all), no rows for the others. Its ``bundle`` reads small files together."""
 
     def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
         if accepts is not None and not accepts(ctx.rel_path):
             return iter(())
         return read_jsonl(ctx, spec)
 
-    reader.jsonl_rows = (spec, accepts or _any)  # type: ignore[attr-defined]
+    reader.bundle = Bundled(lambda: JsonlBundle(spec, accepts=accepts), BUNDLE_FILE_BYTES)  # type: ignore[attr-defined]
     return reader
-
-
-def _any(rel_path: str) -> bool:
-    return True
 
 
 class _ObjRun(_ObjPart):
@@ -1305,10 +1319,15 @@ class JsonlBundle:
     """
 
     def __init__(
-        self, spec: RowSpec, flush_bytes: int = BUNDLE_FLUSH_BYTES, *, kind: str = "", native: bool = True
+        self,
+        spec: RowSpec,
+        flush_bytes: int = BUNDLE_FLUSH_BYTES,
+        *,
+        accepts: Callable[[str], bool] | None = None,
+        native: bool = True,
     ) -> None:
         self.spec = spec
-        self.kind = kind  # the kind's name, for messages
+        self._accepts = accepts  # files it reads, by relative path (the others give no rows)
         self.schema, self._columns, self._plans, nat = _compiled(spec)
         usable = native and nat is not None and _linescan is not None and hasattr(_linescan, "jsonl_columns")
         self._native = nat if usable else None
@@ -1325,7 +1344,10 @@ class JsonlBundle:
 
     def add(self, ctx: ReadContext) -> tuple[int, int]:
         """Read one file from ``ctx.start_offset``: ``(rows, end)``, ``end`` being the offset after its
-        last row. Should reading fail, the file's rows are dropped again and the error raised."""
+        last row (or ``start_offset`` when there is none). A file ``accepts`` refuses gives no rows.
+        Should reading fail, the file's rows are dropped again and the error raised."""
+        if self._accepts is not None and not self._accepts(ctx.rel_path):
+            return 0, ctx.start_offset
         segs = len(self._segs)
         last = self._segs[-1] if segs else None
         kept = last.count if isinstance(last, _ObjRun) else 0

@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 
 from vakaudit.artifacts import get_kind
 from vakaudit.artifacts._base import ReadContext
-from vakaudit.artifacts._jsonl import JsonlBundle, reader_rows
+from vakaudit.artifacts._jsonl import Bundle, Bundled
 from vakaudit.artifacts.session_ledger import (
     BATCH_ROWS,
     ENTRIES_SCHEMA,
@@ -97,8 +97,6 @@ ENTRIES_DICTIONARY_COLUMNS = [
     "system_prompt_sha256",
 ]
 SMALL_TASK_FILES = 256  # files bundled into one task at most
-# a JSONL side file this small is read into its task's bundle of the kind (its rows share the task's part)
-BUNDLE_FILE_BYTES = 256 << 10
 SMALL_TASK_BYTES = 16 << 20  # a side file this big is a task of its own; a bundle stops growing here
 # the same for ledgers: each task writes one entries part, and a Parquet row group costs ~5 ms of zstd
 # set-up over the 42 columns whatever its rows, so ledger bundles are larger; on a small home they are
@@ -409,34 +407,26 @@ def _side_start(it: _Item, fd: int, counter: list[int], findings: list[Finding])
     return "append", start
 
 
-def _scan_bundled(home: Path, it: _Item, bundle: JsonlBundle, accepts: Callable[[str], bool]) -> _ItemResult:
-    """Read one small JSONL side file into its task's bundle of the kind (rows become Arrow later,
-    together with other files'; they land in the task's shared part)."""
+def _scan_bundled(home: Path, it: _Item, bundle: Bundle) -> _ItemResult:
+    """Read one small side file into its task's bundle of the kind (its rows become Arrow later,
+    together with other files', and land in the task's shared part)."""
     fd = open_read_only(os.path.join(home, it.rel_path))
     try:
         findings: list[Finding] = []
         counter = [0]
         mode, start = _side_start(it, fd, counter, findings)
-        rows, end = 0, start
-        if accepts(it.rel_path):
-            ctx = _CountingContext(
-                home,
-                it.rel_path,
-                it.home_scope,
-                it.session_id,
-                start,
-                findings.append,
-                counter=counter,
-                fd=fd,
-            )
-            try:
-                rows, end = bundle.add(ctx)
-            except OSError:
-                raise
-            except Exception as exc:  # a reader bug must not stop the scan of a whole home
-                findings.append(_reader_failed(it.rel_path, bundle.kind, exc))
-                rows, mode, start = 0, "full", 0
-        if not rows:
+        ctx = _CountingContext(
+            home, it.rel_path, it.home_scope, it.session_id, start, findings.append, counter=counter, fd=fd
+        )
+        end: int | None
+        try:
+            rows, end = bundle.add(ctx)
+        except OSError:
+            raise
+        except Exception as exc:  # a reader bug must not stop the scan of a whole home
+            findings.append(_reader_failed(it.rel_path, it.kind, exc))
+            rows, mode, start, end = 0, "full", 0, None
+        if not rows or end is None:
             end = os.fstat(fd).st_size
         return _ItemResult(
             it.rel_path,
@@ -574,19 +564,18 @@ def _run_task_items(home: str, out: str, gen: int, task_id: int, items: list[_It
     # small side files: one Parquet part per kind per task, written here, so no rows travel back; the
     # small files of a JSONL kind are read into one bundle (their rows become Arrow together)
     shared: dict[str, list[pa.Table]] = {}
-    bundles: dict[str, JsonlBundle] = {}
+    bundles: dict[str, Bundle] = {}
     for it in items:
         try:
             if it.kind == LEDGER_KIND:
                 out_results.append(_scan_ledger(home, it, sink, scanned))
                 continue
-            kind = get_kind(it.kind)
-            rows_of = reader_rows(kind.reader) if it.size < BUNDLE_FILE_BYTES else None
+            bundled: Bundled | None = getattr(get_kind(it.kind).reader, "bundle", None)
             bundle = bundles.get(it.kind)
-            if rows_of is not None:
+            if bundled is not None and it.size < bundled.file_bytes:
                 if bundle is None:
-                    bundle = bundles[it.kind] = JsonlBundle(rows_of[0], kind=it.kind)
-                out_results.append(_scan_bundled(home_path, it, bundle, rows_of[1]))
+                    bundle = bundles[it.kind] = bundled.new()
+                out_results.append(_scan_bundled(home_path, it, bundle))
                 continue
             if bundle is not None:  # the bundle's rows so far come first: the part keeps file order
                 _take_bundle(shared, it.kind, bundle)
@@ -639,7 +628,7 @@ def _run_task_items(home: str, out: str, gen: int, task_id: int, items: list[_It
 # --------------------------------------------------------------------------- parent side
 
 
-def _take_bundle(shared: dict[str, list[pa.Table]], kind: str, bundle: JsonlBundle) -> None:
+def _take_bundle(shared: dict[str, list[pa.Table]], kind: str, bundle: Bundle) -> None:
     batches = bundle.batches()
     if batches:
         shared.setdefault(kind, []).append(pa.Table.from_batches(batches, schema=bundle.schema))
