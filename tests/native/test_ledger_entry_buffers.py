@@ -315,3 +315,13 @@ def test_line_and_body_digests_at_every_length_around_the_block_edges(tmp_path: 
     bodies = [x[x.index(b'"kind":"activity"') + cut :] for x in lines]
     assert table.column("body_sha256").to_pylist() == [hashlib.sha256(b).hexdigest() for b in bodies]
     assert set(table.column("chain_status").to_pylist()) == {"unchecked", "chain_ok"}
+
+
+def test_the_cpu_specific_paths_are_on_at_import_when_the_cpu_has_them() -> None:
+    import subprocess
+    import sys
+
+    code = "from vakaudit._native import linescan as L; print(L.simd_paths())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    want = {"avx2": _cpu_has("avx2") and _cpu_has("bmi1"), "sha": _cpu_has("sha_ni") and _cpu_has("sse4_1")}
+    assert out.strip() == str(want)

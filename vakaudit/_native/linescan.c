@@ -53,9 +53,6 @@ static void init_tables(void) {
     __builtin_cpu_init();
     use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi");
 #endif
-#if defined(HAVE_SHANI_PATH)
-    use_shani = cpu_has_shani();
-#endif
     for (int c = 0x20; c < 0x80; c++) PLAIN[c] = 1;
     PLAIN['"'] = 0;
     PLAIN['\\'] = 0;
@@ -2671,12 +2668,20 @@ static PyObject *set_shani(PyObject *self, PyObject *arg) {
     return PyBool_FromLong(use_shani);
 }
 
+PyDoc_STRVAR(simd_paths_doc,
+"simd_paths() -> dict: which CPU-specific paths are in use: {'avx2': bool, 'sha': bool}.");
+
+static PyObject *simd_paths(PyObject *self, PyObject *unused) {
+    return Py_BuildValue("{sOsO}", "avx2", use_avx2 ? Py_True : Py_False, "sha", use_shani ? Py_True : Py_False);
+}
+
 static PyMethodDef methods[] = {
     {"scan_lines", scan_lines, METH_VARARGS, scan_lines_doc},
     {"verify_run", verify_run, METH_VARARGS, verify_run_doc},
     {"scan_entries", scan_entries, METH_VARARGS, scan_entries_doc},
     {"set_avx2", set_avx2, METH_O, set_avx2_doc},
     {"set_shani", set_shani, METH_O, set_shani_doc},
+    {"simd_paths", simd_paths, METH_NOARGS, simd_paths_doc},
     {"jsonl_columns", jsonl_columns, METH_VARARGS, jsonl_columns_doc},
     {NULL, NULL, 0, NULL},
 };
@@ -2690,6 +2695,9 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__linescan(void) {
     init_tables();
+#if defined(HAVE_SHANI_PATH)
+    use_shani = cpu_has_shani();
+#endif
     envelope_field = PyUnicode_InternFromString("(envelope)");
     if (!envelope_field) return NULL;
     if (PyType_Ready(&EntryColsType) < 0) return NULL;
