@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
 
 from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
-from vakaudit.artifacts._jsonl import BATCH_ROWS, TIMESTAMP, parse_ts
+from vakaudit.artifacts._jsonl import BATCH_ROWS, TIMESTAMP, Bundled, parse_ts
 from vakaudit.artifacts._jsonstream import (
     JsonStreamError,
     LongString,
@@ -143,7 +144,14 @@ def _leaf(value: Any) -> bool:
     return not value or type(value) not in (dict, list)
 
 
-def _snapshot(ctx: ReadContext, fast: bool = True) -> Iterator[pa.RecordBatch]:
+_COMMON = tuple(f for f in SCHEMA if f.name not in ("entry_index", *_ENTRY_KEYS))
+_ENTRY_FIELDS = tuple(SCHEMA.field(k) for k in _ENTRY_KEYS)
+
+
+def _snapshot_rows(
+    ctx: ReadContext, fast: bool = True
+) -> tuple[dict[str, Any], list[int | None], list[dict]]:
+    """The rows of one snapshot: the values common to them, the entry indexes and the entries."""
     fold = _Fold()
     fault: JsonStreamError | None = None
     with ctx.open() as f:
@@ -181,32 +189,92 @@ def _snapshot(ctx: ReadContext, fast: bool = True) -> Iterator[pa.RecordBatch]:
         "observed_count": fold.observed,
         "snapshot_content_bytes": sum(sizes),
     }
-    order = sorted(entries) or [None]
+    order: list[int | None] = sorted(entries) or [None]
     rows = [entries[i] for i in order] if entries else [dict.fromkeys(_ENTRY_KEYS)]
+    return common, order, rows
+
+
+def _blob_rows(ctx: ReadContext) -> tuple[dict[str, Any], list[int | None], list[dict]]:
+    size = ctx.path.lstat().st_size  # metadata only: the blob's content is never read
+    common = dict.fromkeys(f.name for f in _COMMON)
+    common.update(rel_path=ctx.rel_path, home_scope=ctx.home_scope, format="blob")
+    entry = dict.fromkeys(_ENTRY_KEYS)
+    entry.update(hash=ctx.rel_path.rsplit("/", 1)[-1], content_bytes=size)
+    return common, [None], [entry]
+
+
+def _batch(files: list[tuple[dict[str, Any], list[int | None], list[dict]]]) -> pa.RecordBatch:
+    """One batch of the rows of ``files``: the common columns are built once per column (one value
+    per file, repeated over its rows), the entry columns from the entries of all files."""
+    counts = [len(rows) for _, _, rows in files]
+    n = sum(counts)
+    columns: dict[str, pa.Array] = {}
+    if len(files) == 1:
+        common = files[0][0]
+        for f in _COMMON:
+            columns[f.name] = pa.repeat(pa.scalar(common[f.name], f.type), n)
+        order, rows = files[0][1], files[0][2]
+    else:
+        idx = pa.array(list(chain.from_iterable(repeat(i, c) for i, c in enumerate(counts))), pa.int32())
+        for f in _COMMON:
+            columns[f.name] = pa.array([common[f.name] for common, _, _ in files], f.type).take(idx)
+        order = list(chain.from_iterable(o for _, o, _ in files))
+        rows = list(chain.from_iterable(r for _, _, r in files))
+    columns["entry_index"] = pa.array(order, pa.int64())
+    for f in _ENTRY_FIELDS:
+        columns[f.name] = pa.array(list(map(itemgetter(f.name), rows)), f.type)
+    return pa.RecordBatch.from_arrays([columns[name] for name in SCHEMA.names], schema=SCHEMA)
+
+
+def _snapshot(ctx: ReadContext, fast: bool = True) -> Iterator[pa.RecordBatch]:
+    common, order, rows = _snapshot_rows(ctx, fast)
     for start in range(0, len(rows), BATCH_ROWS):
-        part = rows[start : start + BATCH_ROWS]
-        arrays = []
-        for f in SCHEMA:
-            if f.name in common:
-                arrays.append(pa.repeat(pa.scalar(common[f.name], f.type), len(part)))
-            elif f.name == "entry_index":
-                arrays.append(pa.array(order[start : start + BATCH_ROWS], f.type))
-            else:
-                arrays.append(pa.array(list(map(itemgetter(f.name), part)), f.type))
-        yield pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
+        yield _batch([(common, order[start : start + BATCH_ROWS], rows[start : start + BATCH_ROWS])])
 
 
 def _blob(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
-    size = ctx.path.lstat().st_size  # metadata only: the blob's content is never read
-    row = dict.fromkeys(SCHEMA.names)
-    row.update(
-        rel_path=ctx.rel_path,
-        home_scope=ctx.home_scope,
-        format="blob",
-        hash=ctx.rel_path.rsplit("/", 1)[-1],
-        content_bytes=size,
-    )
-    yield pa.RecordBatch.from_pylist([row], schema=SCHEMA)
+    yield _batch([_blob_rows(ctx)])
+
+
+def _rows_of(ctx: ReadContext) -> tuple[dict[str, Any], list[int | None], list[dict]] | None:
+    if "/checkpoints/blobs/" in f"/{ctx.rel_path}":
+        return _blob_rows(ctx)
+    if _SNAPSHOT.fullmatch(ctx.rel_path.rsplit("/", 1)[-1]):
+        return _snapshot_rows(ctx)
+    return None
+
+
+class CheckpointBundle:
+    """The rows of many checkpoint files, built into batches for many files at once (a snapshot has
+    ~100 rows: building its 16 columns alone cost more than folding it)."""
+
+    schema = SCHEMA
+
+    def __init__(self) -> None:
+        self._files: list[tuple[dict[str, Any], list[int | None], list[dict]]] = []
+        self._rows = 0
+        self._done: list[pa.RecordBatch] = []
+
+    def add(self, ctx: ReadContext) -> tuple[int, None]:
+        """Read one file: ``(rows, None)`` (checkpoint rows have no byte spans)."""
+        got = _rows_of(ctx)
+        if got is None:
+            return 0, None
+        self._files.append(got)
+        self._rows += len(got[2])
+        if self._rows >= BATCH_ROWS:
+            self._build()
+        return len(got[2]), None
+
+    def batches(self) -> list[pa.RecordBatch]:
+        if self._files:
+            self._build()
+        out, self._done = self._done, []
+        return out
+
+    def _build(self) -> None:
+        self._done.append(_batch(self._files))
+        self._files, self._rows = [], 0
 
 
 def session_of(rel_path: str) -> str | None:
@@ -224,6 +292,11 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
     if _SNAPSHOT.fullmatch(ctx.rel_path.rsplit("/", 1)[-1]):
         return _snapshot(ctx)
     return iter(())
+
+
+# any checkpoint file, whatever its size, joins its task's bundle: a snapshot gives one row per
+# snapshotted file (a few per MB of document), which never needed a Parquet part of its own
+reader.bundle = Bundled(CheckpointBundle, 1 << 62)  # type: ignore[attr-defined]
 
 
 KIND = ArtifactKind(
