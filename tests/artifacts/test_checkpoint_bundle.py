@@ -112,3 +112,39 @@ def test_each_row_carries_its_own_snapshot_values(tmp_path: Path) -> None:
     ]
     assert set(batch["session_id"].to_pylist()) == {SID}
     assert bundle.batches() == []
+
+
+def test_long_members_of_an_item_fold_like_the_streaming_reader(tmp_path: Path) -> None:
+    """A ``rel_path`` or ``hash`` longer than the 4 KiB cap is measured, not kept: no path, no hash."""
+    folder = tmp_path / "checkpoints" / "sid"
+    folder.mkdir(parents=True)
+    long = "p" * 5000
+    doc = (
+        '{"seq":1,"files":[{"rel_path":"'
+        + long
+        + '","content":"QQ=="},{"rel_path":"b","hash":"'
+        + long
+        + '","size":3},{"rel_path":"c","content":"'
+        + "QUJD" * 2000
+        + '","mtime_ns":5,"extra":{"k":1}},{"rel_path":["x"]},[1]]}'
+    )
+    (folder / "0001.json").write_text(doc)
+    rel = "checkpoints/sid/0001.json"
+    fast = [
+        r
+        for b in checkpoints._snapshot(ReadContext(tmp_path, rel, "", None), fast=True)
+        for r in b.to_pylist()
+    ]
+    ref = [
+        r
+        for b in checkpoints._snapshot(ReadContext(tmp_path, rel, "", None), fast=False)
+        for r in b.to_pylist()
+    ]
+    assert fast == ref
+    cols = ("entry_index", "file_rel_path", "hash", "content_bytes", "encoded_bytes", "mtime_ns", "format")
+    assert [tuple(r[c] for c in cols) for r in fast] == [
+        (0, None, None, 1, 4, None, "hashed"),
+        (1, "b", None, 3, None, None, "hashed"),
+        (2, "c", None, 6000, 8000, 5, "hashed"),
+        (4, None, None, None, None, None, "hashed"),
+    ]

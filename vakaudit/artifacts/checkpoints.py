@@ -28,6 +28,7 @@ import pyarrow as pa
 from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._jsonl import BATCH_ROWS, TIMESTAMP, Bundled, parse_ts
 from vakaudit.artifacts._jsonstream import (
+    _MARK,
     JsonStreamError,
     LongString,
     base64_decoded_len,
@@ -121,15 +122,8 @@ class _Fold:
             return
         for key, value in doc.items():
             if key == "files":
-                if type(value) is not list:
-                    continue
-                for i, item in enumerate(value):
-                    if type(item) is dict:
-                        for k, v in item.items():
-                            if _leaf(v):
-                                self.entry(i, k, long_value(v, longs))
-                    elif type(item) is list and any(_leaf(v) for v in item):
-                        self.entries.setdefault(i, dict.fromkeys(_ENTRY_KEYS))
+                if type(value) is list:
+                    self._items(value, longs)
             elif key == "observed":
                 if type(value) is list:
                     self.observed += sum(map(_leaf, value))
@@ -137,6 +131,50 @@ class _Fold:
                     self.observed += sum(map(_leaf, value.values()))
             elif _leaf(value):
                 self.top(key, long_value(value, longs))
+
+    def _items(self, items: list[Any], longs: list[LongString]) -> None:
+        """:meth:`entry` for every scalar member of every ``files[]`` item, inlined (a snapshot has
+        about a hundred items, each a few members)."""
+        entries = self.entries
+        has_content = has_hash = False
+        for i, item in enumerate(items):
+            t = type(item)
+            if t is dict:
+                entry = None
+                for k, v in item.items():
+                    if v and type(v) in _CONTAINERS:  # not a scalar: iter_scalars goes inside
+                        continue
+                    if entry is None:
+                        entry = entries.get(i)
+                        if entry is None:
+                            entry = entries[i] = dict.fromkeys(_ENTRY_KEYS)
+                    if k == "content":
+                        if type(v) is str and v.startswith(_MARK):
+                            v = longs[int(v[1:])]
+                        has_content = True
+                        entry["encoded_bytes"] = string_len(v)
+                        entry["content_bytes"] = base64_decoded_len(v)
+                    elif k == "rel_path":
+                        # a path longer than the cap is a placeholder (a LongString): not a str
+                        entry["file_rel_path"] = v if type(v) is str and not v.startswith(_MARK) else None
+                    elif k == "hash":
+                        has_hash = True
+                        v = long_value(v, longs)
+                        entry["hash"] = v if isinstance(v, str) else None
+                    elif k == "size":
+                        entry["content_bytes"] = _int(v)
+                    elif k == "mtime_ns":
+                        entry["mtime_ns"] = _int(v)
+            elif t is list and any(_leaf(v) for v in item):
+                entries.setdefault(i, dict.fromkeys(_ENTRY_KEYS))
+        # the format does not depend on the order: any hash makes it hashed, else any content base64
+        if has_hash:
+            self.fmt = "hashed"
+        elif has_content:
+            self.fmt = self.fmt or "base64"
+
+
+_CONTAINERS = (dict, list)
 
 
 def _leaf(value: Any) -> bool:
