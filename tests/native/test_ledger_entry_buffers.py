@@ -325,3 +325,81 @@ def test_the_cpu_specific_paths_are_on_at_import_when_the_cpu_has_them() -> None
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     want = {"avx2": _cpu_has("avx2") and _cpu_has("bmi1"), "sha": _cpu_has("sha_ni") and _cpu_has("sse4_1")}
     assert out.strip() == str(want)
+
+
+def _chained(payloads: list[bytes]) -> bytes:
+    """Ledger lines in vak's envelope form around the raw payload members, each chained to the previous."""
+    out = []
+    prev = None
+    for i, members in enumerate(payloads):
+        env = b'{"id":"e%d","parent_id":null,"ts":"2026-01-01T00:00:0%dZ",' % (i, i % 10)
+        if prev is not None:
+            env += b'"prev_hash":"' + prev.encode() + b'",'
+        line = env + members
+        out.append(line)
+        prev = hashlib.sha256(line).hexdigest()
+    return b"\n".join(out) + b"\n"
+
+
+MESSAGE_PAYLOADS = [
+    # the first message line is a directive: user text, no control, no tool result
+    b'"kind":"message","message":{"role":"user","content":[{"type":"text","text":"hi \\"x\\" [{"}]},"meta":{}}',
+    # duplicate keys: the last one counts (role, model, usage's input_tokens, a block's type)
+    b'"kind":"message","message":{"role":"user","content":[{"type":"text","type":"tool_use"}],"role":"assistant"},'
+    b'"meta":{"model":"a","usage":{"input_tokens":1,"input_tokens":7,"output_tokens":-3},"model":"b\\u00e9"}}',
+    # tool results: string content with escapes and non-ASCII (decoded UTF-8 bytes), null, absent
+    b'"kind":"message","message":{"role":"user","content":["s",1,[{"type":"tool_use"}],null,'
+    b'{"type":"tool_result","content":"a\\nb\\u00e9\\u20acc\xc3\xa9"},{"type":"tool_result","content":null},'
+    b'{"content":"x","type":"tool_result"},{"type":"tool_result"},{"type":"tool_use","input":{"a":[1,{"b":"}"}]}}]},'
+    b'"meta":{"stop_reason":"end_turn","usage":{"cache_read_input_tokens":5,"cache_creation_input_tokens":1.5}}}',
+    # a control message is no directive; a block type written with an escape is read by the reference
+    b'"kind":"message","message":{"role":"user","content":[{"type":"text"}]},"meta":{"control":"compaction"}}',
+    b'"kind":"message","message":{"role":"user","content":[{"type":"te\\u0078t"}]},"meta":{}}',
+    # keys written with an escape or a non-ASCII byte, where the columns are read: the reference reads them
+    b'"kind":"message","message":{"\\u0072ole":"user","content":[]},"meta":{}}',
+    b'"kind":"message","message":{"role":"user","content":[]},"meta":{"us\\u0061ge":{"input_tokens":3}}}',
+    b'"kind":"message","message":{"role":"user","content":[]},"meta":{"usage":{"inp\xc3\xa9":3}}}',
+    b'"kind":"message","message":{"role":"user","content":[{"t\\u0079pe":"text"}]},"meta":{}}',
+    b'"kind":"message","message":{"role":"us\\u0065r","content":[{"type":"text"}]},"meta":{}}',
+    b'"kind":"header","session_id":"s","contract":{"provider":"p","m\\u006fdel":"m","system_prompt":"x"}}',
+    b'"kind":"header","session_id":"s","contract":{"app_version":"3.5.0","model":"m","system_prompt":"a\\"b\xc3\xa9"}}',
+    b'"kind":"receipt","purpose":"turn","attempts":[{"a":[1,2]},"x",3,[],{}],"prefix_digest":"","model":"m"}',
+    b'"kind":"receipt","attempts":[]}',
+]
+
+
+def test_members_read_in_one_pass_give_the_reference_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "agents/vak/sessions/ws/m.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(_chained(MESSAGE_PAYLOADS))
+    by_reference: list[int] = []
+    line = sl.LedgerScanner._line
+
+    def spy(self: sl.LedgerScanner, *args: object) -> None:
+        by_reference.append(self.state.line_no + 1)
+        line(self, *args)
+
+    with monkeypatch.context() as m:
+        m.setattr(sl.LedgerScanner, "_line", spy)
+        _scan_all(tmp_path, [path], compiled=True, batch_rows=4096)
+    # the compiled scanner takes every line but those with an escaped or non-ASCII key (or type) it reads
+    assert by_reference == [5, 6, 7, 8, 9, 11]
+    table = _assert_same(tmp_path, [path], 4096)
+    col = {name: table.column(name).to_pylist() for name in table.column_names}
+    assert col["line_sha256"][:1] == [hashlib.sha256(path.read_bytes().split(b"\n")[0]).hexdigest()]
+    # hand-computed
+    assert col["is_directive"][:5] == [True, False, False, False, True]
+    assert (col["role"][1], col["model"][1], col["input_tokens"][1], col["output_tokens"][1]) == (
+        "assistant", "bé", 7, -3,
+    )  # fmt: skip
+    assert (col["tool_use_count"][1], col["tool_use_count"][2], col["tool_result_count"][2]) == (1, 1, 4)
+    assert col["tool_result_bytes"][2] == len("a\nbé€cé".encode()) + 1
+    assert (col["cache_read_input_tokens"][2], col["cache_creation_input_tokens"][2]) == (5, None)
+    assert col["stop_reason"][2] == "end_turn" and col["control"][3] == "compaction"
+    assert col["role"][5] == "user" and col["input_tokens"][6] == 3 and col["is_directive"][9] is True
+    assert (col["model"][10], col["provider"][10]) == ("m", "p")
+    assert col["app_version"][11] == "3.5.0"
+    assert col["system_prompt_bytes"][11] == len(b'"a\\"b\xc3\xa9"')
+    assert (col["attempt_count"][12], col["prefix_digest"][12], col["attempt_count"][13]) == (5, None, 0)

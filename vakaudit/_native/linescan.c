@@ -1465,23 +1465,129 @@ static int find_in(cp o, cp oe, const char *key, Span *out) {
     }
 }
 
-/* UTF-8 byte length of a decoded JSON string value (s at its opening quote). */
-static Py_ssize_t decoded_len(cp s, cp e) {
-    Py_ssize_t n = 0;
-    for (cp p = s + 1; p < e - 1;) {
-        if (*p != '\\') {
-            n++, p++;
-            continue;
-        }
-        if (p[1] == 'u') {
-            int v = (hexval(p[2]) << 12) | (hexval(p[3]) << 8) | (hexval(p[4]) << 4) | hexval(p[5]);
-            n += v < 0x80 ? 1 : v < 0x800 ? 2 : 3;
-            p += 6;
-        } else {
-            n++, p += 2;
+/*
+ * Skipping over values of a line already validated by walk_members (strict JSON): a string ends at
+ * the first quote that is not escaped, a container at its matching bracket outside strings. Nothing
+ * is checked again, so a second look at a member costs a search for quotes and backslashes.
+ */
+#if defined(HAVE_AVX2_PATH)
+__attribute__((target("avx2"))) static cp next_qb_avx2(cp p, cp e) {
+    const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\');
+    while (e - p >= 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)p);
+        unsigned m = (unsigned)_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(v, quote),
+                                                                    _mm256_cmpeq_epi8(v, bslash)));
+        if (m) return p + __builtin_ctz(m);
+        p += 32;
+    }
+    return p;
+}
+#endif
+
+/* The first quote or backslash of [p, e), or e. */
+static inline cp next_qb(cp p, cp e) {
+#if defined(__SSE2__)
+    if (e - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+        if (m) return p + __builtin_ctz(m);
+        p += 16;
+#if defined(HAVE_AVX2_PATH)
+        if (use_avx2) p = next_qb_avx2(p, e);
+#endif
+        while (e - p >= 16) {
+            v = _mm_loadu_si128((const __m128i *)p);
+            m = (unsigned)_mm_movemask_epi8(
+                _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+            if (m) return p + __builtin_ctz(m);
+            p += 16;
         }
     }
-    return n;
+#endif
+    while (p < e && *p != '"' && *p != '\\') p++;
+    return p;
+}
+
+/* A validated string starting at its opening quote p: the byte after its closing quote. */
+static cp skip_string(cp p, cp e) {
+    p++;
+    for (;;) {
+        p = next_qb(p, e);
+        if (p >= e) return e;
+        if (*p == '"') return p + 1;
+        p += 2; /* an escape: the escaped byte is never the closing quote */
+    }
+}
+
+/* A validated value starting at p: the byte after it. */
+static cp skip_value(cp p, cp e) {
+    if (*p == '"') return skip_string(p, e);
+    if (*p == '{' || *p == '[') {
+        int depth = 0;
+        while (p < e) {
+            unsigned char c = *p;
+            if (c == '"') {
+                p = skip_string(p, e);
+                continue;
+            }
+            if (c == '{' || c == '[') depth++;
+            else if ((c == '}' || c == ']') && --depth == 0) return p + 1;
+            p++;
+        }
+        return e;
+    }
+    while (p < e && *p != ',' && *p != '}' && *p != ']') p++; /* a number or literal */
+    return p;
+}
+
+/*
+ * One pass over the members of the validated object [o, oe) (o at '{'): for each of the n keys, the
+ * value of the last member of that name (found[i] = 1), as find_in gives for each key. Returns the
+ * byte after the object, or NULL to defer, as find_in does (a key written with an escape or a
+ * non-ASCII byte could decode to one of them).
+ */
+static cp find_keys(cp o, cp oe, const char *const *keys, int n, Span *out, int *found) {
+    for (int i = 0; i < n; i++) found[i] = 0;
+    cp p = o + 1;
+    if (*p == '}') return p + 1;
+    for (;;) {
+        cp ks = p + 1;
+        cp kt = skip_string(p, oe) - 1;
+        for (cp x = ks; x < kt; x++)
+            if (*x == '\\' || *x >= 0x80) return NULL;
+        cp vs = kt + 2;
+        p = skip_value(vs, oe);
+        for (int i = 0; i < n; i++) {
+            if (key_is(ks, kt, keys[i])) {
+                out[i].s = vs, out[i].e = p;
+                found[i] = 1;
+            }
+        }
+        if (p >= oe) return NULL; /* not reached on a validated object */
+        if (*p == '}') return p + 1;
+        p++; /* ',' */
+    }
+}
+
+/* UTF-8 byte length of a decoded JSON string value (s at its opening quote; no surrogate escapes):
+   the bytes between escapes are counted a run at a time. */
+static Py_ssize_t decoded_len(cp s, cp e) {
+    Py_ssize_t n = 0;
+    cp p = s + 1, b = e - 1;
+    for (;;) {
+        cp q = memchr(p, '\\', b - p);
+        if (!q) return n + (b - p);
+        n += q - p;
+        if (q[1] == 'u') {
+            int v = (hexval(q[2]) << 12) | (hexval(q[3]) << 8) | (hexval(q[4]) << 4) | hexval(q[5]);
+            n += v < 0x80 ? 1 : v < 0x800 ? 2 : 3;
+            p = q + 6;
+        } else {
+            n++;
+            p = q + 2;
+        }
+    }
 }
 
 /* -- entries rows, read from a plain line ---------------------------------------------------------- */
@@ -1502,20 +1608,6 @@ static void jint(cp s, cp e, EVal *out) {
         v = v * 10 + (*q - '0');
     }
     out->t = E_INT, out->i = *s == '-' ? -v : v;
-}
-
-static void str_member(cp o, cp oe, const char *key, int *defer, EVal *out) {
-    Span v;
-    int r = find_in(o, oe, key, &v);
-    if (r < 0) *defer = 1;
-    if (r > 0) jstr(v.s, v.e, out);
-}
-
-static void int_member(cp o, cp oe, const char *key, int *defer, EVal *out) {
-    Span v;
-    int r = find_in(o, oe, key, &v);
-    if (r < 0) *defer = 1;
-    if (r > 0) jint(v.s, v.e, out);
 }
 
 /* Whether a JSON string column value decodes to the ASCII text lit (escapes decoded). */
@@ -1714,49 +1806,55 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
         /* payload facts (session_ledger.payload_facts) */
         if (key_is(k0, k1, "message")) {
             const Member *meta = member(mem, nm, "meta"), *msg = member(mem, nm, "message");
+            Span f[4];
+            int got[4];
             if (meta && *meta->vs == '{') {
-                str_member(meta->vs, meta->me, "control", &defer, &v[C_CONTROL]);
-                str_member(meta->vs, meta->me, "model", &defer, &v[C_MODEL]);
-                str_member(meta->vs, meta->me, "stop_reason", &defer, &v[C_STOP]);
-                Span u;
-                int r = find_in(meta->vs, meta->me, "usage", &u);
-                if (r < 0) defer = 1;
-                if (r > 0 && *u.s == '{') {
-                    int_member(u.s, u.e, "input_tokens", &defer, &v[C_IT]);
-                    int_member(u.s, u.e, "output_tokens", &defer, &v[C_OT]);
-                    int_member(u.s, u.e, "cache_read_input_tokens", &defer, &v[C_CRT]);
-                    int_member(u.s, u.e, "cache_creation_input_tokens", &defer, &v[C_CCT]);
+                static const char *const META[] = {"control", "model", "stop_reason", "usage"};
+                if (!find_keys(meta->vs, meta->me, META, 4, f, got)) defer = 1;
+                else {
+                    if (got[0]) jstr(f[0].s, f[0].e, &v[C_CONTROL]);
+                    if (got[1]) jstr(f[1].s, f[1].e, &v[C_MODEL]);
+                    if (got[2]) jstr(f[2].s, f[2].e, &v[C_STOP]);
+                    if (got[3] && *f[3].s == '{') {
+                        static const char *const USAGE[] = {"input_tokens", "output_tokens",
+                                                            "cache_read_input_tokens", "cache_creation_input_tokens"};
+                        Span u = f[3];
+                        if (!find_keys(u.s, u.e, USAGE, 4, f, got)) defer = 1;
+                        else {
+                            for (int i = 0; i < 4; i++)
+                                if (got[i]) jint(f[i].s, f[i].e, &v[C_IT + i]);
+                        }
+                    }
                 }
             }
             Py_ssize_t tu = 0, trc = 0, trb = 0;
             int has_text = 0;
             if (msg && *msg->vs == '{') {
-                str_member(msg->vs, msg->me, "role", &defer, &v[C_ROLE]);
-                Span c;
-                int r = find_in(msg->vs, msg->me, "content", &c);
-                if (r < 0) defer = 1;
-                if (r > 0 && *c.s == '[' && c.s[1] != ']') {
+                static const char *const MSG[] = {"role", "content"};
+                if (!find_keys(msg->vs, msg->me, MSG, 2, f, got)) defer = 1;
+                else if (got[0]) jstr(f[0].s, f[0].e, &v[C_ROLE]);
+                Span c = f[1];
+                if (!defer && got[1] && *c.s == '[' && c.s[1] != ']') {
+                    static const char *const BLOCK[] = {"type", "content"};
                     cp p = c.s + 1;
                     for (;;) {
-                        int canon = 1;
-                        cp q = scan_value(p, c.e, 2, &canon);
-                        if (!q) {
-                            defer = 1;
-                            break;
-                        }
+                        cp q;
+                        Span bf[2] = {{NULL, NULL}, {NULL, NULL}};
+                        int bgot[2];
                         if (*p == '{') {
-                            Span t;
-                            int rt = find_in(p, q, "type", &t);
-                            if (rt < 0) defer = 1;
-                            if (rt > 0) {
+                            q = find_keys(p, c.e, BLOCK, 2, bf, bgot);
+                            if (!q) {
+                                defer = 1;
+                                break;
+                            }
+                            Span t = bf[0];
+                            if (bgot[0]) {
                                 if (t.e - t.s == 10 && memcmp(t.s, "\"tool_use\"", 10) == 0) {
                                     tu++;
                                 } else if (t.e - t.s == 13 && memcmp(t.s, "\"tool_result\"", 13) == 0) {
                                     trc++;
-                                    Span tc;
-                                    int rc = find_in(p, q, "content", &tc);
-                                    if (rc < 0) defer = 1;
-                                    if (rc > 0) {
+                                    Span tc = bf[1];
+                                    if (bgot[1]) {
                                         if (*tc.s == '"') trb += decoded_len(tc.s, tc.e);
                                         else if (!(tc.e - tc.s == 4 && memcmp(tc.s, "null", 4) == 0))
                                             defer = 1; /* its re-encoded length: the reference path */
@@ -1769,8 +1867,10 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
                                         if (*x == '\\') defer = 1;
                                 }
                             }
+                        } else {
+                            q = skip_value(p, c.e);
                         }
-                        if (*q == ']') break;
+                        if (q >= c.e || *q == ']') break;
                         p = q + 1;
                     }
                 }
@@ -1792,14 +1892,9 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
                 if (m->vs[1] != ']') {
                     cp p = m->vs + 1;
                     for (;;) {
-                        int canon = 1;
-                        cp q = scan_value(p, m->me, 2, &canon);
-                        if (!q) {
-                            defer = 1;
-                            break;
-                        }
+                        cp q = skip_value(p, m->me);
                         count++;
-                        if (*q == ']') break;
+                        if (q >= m->me || *q == ']') break;
                         p = q + 1;
                     }
                 }
@@ -1824,20 +1919,24 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
         } else if (key_is(k0, k1, "header")) {
             const Member *c = member(mem, nm, "contract");
             if (c && *c->vs == '{') {
-                str_member(c->vs, c->me, "app_version", &defer, &v[C_APP_VERSION]);
-                str_member(c->vs, c->me, "provider", &defer, &v[C_PROVIDER]);
-                str_member(c->vs, c->me, "model", &defer, &v[C_MODEL]);
-                Span sp;
-                int r = find_in(c->vs, c->me, "system_prompt", &sp);
-                if (r < 0) defer = 1;
-                if (r > 0 && *sp.s == '"') {
-                    int canon = 1, esc = 0;
-                    scan_string(sp.s, sp.e, &canon, &esc);
-                    if (!canon) defer = 1;
-                    else {
-                        hex64(sp.s, sp.e - sp.s, sp_hex);
-                        v[C_SP_SHA].t = E_RAW, v[C_SP_SHA].s = sp_hex, v[C_SP_SHA].n = 64;
-                        v[C_SP_BYTES].t = E_INT, v[C_SP_BYTES].i = sp.e - sp.s;
+                static const char *const CONTRACT[] = {"app_version", "provider", "model", "system_prompt"};
+                Span f[4];
+                int got[4];
+                if (!find_keys(c->vs, c->me, CONTRACT, 4, f, got)) defer = 1;
+                else {
+                    if (got[0]) jstr(f[0].s, f[0].e, &v[C_APP_VERSION]);
+                    if (got[1]) jstr(f[1].s, f[1].e, &v[C_PROVIDER]);
+                    if (got[2]) jstr(f[2].s, f[2].e, &v[C_MODEL]);
+                    Span sp = f[3];
+                    if (got[3] && *sp.s == '"') {
+                        int canon = 1, esc = 0;
+                        scan_string(sp.s, sp.e, &canon, &esc);
+                        if (!canon) defer = 1;
+                        else {
+                            hex64(sp.s, sp.e - sp.s, sp_hex);
+                            v[C_SP_SHA].t = E_RAW, v[C_SP_SHA].s = sp_hex, v[C_SP_SHA].n = 64;
+                            v[C_SP_BYTES].t = E_INT, v[C_SP_BYTES].i = sp.e - sp.s;
+                        }
                     }
                 }
             }
