@@ -1,0 +1,40 @@
+"""Tasks run costliest first, by expected CPU: bytes weighted by kind plus a fixed cost per file.
+
+Expected orders are worked out by hand from the cost model in the engine's comments (CPU per byte
+relative to a ledger, measured; a per-file cost in ledger bytes): many small side files cost more
+than their bytes say, a checkpoint's base64 much less.
+"""
+
+from __future__ import annotations
+
+from vakaudit.scan import engine
+from vakaudit.scan.engine import _group, _Item
+
+MIB = 1 << 20
+
+
+def _item(rel: str, kind: str, size: int) -> _Item:
+    return _Item(rel, kind, "agents/vak", None, size, "full")
+
+
+def test_many_small_files_outrank_a_ledger_of_more_bytes() -> None:
+    ledger = _item("agents/vak/sessions/k/s.jsonl", "session_ledger", 3 * MIB)
+    ckpt = _item("agents/vak/checkpoints/s/0001.json", "checkpoints", 20 * MIB)
+    jobs = [_item(f"delivery/jobs/{i:04x}.json", "delivery_jobs", 1024) for i in range(200)]
+    tasks = _group([ledger, ckpt, *jobs], jobs=1)
+    # checkpoint: 20 MiB x 0.25 = 5 MiB (+16 KiB); 200 jobs: 200 x (2 KiB + 16 KiB) = 3.5 MiB;
+    # the ledger: 3 MiB (+16 KiB)
+    assert [[i.rel_path for i in t][:1] for t in tasks] == [
+        [ckpt.rel_path],
+        [jobs[0].rel_path],
+        [ledger.rel_path],
+    ]
+    assert len(tasks[1]) == 200
+    assert engine._task_cost(tasks[1]) == 200 * (2 * 1024 + 16 * 1024)
+
+
+def test_a_bundle_stops_at_the_file_count_and_every_file_lands_once() -> None:
+    jobs = [_item(f"delivery/jobs/{i:04x}.json", "delivery_jobs", 100) for i in range(600)]
+    tasks = _group(jobs, jobs=2)
+    assert sorted(len(t) for t in tasks) == [88, 256, 256]
+    assert sorted(i.rel_path for t in tasks for i in t) == sorted(i.rel_path for i in jobs)
