@@ -14,6 +14,10 @@
  * reference Python path, which produces the exact finding. This module never decides that a line is
  * bad; it only vouches for lines that are certainly good, so both paths give identical results.
  *
+ * scan_entries turns the plain lines of a ledger into rows of the entries table, written straight
+ * into Arrow column buffers (EntryCols, which the reference reader's rows join in file order); the
+ * line and body digests of a row are computed together (SHA extensions when the CPU has them).
+ *
  * jsonl_columns applies the same validator to the JSONL sidecars (sandbox execution logs, activity
  * log, evidence and cost logs, ...): it reads a chunk of lines straight into Arrow column buffers for
  * vakaudit.artifacts._jsonl, or declines the whole chunk when any line or value is not the plain case.

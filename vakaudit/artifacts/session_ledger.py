@@ -11,8 +11,10 @@ This module turns a ledger into the ``entries`` table (one row per physical line
 ``entry_fields`` byte accounting, streaming, resumable at a byte offset, and without ever writing.
 The chain rules are :class:`vakaudit.ledger.ChainVerifier`'s (ledger.md §3). Lines in vak's compact
 form are read by the compiled scanner (``vakaudit/_native/linescan.c``, ``scan_entries``), which
-appends their whole rows; every other line, and every line without the extension, is read by
-:meth:`LedgerScanner._line`, the reference; both give the same rows and findings.
+writes their whole rows straight into Arrow column buffers (``linescan.EntryCols``); every other
+line, and every line without the extension, is read by :meth:`LedgerScanner._line`, the reference,
+whose rows go into the same buffers in file order (Python lists without the extension); both give the
+same rows and findings.
 """
 
 from __future__ import annotations
