@@ -1251,7 +1251,10 @@ static void ec_dealloc(EntryCols *ec) {
 }
 
 static PyObject *ec_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    if (!_PyArg_NoKeywords("EntryCols", kwds) || !_PyArg_NoPositional("EntryCols", args)) return NULL;
+    if ((args && PyTuple_GET_SIZE(args)) || (kwds && PyDict_GET_SIZE(kwds))) {
+        PyErr_SetString(PyExc_TypeError, "EntryCols() takes no arguments");
+        return NULL;
+    }
     EntryCols *ec = (EntryCols *)type->tp_alloc(type, 0);
     if (!ec) return NULL;
     if (ec_init_bufs(ec) < 0) {
