@@ -1234,7 +1234,7 @@ def _read_jsonl_lines(
 # --------------------------------------------------------------------------- many small files
 
 BUNDLE_FLUSH_BYTES = 4 << 20  # a bundle turns its pending rows into Arrow once this many file bytes are read
-BUNDLE_FILE_BYTES = 256 << 10  # a JSONL file this big is read alone (its rows may take their own part)
+BUNDLE_FILE_BYTES = 512 << 10  # a JSONL file this big is read alone (its rows may take their own part)
 
 
 class Bundle(Protocol):
