@@ -45,8 +45,13 @@ def _reference(home: Path, rels: list[tuple[str, int]], spec: RowSpec):
 def _bundled(home: Path, rels: list[tuple[str, int]], spec: RowSpec, flush: int, native: bool):
     found: list[Finding] = []
     bundle = JsonlBundle(spec, flush, native=native)
-    per_file = [bundle.add(_ctx(home, rel, found, start)) for rel, start in rels]
-    batches = bundle.batches()
+    per_file = []
+    batches = []
+    for rel, start in rels:  # as the scan does: the rows are taken whenever the bundle is full
+        per_file.append(bundle.add(_ctx(home, rel, found, start)))
+        if bundle.full:
+            batches += bundle.batches()
+    batches += bundle.batches()
     assert bundle.batches() == []  # handed out once
     for b in batches:
         assert b.schema.equals(spec.schema)

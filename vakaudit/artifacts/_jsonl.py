@@ -1247,8 +1247,14 @@ class Bundle(Protocol):
         Should reading fail, the file's rows are dropped again and the error raised."""
         ...
 
+    @property
+    def full(self) -> bool:
+        """Enough rows are pending that they should be taken (:meth:`batches`) now."""
+        ...
+
     def batches(self) -> list[pa.RecordBatch]:
-        """The rows of the files added since the last call, in file order."""
+        """The rows of the files added since the last call, in file order (raises on a bug building
+        them: the caller then reads those files one by one)."""
         ...
 
 
@@ -1308,7 +1314,7 @@ class _ObjRun(_ObjPart):
 
 class JsonlBundle:
     """The rows of many small JSONL files of one spec, read one file at a time and turned into Arrow
-    together, a few MB of files at a time.
+    together, a few MB of files at a time (it is :attr:`full` then).
 
     Each file is framed and decoded exactly as :func:`read_jsonl` does (compiled chunks, chunks decoded
     in Python, findings through its context), but the work :func:`read_jsonl` does per batch (the
@@ -1340,7 +1346,6 @@ class JsonlBundle:
         self._segs: list[_NativePart | _ObjPart] = []  # pending rows in file order
         self._rows = 0
         self._bytes = 0
-        self._done: list[pa.RecordBatch] = []
 
     def add(self, ctx: ReadContext) -> tuple[int, int]:
         """Read one file from ``ctx.start_offset``: ``(rows, end)``, ``end`` being the offset after its
@@ -1364,16 +1369,20 @@ class JsonlBundle:
             )
             self._rows += rows
             self._bytes += end - start
-            if self._bytes >= self._flush_bytes or self._rows >= BATCH_ROWS:
-                self._build()
         return rows, end
 
+    @property
+    def full(self) -> bool:
+        return self._bytes >= self._flush_bytes or self._rows >= BATCH_ROWS
+
     def batches(self) -> list[pa.RecordBatch]:
-        """The batches of the files added since the last call, in file order."""
-        if self._rows:
-            self._build()
-        out, self._done = self._done, []
-        return out
+        """The batch of the files added since the last call (none when they gave no rows)."""
+        if not self._rows:
+            return []
+        batch = self._build()
+        self._files, self._segs = [], []
+        self._rows = self._bytes = 0
+        return [batch]
 
     def _run(self) -> _ObjRun:
         last = self._segs[-1] if self._segs else None
@@ -1419,7 +1428,7 @@ class JsonlBundle:
                     offset += size
         return line_no - first, start, offset
 
-    def _build(self) -> None:
+    def _build(self) -> pa.RecordBatch:
         n = self._rows
         files = self._files
         segs = self._segs
@@ -1451,9 +1460,7 @@ class JsonlBundle:
                     arrays.append(_timestamps_of(got))
                 else:
                     arrays.append(got[0] if len(got) == 1 else pa.concat_arrays(got))
-        self._done.append(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
-        self._files, self._segs = [], []
-        self._rows = self._bytes = 0
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
 def basename(rel_path: str) -> str:

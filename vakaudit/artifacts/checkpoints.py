@@ -291,7 +291,6 @@ class CheckpointBundle:
     def __init__(self) -> None:
         self._files: list[tuple[dict[str, Any], list[int | None], list[dict]]] = []
         self._rows = 0
-        self._done: list[pa.RecordBatch] = []
 
     def add(self, ctx: ReadContext) -> tuple[int, None]:
         """Read one file: ``(rows, None)`` (checkpoint rows have no byte spans)."""
@@ -300,19 +299,19 @@ class CheckpointBundle:
             return 0, None
         self._files.append(got)
         self._rows += len(got[2])
-        if self._rows >= BATCH_ROWS:
-            self._build()
         return len(got[2]), None
 
-    def batches(self) -> list[pa.RecordBatch]:
-        if self._files:
-            self._build()
-        out, self._done = self._done, []
-        return out
+    @property
+    def full(self) -> bool:
+        return self._rows >= BATCH_ROWS
 
-    def _build(self) -> None:
-        self._done.append(_batch(self._files))
+    def batches(self) -> list[pa.RecordBatch]:
+        """The batch of the files added since the last call (none when there is none)."""
+        if not self._files:
+            return []
+        batch = _batch(self._files)
         self._files, self._rows = [], 0
+        return [batch]
 
 
 def session_of(rel_path: str) -> str | None:

@@ -560,46 +560,17 @@ def _run_task_items(home: str, out: str, gen: int, task_id: int, items: list[_It
     out_results = []
     sink = _EntriesPart(out, f"entries/t{gen}-{task_id}.parquet")
     scanned: list[LedgerScanner] = []
-    home_path = Path(home)
-    # small side files: one Parquet part per kind per task, written here, so no rows travel back; the
-    # small files of a JSONL kind are read into one bundle (their rows become Arrow together)
-    shared: dict[str, list[pa.Table]] = {}
-    bundles: dict[str, Bundle] = {}
+    side = _SideRows(home, out, gen)
     for it in items:
         try:
             if it.kind == LEDGER_KIND:
                 out_results.append(_scan_ledger(home, it, sink, scanned))
-                continue
-            bundled: Bundled | None = getattr(get_kind(it.kind).reader, "bundle", None)
-            bundle = bundles.get(it.kind)
-            if bundled is not None and it.size < bundled.file_bytes:
-                if bundle is None:
-                    bundle = bundles[it.kind] = bundled.new()
-                out_results.append(_scan_bundled(home_path, it, bundle))
-                continue
-            if bundle is not None:  # the bundle's rows so far come first: the part keeps file order
-                _take_bundle(shared, it.kind, bundle)
-            r = _scan_sidecar(home, out, gen, it, home_path)
-            if r.table is not None and r.table.num_rows:
-                shared.setdefault(it.kind, []).append(r.table)
-            r.table = None
-            out_results.append(r)
+            else:
+                side.scan(it, out_results)
         except OSError as exc:  # vanished or became unreadable between the walk and the read
-            out_results.append(
-                _ItemResult(
-                    it.rel_path,
-                    "full",
-                    {},
-                    findings=[
-                        Finding(
-                            FindingCode.UNREADABLE_FILE,
-                            Severity.ERROR,
-                            it.rel_path,
-                            f"cannot read: {exc.strerror or exc}",
-                        )
-                    ],
-                )
-            )
+            out_results.append(_unreadable(it, exc))
+    side.finish(out_results)
+    shared = side.tables
     if not sink.close():  # every row was dropped again (a ledger that failed half-way was the only one)
         for r in out_results:
             if r.part == sink.name:
@@ -607,8 +578,6 @@ def _run_task_items(home: str, out: str, gen: int, task_id: int, items: list[_It
     if scanned:  # one entry_fields table for the task, not one per ledger
         first = next(r for r in out_results if r.rel_path == scanned[0].rel_path)
         first.fields = fields_table(scanned)
-    for k, bundle in bundles.items():
-        _take_bundle(shared, k, bundle)
     kinds = {it.rel_path: it.kind for it in items}
     for k, tables in shared.items():
         part = f"{k}/b{gen}-{task_id}.parquet"
@@ -628,10 +597,69 @@ def _run_task_items(home: str, out: str, gen: int, task_id: int, items: list[_It
 # --------------------------------------------------------------------------- parent side
 
 
-def _take_bundle(shared: dict[str, list[pa.Table]], kind: str, bundle: Bundle) -> None:
-    batches = bundle.batches()
-    if batches:
-        shared.setdefault(kind, []).append(pa.Table.from_batches(batches, schema=bundle.schema))
+def _unreadable(it: _Item, exc: OSError) -> _ItemResult:
+    why = f"cannot read: {exc.strerror or exc}"
+    return _ItemResult(
+        it.rel_path,
+        "full",
+        {},
+        findings=[Finding(FindingCode.UNREADABLE_FILE, Severity.ERROR, it.rel_path, why)],
+    )
+
+
+class _SideRows:
+    """The side files of a task: read alone or into their kind's bundle, their rows gathered for the
+    task's shared part of each kind (in file order) unless a file streamed into its own part."""
+
+    def __init__(self, home: str, out: str, gen: int) -> None:
+        self.home, self.out, self.gen = home, out, gen
+        self.home_path = Path(home)
+        self.tables: dict[str, list[pa.Table]] = {}  # per kind, the rows of its shared part
+        # per kind, the open bundle and the files with rows in it (their index in the results)
+        self._bundles: dict[str, tuple[Bundle, list[tuple[int, _Item]]]] = {}
+
+    def scan(self, it: _Item, results: list[_ItemResult]) -> None:
+        """Read one side file, appending its result to ``results``."""
+        bundled: Bundled | None = getattr(get_kind(it.kind).reader, "bundle", None)
+        if bundled is not None and it.size < bundled.file_bytes:
+            bundle, files = self._bundles.get(it.kind) or self._bundles.setdefault(
+                it.kind, (bundled.new(), [])
+            )
+            r = _scan_bundled(self.home_path, it, bundle)
+            if r.rows:
+                files.append((len(results), it))
+            results.append(r)
+            if bundle.full:
+                self._take(it.kind, results)
+            return
+        if it.kind in self._bundles:  # the bundle's rows so far come first: the part keeps file order
+            self._take(it.kind, results)
+        results.append(self._alone(it))
+
+    def finish(self, results: list[_ItemResult]) -> None:
+        for kind in list(self._bundles):
+            self._take(kind, results)
+
+    def _alone(self, it: _Item) -> _ItemResult:
+        try:
+            r = _scan_sidecar(self.home, self.out, self.gen, it, self.home_path)
+        except OSError as exc:
+            return _unreadable(it, exc)
+        if r.table is not None and r.table.num_rows:
+            self.tables.setdefault(it.kind, []).append(r.table)
+        r.table = None
+        return r
+
+    def _take(self, kind: str, results: list[_ItemResult]) -> None:
+        bundle, files = self._bundles.pop(kind)
+        try:
+            batches = bundle.batches()
+        except Exception:  # a bug building many files' rows must not cost them: each is read alone
+            for i, it in files:
+                results[i] = self._alone(it)
+            return
+        if batches:
+            self.tables.setdefault(kind, []).append(pa.Table.from_batches(batches, schema=bundle.schema))
 
 
 def _file_key(rel_path: str) -> str:
