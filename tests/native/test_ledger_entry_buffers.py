@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
@@ -143,16 +145,20 @@ def _row(offset: int, status: str, **values: object) -> tuple:
 
 def test_entry_cols_buffers_hand_computed() -> None:
     ec = L.EntryCols()
-    ec.append_row(_row(0, "unchecked", kind="header", model="m-é"))
+    ec.append_row(_row(0, "unchecked", kind="header", model="m-é", ts="2026-01-01T00:00:01.5Z"))
     ec.append_row(_row(10, "chain_ok", kind="message", is_directive=True, input_tokens=-(2**63)))
     ec.append_row(_row(20, "broken", kind="x" * 300, is_directive=False))
     assert len(ec) == 3 and ec.last_offset() == 20
     ec.truncate(2)  # the third row leaves every column
     assert len(ec) == 2 and ec.last_offset() == 10
     ec.append_row(_row(30, "broken", kind=None, turn_id="t", is_directive=False, input_tokens=2**63 - 1))
-    n, cols = ec.take()
-    assert n == 3 and len(ec) == 0 and len(cols) == 37
-    by_name = dict(zip((*sl._ROW_COLUMNS, "chain_ok"), cols, strict=True))
+    n, cols, ts_other = ec.take()
+    assert n == 3 and len(ec) == 0 and len(cols) == 38 and ts_other is False
+    by_name = dict(zip((*sl._ROW_COLUMNS, "chain_ok", "ts_at"), cols, strict=True))
+    # ts_at: microseconds since 1970-01-01 of the first row's ts, null for the others (no ts)
+    at = by_name["ts_at"]
+    assert (at[0], at[1][0] & 0b111) == (2, 0b001)
+    assert at[2][:8] == ((1767225600 + 1) * 1_000_000 + 500_000).to_bytes(8, "little")
     assert by_name["offset_bytes"] == (0, None, (0).to_bytes(8, "little") + (10).to_bytes(8, "little")
                                        + (30).to_bytes(8, "little"), None)  # fmt: skip
     nulls, valid, data, offsets = by_name["kind"]
@@ -170,9 +176,9 @@ def test_entry_cols_buffers_hand_computed() -> None:
         2**63 - 1
     ).to_bytes(8, "little", signed=True)
     # emptied, the buffers start again at row 0
-    ec.append_row(_row(40, "unchained"))
-    n, cols = ec.take()
-    assert n == 1 and cols[0][2] == (40).to_bytes(8, "little") and cols[-1][0] == 1
+    ec.append_row(_row(40, "unchained", ts="2026-01-01T00:00:00+00:00"))  # not vak's form
+    n, cols, ts_other = ec.take()
+    assert n == 1 and cols[0][2] == (40).to_bytes(8, "little") and cols[-2][0] == 1 and ts_other is True
 
 
 def test_entry_cols_refuse_values_of_the_wrong_type() -> None:
@@ -403,3 +409,84 @@ def test_members_read_in_one_pass_give_the_reference_values(
     assert col["app_version"][11] == "3.5.0"
     assert col["system_prompt_bytes"][11] == len(b'"a\\"b\xc3\xa9"')
     assert (col["attempt_count"][12], col["prefix_digest"][12], col["attempt_count"][13]) == (5, None, 0)
+
+
+def _ts_values(rnd: random.Random) -> list[str]:
+    out = []
+    for _ in range(3000):
+        y = rnd.choice(
+            [1, 4, 100, 400, 1600, 1899, 1969, 1970, 2000, 2024, 2026, 2100, 9999, rnd.randrange(1, 10000)]
+        )
+        mo, d = rnd.randrange(1, 13), rnd.choice([1, 28, 29, 30, 31, rnd.randrange(1, 32)])
+        h, mi, se = (
+            rnd.choice([0, 23, rnd.randrange(24)]),
+            rnd.randrange(60),
+            rnd.choice([0, 59, rnd.randrange(60)]),
+        )
+        frac = "".join(
+            rnd.choice("0123456789") for _ in range(rnd.choice([0, 1, 3, 6, 7, 9, rnd.randrange(10)]))
+        )
+        out.append(f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{se:02d}" + (f".{frac}" if frac else "") + "Z")
+    return out
+
+
+# strings that are not a real instant in vak's form: the batch's ts_at then comes from ts as before
+OTHER_TS = [
+    "0000-01-01T00:00:00Z", "2026-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-13-01T00:00:00Z",
+    "2026-00-01T00:00:00Z", "2026-01-00T00:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01T23:60:00Z",
+    "2026-01-01T23:59:60Z", "2026-01-01T00:00:00.Z", "2026-01-01T00:00:00.1234567890Z",
+    "2026-01-01T00:00:00", "2026-01-01T00:00:00+02:00", "2026-01-01 00:00:00Z", "garbage", "",
+]  # fmt: skip
+
+
+def _real_day(ts: str) -> bool:
+    try:
+        datetime(int(ts[:4]), int(ts[5:7]), int(ts[8:10]))
+    except ValueError:
+        return False
+    return True
+
+
+def test_ts_at_from_the_buffers_equals_the_arrow_cast_of_ts() -> None:
+    rnd = random.Random(7)
+    values = _ts_values(rnd)
+    # hand-computed: microseconds since the epoch by the calendar (datetime), digits past 6 cut
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    for ts in values[:400]:
+        y, mo, d, h, mi, se = (
+            int(ts[i : i + n]) for i, n in ((0, 4), (5, 2), (8, 2), (11, 2), (14, 2), (17, 2))
+        )
+        ec = L.EntryCols()
+        ec.append_row(_row(0, "blank", ts=ts))
+        _, cols, ts_other = ec.take()
+        try:
+            dt = datetime(y, mo, d, h, mi, se, tzinfo=UTC)
+        except ValueError:  # no such day
+            assert ts_other is True, ts
+            continue
+        frac = ts[20:-1] if ts[19] == "." else ""
+        want = (dt - epoch) // timedelta(microseconds=1) + int((frac + "000000")[:6])
+        assert ts_other is False and cols[-1][2] == want.to_bytes(8, "little", signed=True), ts
+    real = [ts for ts in values if _real_day(ts)]
+    assert len(real) > 2000
+    for chunk in range(0, len(real), 500):
+        batch = real[chunk : chunk + 500]
+        ec = L.EntryCols()
+        buf = sl.EntriesBuffer()
+        for i, ts in enumerate(batch):
+            ec.append_row(_row(i, "blank", ts=ts))
+            buf.add(_row(i, "blank", ts=ts))
+        assert ec.take()[2] is False  # the batch's ts_at comes from the buffers, not from the cast
+        buf.mark(("agents/vak/sessions/ws/s.jsonl", "s", "vak", "ws"))
+        got = buf.take().column("ts_at")
+        assert got.equals(sl._ts_column(pa.array(batch, pa.string())))
+    for ts in OTHER_TS:
+        ec = L.EntryCols()
+        ec.append_row(_row(0, "blank", ts=ts))
+        assert ec.take()[2] is True, ts
+        buf = sl.EntriesBuffer()
+        buf.add(_row(0, "blank", ts="2026-01-01T00:00:00Z"))
+        buf.add(_row(1, "blank", ts=ts))
+        buf.mark(("agents/vak/sessions/ws/s.jsonl", "s", "vak", "ws"))
+        with_other = ["2026-01-01T00:00:00Z", ts]
+        assert buf.take().column("ts_at").equals(sl._ts_column(pa.array(with_other, pa.string())))

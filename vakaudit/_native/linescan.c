@@ -1108,7 +1108,7 @@ static size_t j_decode(cp s, cp e, char *out);
 enum { C_OFFSET, C_LINE, C_SIZE, C_KIND, C_ID, C_PARENT, C_TS, C_PREV, C_DIGEST, C_STATUS, C_TURN_NO, C_TURN_ID,
        C_ROLE, C_CONTROL, C_DIRECTIVE, C_MODEL, C_PROVIDER, C_STOP, C_IT, C_OT, C_CRT, C_CCT, C_TU, C_TRC, C_TRB,
        C_ACT_KIND, C_ACT_LABEL, C_PURPOSE, C_ATTEMPTS, C_PREFIX_DIGEST, C_PREFIX_TOKENS, C_EPOCH, C_APP_VERSION,
-       C_BODY, C_SP_SHA, C_SP_BYTES, N_COLS, C_CHAIN_OK = N_COLS, N_ECOLS };
+       C_BODY, C_SP_SHA, C_SP_BYTES, N_COLS, C_CHAIN_OK = N_COLS, C_TS_AT, N_ECOLS };
 
 enum { T_INT, T_STR, T_BOOL };
 
@@ -1121,6 +1121,7 @@ static const unsigned char COL_TYPE[N_ECOLS] = {
     T_STR, T_STR, T_STR, T_INT, T_STR, T_INT, T_INT, T_STR,   /* activity .. app_version */
     T_STR, T_STR, T_INT,                                      /* body_sha256, system prompt sha256, bytes */
     T_BOOL,                                                   /* chain_ok */
+    T_INT,                                                    /* ts_at, microseconds since the epoch */
 };
 
 /* One value of a row before it is written: null, an int64 or bool, bytes, or a JSON string to decode. */
@@ -1147,11 +1148,60 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     Py_ssize_t n;
+    int ts_other; /* a row's ts is not a plain vak timestamp: ts_at is left to the caller */
     ECol c[N_ECOLS];
 } EntryCols;
 
+/*
+ * ts_at of a timestamp in vak's form (YYYY-MM-DDTHH:MM:SS[.f{1,9}]Z, seconds written 00-59) that
+ * names a real instant from year 1 on: microseconds since the epoch, digits past microseconds cut, as
+ * Arrow's string-to-timestamp cast gives it. 0 for any other string: the caller then converts the
+ * batch's ts itself.
+ */
+static int ts_micros(const char *s, Py_ssize_t n, long long *out) {
+    static const char pat[] = "dddd-dd-ddTdd:dd:dd";
+    if (n < 20) return 0;
+    for (int i = 0; i < 19; i++) {
+        if (pat[i] == 'd' ? !is_digit((unsigned char)s[i]) : s[i] != pat[i]) return 0;
+    }
+    long long us = 0;
+    if (s[19] == '.') {
+        Py_ssize_t k = 20;
+        while (k < n && is_digit((unsigned char)s[k])) k++;
+        Py_ssize_t digits = k - 20;
+        if (digits < 1 || digits > 9 || k + 1 != n || s[k] != 'Z') return 0;
+        for (int i = 0; i < 6; i++) us = us * 10 + (i < digits ? s[20 + i] - '0' : 0);
+    } else if (n != 20 || s[19] != 'Z') {
+        return 0;
+    }
+#define D2(i) ((s[i] - '0') * 10 + (s[(i) + 1] - '0'))
+    long long y = D2(0) * 100 + D2(2), mo = D2(5), d = D2(8), h = D2(11), mi = D2(14), se = D2(17);
+#undef D2
+    static const int DIM[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (y < 1 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || se > 59) return 0;
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (d > DIM[mo - 1] + (mo == 2 && leap)) return 0;
+    /* days from 1970-01-01 (H. Hinnant's days_from_civil; y >= 1 here) */
+    long long yy = y - (mo <= 2);
+    long long era = yy / 400, yoe = yy - era * 400;
+    long long doy = (153 * (mo > 2 ? mo - 3 : mo + 9) + 2) / 5 + d - 1;
+    long long days = era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+    *out = ((days * 86400 + h * 3600 + mi * 60 + se) * 1000000) + us;
+    return 1;
+}
+
+/* ts_at of a row from its ts value (set before the row is written). */
+static void ec_ts_at(EntryCols *ec, EVal *v) {
+    v[C_TS_AT].t = E_NULL;
+    if (v[C_TS].t == E_NULL) return;
+    long long us;
+    if (v[C_TS].t == E_RAW && ts_micros(v[C_TS].s, v[C_TS].n, &us)) v[C_TS_AT].t = E_INT, v[C_TS_AT].i = us;
+    else ec->ts_other = 1;
+}
+
 static void ec_reset(EntryCols *ec) {
     ec->n = 0;
+    ec->ts_other = 0;
     for (int j = 0; j < N_ECOLS; j++) {
         ECol *c = &ec->c[j];
         c->valid.len = c->data.len = 0;
@@ -1319,15 +1369,18 @@ static PyObject *ec_append_row(EntryCols *ec, PyObject *row) {
         if (st->n == 8 && memcmp(st->s, STATUS_OK, 8) == 0) v[C_CHAIN_OK].t = E_INT, v[C_CHAIN_OK].i = 1;
         else if (st->n == 6 && memcmp(st->s, STATUS_BROKEN, 6) == 0) v[C_CHAIN_OK].t = E_INT, v[C_CHAIN_OK].i = 0;
     }
+    ec_ts_at(ec, v);
     if (ec_append(ec, v) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
 PyDoc_STRVAR(ec_take_doc,
-"take() -> (rows, columns)\n\n"
-"The rows so far as Arrow buffers, then empty: per column (the 36 of append_row, then chain_ok) a\n"
-"tuple (null_count, validity bitmap or None, values, offsets or None): int64 values, a bool bitmap,\n"
-"or the UTF-8 data of a string column with its rows + 1 int32 offsets.");
+"take() -> (rows, columns, ts_other)\n\n"
+"The rows so far as Arrow buffers, then empty: per column (the 36 of append_row, then chain_ok and\n"
+"ts_at) a tuple (null_count, validity bitmap or None, values, offsets or None): int64 values, a bool\n"
+"bitmap, or the UTF-8 data of a string column with its rows + 1 int32 offsets. ts_at holds the\n"
+"microseconds of every ts in vak's form naming a real instant; ts_other is True when some row's ts\n"
+"is not (ts_at is then the caller's to compute from ts).");
 
 static PyObject *ec_take(EntryCols *ec, PyObject *unused) {
     Py_ssize_t n = ec->n;
@@ -1353,8 +1406,9 @@ static PyObject *ec_take(EntryCols *ec, PyObject *unused) {
         }
         PyList_SET_ITEM(outs, j, o);
     }
+    int ts_other = ec->ts_other;
     ec_reset(ec);
-    return Py_BuildValue("(nN)", n, outs);
+    return Py_BuildValue("(nNO)", n, outs, ts_other ? Py_True : Py_False);
 }
 
 PyDoc_STRVAR(ec_truncate_doc, "truncate(rows) -> None: keep only the first rows rows.");
@@ -2019,6 +2073,7 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
         RAW(C_BODY, body, body + 64);
 #undef RAW
         if (has_directive) v[C_DIRECTIVE].t = E_INT, v[C_DIRECTIVE].i = directive;
+        ec_ts_at(ec, v);
         if (status == STATUS_OK || status == STATUS_BROKEN)
             v[C_CHAIN_OK].t = E_INT, v[C_CHAIN_OK].i = status == STATUS_OK;
         /* entry_fields */

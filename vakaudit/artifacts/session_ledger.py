@@ -136,8 +136,8 @@ _ROW_COLUMNS = (
     "system_prompt_sha256", "system_prompt_bytes",
 )  # fmt: skip
 _N_COLS = len(_ROW_COLUMNS)
-# EntryCols.take gives these columns' buffers, then chain_ok's
-_BUFFER_TYPES = tuple(ENTRIES_SCHEMA.field(name).type for name in _ROW_COLUMNS) + (pa.bool_(),)
+# EntryCols.take gives these columns' buffers, then chain_ok's and ts_at's
+_BUFFER_TYPES = tuple(ENTRIES_SCHEMA.field(name).type for name in _ROW_COLUMNS) + (pa.bool_(), TIMESTAMP)
 
 # One read buffer per process, lent to one scan at a time: no fresh zero-filled buffer per ledger.
 # A buffer grown past _KEEP_READ_BYTES (a line longer than a chunk) is not kept.
@@ -970,7 +970,7 @@ class EntriesBuffer:
         self._runs = []
         self._marked = 0
         if self.cols is None:
-            n, buffers = self.native.take()
+            n, buffers, ts_other = self.native.take()
             arrays = [
                 pa.Array.from_buffers(
                     t,
@@ -981,7 +981,9 @@ class EntriesBuffer:
                 )
                 for (nulls, valid, data, offsets), t in zip(buffers, _BUFFER_TYPES, strict=True)
             ]
-            return _entries_batch(arrays[:-1], arrays[-1], runs)
+            # ts_at from the buffers when every ts is a plain vak timestamp (what the Arrow cast in
+            # _ts_column gives them), else from ts as for the Python lists
+            return _entries_batch(arrays[:-2], arrays[-2], runs, None if ts_other else arrays[-1])
         cols = self.cols
         self.cols = [[] for _ in range(_N_COLS)]
         status = cols[_ROW_COLUMNS.index("chain_status")]
@@ -996,14 +998,16 @@ def _run_column(values: list[str | None], counts: list[int]) -> pa.Array:
     return pa.concat_arrays(parts) if parts else pa.array([], pa.string())
 
 
-def _entries_batch(cols: list, chain_ok: list | pa.Array, runs: list[tuple[tuple, int]]) -> pa.RecordBatch:
+def _entries_batch(
+    cols: list, chain_ok: list | pa.Array, runs: list[tuple[tuple, int]], ts_at: pa.Array | None = None
+) -> pa.RecordBatch:
     """One ``ENTRIES_SCHEMA`` batch from the row columns (Arrow arrays or Python lists, in the order of
-    ``_ROW_COLUMNS``), chain_ok and the runs of rows per file."""
+    ``_ROW_COLUMNS``), chain_ok, the runs of rows per file and ts_at (None: derived from ts)."""
     counts = [n for _, n in runs]
     arrays: dict[str, Any] = dict(zip(_ROW_COLUMNS, cols, strict=True))
     ts = arrays["ts"]
     arrays["ts"] = ts = ts if isinstance(ts, pa.Array) else pa.array(ts, pa.string())
-    arrays["ts_at"] = _ts_column(ts)
+    arrays["ts_at"] = _ts_column(ts) if ts_at is None else ts_at
     arrays["chain_ok"] = chain_ok
     for i, name in enumerate(("rel_path", "session_id", "agent_id", "workspace_key")):
         arrays[name] = _run_column([f[i] for f, _ in runs], counts)
