@@ -972,13 +972,7 @@ class EntriesBuffer:
         if self.cols is None:
             n, buffers, ts_other = self.native.take()
             arrays = [
-                pa.Array.from_buffers(
-                    t,
-                    n,
-                    [None if valid is None else pa.py_buffer(valid)]
-                    + ([pa.py_buffer(data)] if offsets is None else [pa.py_buffer(offsets), pa.py_buffer(data)]),
-                    null_count=nulls,
-                )
+                pa.Array.from_buffers(t, n, _arrow_buffers(valid, data, offsets), null_count=nulls)
                 for (nulls, valid, data, offsets), t in zip(buffers, _BUFFER_TYPES, strict=True)
             ]
             # ts_at from the buffers when every ts is a plain vak timestamp (what the Arrow cast in
@@ -988,6 +982,15 @@ class EntriesBuffer:
         self.cols = [[] for _ in range(_N_COLS)]
         status = cols[_ROW_COLUMNS.index("chain_status")]
         return _entries_batch(cols, list(map(_CHAIN_OK_BY_VALUE.get, status)), runs)
+
+
+def _arrow_buffers(valid: bytes | None, data: bytes, offsets: bytes | None) -> list[pa.Buffer | None]:
+    """The buffers of one column from EntryCols.take: validity, then values or offsets and data."""
+    out = [None if valid is None else pa.py_buffer(valid)]
+    if offsets is not None:
+        out.append(pa.py_buffer(offsets))
+    out.append(pa.py_buffer(data))
+    return out
 
 
 def _run_column(values: list[str | None], counts: list[int]) -> pa.Array:
