@@ -282,3 +282,39 @@ def test_mutated_lines_never_vouched_wrongly(payload: dict, data: st.DataObject)
             del line[i]
     raw = bytes(line).replace(b"\n", b" ")
     check_against_reference(raw)
+
+
+def _has_sha_ni() -> bool:
+    with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+        return " sha_ni" in f.read()
+
+
+@pytest.mark.parametrize("shani", [True, False], ids=["sha-extensions", "openssl"])
+def test_one_message_digests_at_every_length_mod_64(shani: bool) -> None:
+    # scan_lines' line and body digests and verify_run's chain digests: lines of 100 .. 300 bytes
+    # cover every tail length (< 56, >= 56 and whole blocks), checked against hashlib
+    lines = []
+    prev = None
+    for i in range(200):
+        env = b'{"id":"e%d","parent_id":null,"ts":"2026-01-01T00:00:00Z",' % i
+        if prev is not None:
+            env += b'"prev_hash":"' + prev.encode() + b'",'
+        head = env + b'"kind":"x"'
+        line = head + b',"v":"' + b"a" * max(0, 100 + i - len(head) - 8) + b'"}'
+        lines.append(line)
+        prev = hashlib.sha256(line).hexdigest()
+    assert {len(x) % 64 for x in lines} == set(range(64))
+    buf = b"\n".join(lines) + b"\n"
+    try:
+        assert L.set_shani(shani) is (shani and _has_sha_ni())
+        recs, nxt = L.scan_lines(buf, 0, len(buf), len(lines), FLAGS)
+        run = L.verify_run(buf, 0, len(buf), len(lines), None, None, 1 << 30)
+    finally:
+        L.set_shani(True)
+    assert nxt == len(buf) and len(recs) == len(lines)
+    assert [r[2] for r in recs] == [hashlib.sha256(x).hexdigest() for x in lines]
+    cut = len(b'"kind":"x"')
+    assert [r[10] for r in recs] == [hashlib.sha256(x[x.index(b'"kind":"x"') + cut :]).hexdigest() for x in lines]
+    assert run[0] == len(buf)
+    assert list(run[6]) == [hashlib.sha256(x).hexdigest() for x in lines]
+    assert run[7] == []  # every prev_hash is the digest of the line before
