@@ -97,7 +97,9 @@ ENTRIES_DICTIONARY_COLUMNS = [
     "system_prompt_sha256",
 ]
 SMALL_TASK_FILES = 256  # files bundled into one task at most
-SMALL_TASK_BYTES = 16 << 20  # a side file this big is a task of its own; a bundle stops growing here
+# a side file costing this much (in ledger bytes, see _COST_PER_BYTE) is a task of its own; a bundle stops
+# growing here: ~16 MB of JSONL sidecars, ~128 MB of checkpoints (each task writes a part per kind)
+SIDE_TASK_COST = 32 << 20
 # the same for ledgers: each task writes one entries part, and a Parquet row group costs ~5 ms of zstd
 # set-up over the 42 columns whatever its rows, so ledger bundles are larger; on a small home they are
 # cut so that every worker gets several
@@ -762,27 +764,37 @@ def _group(items: list[_Item], jobs: int = 1) -> list[list[_Item]]:
     ledger_bytes = sum(i.size for i in ledgers)
     budget = max(MIN_LEDGER_TASK_BYTES, min(LEDGER_TASK_BYTES, ledger_bytes // (4 * jobs) + 1))
     tasks = _bundle(ledgers, budget)
-    tasks += _bundle(sorted((i for i in items if i.kind != LEDGER_KIND), key=lambda i: i.rel_path))
+    sides = sorted((i for i in items if i.kind != LEDGER_KIND), key=lambda i: i.rel_path)
+    tasks += _bundle(sides, SIDE_TASK_COST, _item_cost)
     # longest first, so the pool's last tasks are short and both workers finish together
     tasks.sort(key=lambda task: -_task_cost(task))
     return tasks
 
 
+def _item_cost(it: _Item) -> float:
+    """A file's expected CPU in ledger bytes (see ``_COST_PER_BYTE``, ``_COST_PER_FILE``)."""
+    return it.size * _COST_PER_BYTE.get(it.kind, _COST_PER_BYTE_DEFAULT) + _COST_PER_FILE
+
+
 def _task_cost(task: list[_Item]) -> float:
-    """A task's expected CPU in ledger bytes (see ``_COST_PER_BYTE``, ``_COST_PER_FILE``)."""
-    return sum(i.size * _COST_PER_BYTE.get(i.kind, _COST_PER_BYTE_DEFAULT) + _COST_PER_FILE for i in task)
+    return sum(map(_item_cost, task))
 
 
-def _bundle(items: list[_Item], budget: int = SMALL_TASK_BYTES) -> list[list[_Item]]:
+def _bundle(
+    items: list[_Item], budget: float, cost: Callable[[_Item], float] = lambda i: i.size
+) -> list[list[_Item]]:
+    """Consecutive items in tasks of at most ``SMALL_TASK_FILES`` files, each stopping once its items'
+    ``cost`` reaches ``budget``; an item that alone reaches it is a task of its own."""
     tasks: list[list[_Item]] = []
     bundle: list[_Item] = []
-    size = 0
+    size = 0.0
     for it in items:
-        if it.size >= budget:
+        c = cost(it)
+        if c >= budget:
             tasks.append([it])
             continue
         bundle.append(it)
-        size += it.size
+        size += c
         if len(bundle) >= SMALL_TASK_FILES or size >= budget:
             tasks.append(bundle)
             bundle, size = [], 0
