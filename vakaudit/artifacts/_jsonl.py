@@ -22,7 +22,8 @@ otherwise (a line orjson might read differently, a requested key written twice, 
 JSON type than its column's, ...); a declined chunk goes through the Python block path. json=True
 and key-path values that are not in the form orjson writes back are finished here from their JSON
 text; timestamps are parsed per batch from the strings the extension gives, exactly as the reference
-does.
+does. :class:`JsonlBundle` reads many small files the same way, one at a time, and builds their
+batches together (the scan reads a task's small JSONL files into one per kind).
 
 Nothing here writes: files are read through ``ReadContext.open()`` only.
 """

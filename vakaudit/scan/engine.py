@@ -14,7 +14,11 @@ Read-only, incremental, parallel, bounded:
   stream their ``entries`` rows into the task's one Parquet part (``entries/t<gen>-<task>``), in
   large row groups flushed at a bounded size, so memory stays flat as the home grows and a small
   ledger costs no Parquet file of its own; small side files of a task share one part per kind
-  (``<kind>/b<gen>-<task>``), a side file with many rows streams into its own;
+  (``<kind>/b<gen>-<task>``), a side file with many rows streams into its own. Side files are
+  bundled by expected CPU (``_COST_PER_BYTE``, ``_COST_PER_FILE``); the small files of a kind whose
+  reader carries a bundle (JSONL sidecars, checkpoints) are read into it and their rows become
+  Arrow together, so a file of a few rows costs its reading, not a batch of its own; a side file is
+  opened once (its reader and its rescan anchor share the descriptor);
 - the manifest lists, per file, the parts holding its rows and how many rows it has there; a file
   rescanned from scratch or gone has its rows removed from shared parts before the workers run;
 - ``turns`` and ``sessions`` are kept for ledgers unchanged since the last scan and derived with
