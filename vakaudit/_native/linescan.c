@@ -2812,6 +2812,155 @@ done:
     return result;
 }
 
+/*
+ * compact_document: the one-pass "compact" copy of a checkpoint (vakaudit.artifacts._jsonstream), over a
+ * whole document in memory. Outside strings every byte is kept; a string is an opening quote up to the
+ * next quote not escaped by a backslash (a backslash escapes the byte after it, whatever it is). A
+ * string of more than cap raw bytes becomes the placeholder "\u0000<n>" and its measures are recorded;
+ * a shorter one is kept as it is. Like the Python pass: None on a truncated string, on a kept string
+ * whose raw bytes start with \u0000, or when the kept size (kept bytes, 16 per placeholder) exceeds
+ * limit. Quotes and backslashes are found with memchr; the next backslash is looked up once and kept
+ * until the scan passes it, so a document without escapes is searched for backslashes once.
+ */
+
+typedef struct {
+    Py_ssize_t raw_len;
+    Py_ssize_t tail; /* offset of the last (up to 8) raw bytes */
+    int tail_len;
+    int escaped;
+} LongMeasure;
+
+typedef struct {
+    char *out;
+    Py_ssize_t out_len, out_cap;
+    LongMeasure *longs;
+    Py_ssize_t n_longs, longs_cap;
+} CompactState;
+
+static int cs_put(CompactState *cs, const void *p, Py_ssize_t len) {
+    if (cs->out_len + len > cs->out_cap) {
+        Py_ssize_t cap = cs->out_cap ? cs->out_cap : 4096;
+        while (cap < cs->out_len + len) cap *= 2;
+        char *o = realloc(cs->out, (size_t)cap);
+        if (!o) return -1;
+        cs->out = o;
+        cs->out_cap = cap;
+    }
+    memcpy(cs->out + cs->out_len, p, (size_t)len);
+    cs->out_len += len;
+    return 0;
+}
+
+/* 1: compacted, 0: declined, -1: out of memory. Runs without the GIL. */
+static int compact_run(cp buf, Py_ssize_t n, Py_ssize_t cap, Py_ssize_t limit, CompactState *cs) {
+    cp end = buf + n;
+    cp pos = buf;
+    cp next_bs = NULL; /* the next backslash at or after the scan (end: none; NULL: not looked up) */
+    Py_ssize_t size = 0;
+    while (pos < end) {
+        cp q = memchr(pos, '"', end - pos);
+        if (!q) q = end;
+        if (cs_put(cs, pos, q - pos) < 0) return -1;
+        size += q - pos;
+        if (size > limit) return 0;
+        if (q == end) break;
+        cp s = q + 1, e = NULL, p = s;
+        int escaped = 0;
+        for (;;) {
+            if (!e || e < p) {
+                e = p < end ? memchr(p, '"', end - p) : NULL;
+                if (!e) return 0; /* unterminated string */
+            }
+            if (!next_bs || next_bs < p) {
+                next_bs = memchr(p, '\\', end - p);
+                if (!next_bs) next_bs = end;
+            }
+            if (e < next_bs) break;
+            escaped = 1;
+            p = next_bs + 2; /* the backslash and the byte it escapes */
+            if (p > end) return 0; /* unterminated escape */
+        }
+        Py_ssize_t raw_len = e - s;
+        if (raw_len > cap) {
+            char ph[32];
+            int len = snprintf(ph, sizeof ph, "\"\\u0000%zd\"", cs->n_longs);
+            if (cs_put(cs, ph, len) < 0) return -1;
+            if (cs->n_longs == cs->longs_cap) {
+                Py_ssize_t c = cs->longs_cap ? cs->longs_cap * 2 : 64;
+                LongMeasure *l = realloc(cs->longs, (size_t)c * sizeof(LongMeasure));
+                if (!l) return -1;
+                cs->longs = l;
+                cs->longs_cap = c;
+            }
+            LongMeasure *m = &cs->longs[cs->n_longs++];
+            m->raw_len = raw_len;
+            m->tail_len = raw_len < 8 ? (int)raw_len : 8;
+            m->tail = (e - m->tail_len) - buf;
+            m->escaped = escaped;
+            size += 16;
+        } else {
+            if (raw_len >= 6 && memcmp(s, "\\u0000", 6) == 0) return 0; /* would read as a placeholder */
+            if (cs_put(cs, q, raw_len + 2) < 0) return -1;
+            size += raw_len + 2;
+        }
+        if (size > limit) return 0;
+        pos = e + 1;
+    }
+    return 1;
+}
+
+PyDoc_STRVAR(compact_document_doc,
+"compact_document(buf, n, cap, limit) -> (compact: bytes, [(raw_len, has_escape, tail: bytes), ...]) | None\n\n"
+"The first n bytes of buf (one JSON document) with every string of more than cap raw bytes replaced\n"
+"by the placeholder \"\\u0000<i>\" (i: its index in the list of measures; tail: its last up to 8 raw\n"
+"bytes), exactly as vakaudit.artifacts._jsonstream._compact gives it; None when that declines (a\n"
+"truncated string, a kept string starting with \\u0000, a compact copy over limit bytes counting 16\n"
+"per placeholder).");
+
+static PyObject *compact_document(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t n, cap, limit;
+    if (!PyArg_ParseTuple(args, "y*nnn:compact_document", &view, &n, &cap, &limit)) return NULL;
+    if (n < 0 || n > view.len || cap < 0) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "compact_document: n must be within the buffer and cap >= 0");
+        return NULL;
+    }
+    cp buf = view.buf;
+    CompactState cs = {0};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = compact_run(buf, n, cap, limit, &cs);
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL, *doc = NULL, *list = NULL;
+    if (rc < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (rc == 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    doc = PyBytes_FromStringAndSize(cs.out ? cs.out : "", cs.out_len);
+    list = doc ? PyList_New(cs.n_longs) : NULL;
+    if (!list) goto done;
+    for (Py_ssize_t i = 0; i < cs.n_longs; i++) {
+        LongMeasure *m = &cs.longs[i];
+        PyObject *t = Py_BuildValue("(nOy#)", m->raw_len, m->escaped ? Py_True : Py_False,
+                                    (const char *)buf + m->tail, (Py_ssize_t)m->tail_len);
+        if (!t) goto done;
+        PyList_SET_ITEM(list, i, t);
+    }
+    result = PyTuple_Pack(2, doc, list);
+done:
+    Py_XDECREF(doc);
+    Py_XDECREF(list);
+    free(cs.out);
+    free(cs.longs);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 PyDoc_STRVAR(set_avx2_doc,
 "set_avx2(on) -> bool: use the AVX2 nesting check when on and the CPU has it (the default), else the\n"
 "SSE2 one; returns whether AVX2 is now used. For tests and benchmarks of both code paths.");
@@ -2857,6 +3006,7 @@ static PyMethodDef methods[] = {
     {"set_shani", set_shani, METH_O, set_shani_doc},
     {"simd_paths", simd_paths, METH_NOARGS, simd_paths_doc},
     {"jsonl_columns", jsonl_columns, METH_VARARGS, jsonl_columns_doc},
+    {"compact_document", compact_document, METH_VARARGS, compact_document_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -16,13 +16,18 @@ Reads only through the file object it is given; never writes.
 from __future__ import annotations
 
 import functools
+import io
 import json
+import os
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
 import orjson
+
+from vakaudit import _native
 
 CHUNK_BYTES = 128 << 10  # small enough that a chunk is still in cache when it is searched
 STRING_CAP = 4096
@@ -262,6 +267,9 @@ def string_len(value: Any) -> int | None:
 # --------------------------------------------------------------------------- one-pass fast path
 
 COMPACT_LIMIT = 1 << 20  # most bytes of a document kept outside its long strings (else: stream it)
+# largest document compacted in memory by the compiled pass (vak caps checkpoints at 8 MiB; homes hold
+# some of up to 20 MB); a larger one streams through _compact
+WHOLE_DOCUMENT_BYTES = 32 << 20
 
 
 @functools.cache
@@ -299,7 +307,7 @@ def scan_document(
     key, a long key, a compact copy over ``limit`` bytes, a string starting with ``\\u0000``. The file
     object needs ``readinto``.
     """
-    compact = _compact(f, cap, limit)
+    compact = _compact_whole(f, cap, limit) if _native.linescan is not None else _compact(f, cap, limit)
     if compact is None:
         return None
     doc, longs = compact
@@ -443,6 +451,60 @@ def _compact(f: IO[bytes], cap: int, limit: int) -> tuple[bytes, list[LongString
         if size > limit:
             return None
     return b"".join(out), longs
+
+
+_whole = threading.local()  # .buf: the bytearray a thread reads whole documents into (reused: no page faults)
+
+
+def _compact_whole(f: IO[bytes], cap: int, limit: int) -> tuple[bytes, list[LongString]] | None:
+    """What :func:`_compact` gives, from the compiled pass over the whole document read into memory;
+    a document over ``WHOLE_DOCUMENT_BYTES`` goes through :func:`_compact` (every byte read once,
+    through ``f``, so a counting file counts each byte once)."""
+    try:
+        hint: int | None = os.fstat(f.fileno()).st_size
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        hint = None
+    if hint is not None and hint > WHOLE_DOCUMENT_BYTES:
+        return _compact(f, cap, limit)
+    buf: bytearray = getattr(_whole, "buf", None) or bytearray(CHUNK_BYTES)
+    want = CHUNK_BYTES if hint is None else hint + 1  # + 1: the read that finds the end
+    if len(buf) < want:
+        buf = bytearray(want)
+    n = 0
+    while True:
+        if n == len(buf):
+            if n > WHOLE_DOCUMENT_BYTES:  # the file grew or has no size: stream the rest
+                _whole.buf = buf
+                return _compact(_Prefixed(bytes(buf[:n]), f), cap, limit)
+            buf.extend(bytes(min(n, WHOLE_DOCUMENT_BYTES + 1 - n)))
+        with memoryview(buf) as view, view[n:] as free:
+            got = f.readinto(free)  # type: ignore[attr-defined]
+        if not got:
+            break
+        n += got
+    _whole.buf = buf
+    compact = _native.linescan.compact_document(buf, n, cap, limit)  # type: ignore[union-attr]
+    if compact is None:
+        return None
+    doc, measures = compact
+    return doc, [LongString(*m) for m in measures]
+
+
+class _Prefixed:
+    """Bytes already read, then the rest of a file, through ``readinto``."""
+
+    def __init__(self, head: bytes, f: IO[bytes]) -> None:
+        self.head = head
+        self.pos = 0
+        self.f = f
+
+    def readinto(self, b: Any) -> int | None:
+        if self.pos < len(self.head):
+            k = min(len(b), len(self.head) - self.pos)
+            b[:k] = self.head[self.pos : self.pos + k]
+            self.pos += k
+            return k
+        return self.f.readinto(b)  # type: ignore[attr-defined]
 
 
 def _walk(tree: Any, longs: list[LongString]) -> list[tuple[Path, Any]]:
