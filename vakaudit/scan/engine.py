@@ -35,7 +35,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -960,6 +960,18 @@ def scan_home(
     keep_rels = {rel for rel in prev_files if rel in current and states.get(rel) in ("unchanged", "append")}
     _prune_parts(out_p, prev_files, keep_rels)
 
+    # turns and sessions: kept for ledgers unchanged since the last scan, derived for the others
+    prev_counts: dict[str, int] = (manifest or {}).get("tables", {})
+    derived_before = (
+        manifest is not None
+        and "turns" in prev_counts
+        and "sessions" in prev_counts
+        and (out_p / "turns" / "all.parquet").is_file()
+        and (out_p / "sessions" / "all.parquet").is_file()
+    )
+    # (plan, shard results) of a derivation run in the pool once the ledgers were read
+    early_derive: tuple[tuple[Any, set[str], int], list[dict[str, int]]] | None = None
+
     # read
     results: list[_ItemResult] = []
     work_bytes = sum(i.size for i in items)
@@ -983,19 +995,48 @@ def scan_home(
         # forked workers share the parent's heap copy-on-write; frozen objects are never visited
         # by the children's garbage collector, so those pages stay shared instead of being copied
         gc.freeze()
-        with ProcessPoolExecutor(max_workers=min(n_jobs, len(tasks)), mp_context=ctx) as pool:
-            futs = {
-                pool.submit(_run_task, str(home_p), str(out_p), gen, task_id, task): task
-                for task_id, task in enumerate(tasks)
-            }
+        workers = min(n_jobs, len(tasks))
+        # ledger tasks first: once they are done, turns and sessions are derived in the pool while the
+        # side files are still being read. Tasks are handed out a few at a time, so the derivation
+        # does not wait behind every queued side task
+        queue = [t for t in enumerate(tasks) if t[1][0].kind == LEDGER_KIND]
+        ledgers_left = len(queue)
+        queue += [t for t in enumerate(tasks) if t[1][0].kind != LEDGER_KIND]
+        queue.reverse()
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            running: dict[Any, list[_Item] | None] = {}
+
+            def hand_out(n: int) -> None:
+                while queue and len(running) < n:
+                    task_id, task = queue.pop()
+                    running[pool.submit(_run_task, str(home_p), str(out_p), gen, task_id, task)] = task
+
+            hand_out(workers + 1)
             gc.unfreeze()
-            for fut in as_completed(futs):
-                task = futs[fut]
-                results.extend(fut.result())
-                done_files += len(task)
-                done_bytes += sum(i.size for i in task)
-                if progress:
-                    progress(ScanProgress(done_files, files_total, done_bytes, work_bytes))
+            while running:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    task = running.pop(fut)
+                    if task is None:  # a share of the derivation
+                        early_derive[1].append(fut.result())
+                        continue
+                    results.extend(fut.result())
+                    done_files += len(task)
+                    done_bytes += sum(i.size for i in task)
+                    if progress:
+                        progress(ScanProgress(done_files, files_total, done_bytes, work_bytes))
+                    if task[0].kind == LEDGER_KIND:
+                        ledgers_left -= 1
+                        if ledgers_left == 0:
+                            plan = _early_derive_plan(
+                                files, results, states, prev_files, derived_before, current, n_jobs
+                            )
+                            if plan is not None:
+                                early_derive = (plan, [])
+                                groups, _, apart = plan
+                                for i in range(max(apart, 1)):
+                                    running[pool.submit(_derive_shard, out_p, groups, i, max(apart, 1))] = None
+                hand_out(len([t for t in running.values() if t is None]) + workers + 1)
     results.sort(key=lambda r: r.rel_path)
     by_rel = {r.rel_path: r for r in results}
     rewritten = {r.rel_path for r in results if states.get(r.rel_path) == "append" and r.mode != "append"}
@@ -1025,7 +1066,6 @@ def scan_home(
 
     # per-kind tables: parts only (written by the workers); counts from the per-file rows
     tables = all_tables()
-    prev_counts: dict[str, int] = (manifest or {}).get("tables", {})
     counts: dict[str, int] = {}
     for name in tables:
         if name not in CORE_TABLES:
@@ -1106,59 +1146,21 @@ def scan_home(
     counts["files"] = ftab.num_rows
 
     # manifest
-    new_files: dict[str, dict[str, Any]] = {}
-    for hf in files:
-        rel = hf.rel_path
-        entry: dict[str, Any] = {
-            "kind": hf.kind.name,
-            "inode": hf.inode,
-            "device": hf.device,
-            "size": hf.size_bytes,
-            "mtime_ns": hf.mtime_ns,
-        }
-        r = by_rel.get(rel)
-        prev = prev_files.get(rel, {})
-        if r is not None and r.state:
-            entry["state"] = r.state
-            parts = list(prev.get("parts", [])) if r.mode == "append" else []
-            if r.part:
-                parts.append(r.part)
-            entry["parts"] = parts
-            entry["part_rows"] = (prev.get("part_rows", 0) if r.mode == "append" else 0) + (
-                r.rows if r.part else 0
-            )
-            if (
-                r.state.get("ledger", {}).get("offset") is not None
-                and r.state["ledger"]["offset"] != hf.size_bytes
-            ):
-                # a write in flight: the next scan must look again even if size/mtime stay the same
-                entry["size"] = r.state["ledger"]["offset"]
-        elif states.get(rel) == "unchanged":
-            entry["state"] = prev.get("state", {})
-            entry["parts"] = prev.get("parts", [])
-            entry["part_rows"] = prev.get("part_rows", 0)
-        new_files[rel] = entry
+    new_files = {
+        hf.rel_path: _manifest_entry(hf, by_rel.get(hf.rel_path), prev_files.get(hf.rel_path, {}), states)
+        for hf in files
+    }
 
-    # turns and sessions: kept for ledgers unchanged since the last scan, derived for the others
+    # turns and sessions
     ledgers = {rel: e for rel, e in new_files.items() if e["kind"] == LEDGER_KIND and e.get("parts")}
-    derived_before = (
-        manifest is not None
-        and "turns" in prev_counts
-        and "sessions" in prev_counts
-        and (out_p / "turns" / "all.parquet").is_file()
-        and (out_p / "sessions" / "all.parquet").is_file()
-    )
-    carry = {rel for rel in ledgers if states.get(rel) == "unchanged"} if derived_before else set()
-    derive = {rel: e["parts"] for rel, e in ledgers.items() if rel not in carry}
-    before = {rel for rel, e in prev_files.items() if e.get("kind") == LEDGER_KIND and e.get("parts")}
-    if derived_before and not derive and carry == before:
+    plan = _derive_plan(ledgers, states, prev_files, derived_before, current, n_jobs)
+    if plan is None:
         counts["turns"] = prev_counts["turns"]
         counts["sessions"] = prev_counts["sessions"]
+    elif early_derive is not None and early_derive[0] == plan and len(early_derive[1]) == max(plan[2], 1):
+        counts.update(_merge_derived(out_p, early_derive[1], plan[1]))
     else:
-        groups = _derive_groups(derive, {rel: ledgers[rel]["part_rows"] for rel in derive}, ledgers)
-        derive_bytes = sum(current[rel].size_bytes for rel in derive)
-        # DuckDB's working memory goes to fresh processes, not to the parent's high-water mark
-        apart = min(n_jobs, 4, len(groups)) if n_jobs > 1 and derive_bytes >= DERIVE_APART_BYTES else 0
+        groups, carry, apart = plan
         counts.update(_derive_turns_sessions(out_p, groups, carry, apart))
 
     counts["entries"] = own_part_rows.get("entries", 0)
@@ -1300,6 +1302,81 @@ def _derive_groups(
     return groups
 
 
+def _manifest_entry(
+    hf: HomeFile, r: _ItemResult | None, prev: dict[str, Any], states: dict[str, str]
+) -> dict[str, Any]:
+    """A file's manifest entry after this scan: identity, reader state, parts and their rows."""
+    entry: dict[str, Any] = {
+        "kind": hf.kind.name,
+        "inode": hf.inode,
+        "device": hf.device,
+        "size": hf.size_bytes,
+        "mtime_ns": hf.mtime_ns,
+    }
+    if r is not None and r.state:
+        entry["state"] = r.state
+        parts = list(prev.get("parts", [])) if r.mode == "append" else []
+        if r.part:
+            parts.append(r.part)
+        entry["parts"] = parts
+        entry["part_rows"] = (prev.get("part_rows", 0) if r.mode == "append" else 0) + (r.rows if r.part else 0)
+        if r.state.get("ledger", {}).get("offset") is not None and r.state["ledger"]["offset"] != hf.size_bytes:
+            # a write in flight: the next scan must look again even if size/mtime stay the same
+            entry["size"] = r.state["ledger"]["offset"]
+    elif states.get(hf.rel_path) == "unchanged":
+        entry["state"] = prev.get("state", {})
+        entry["parts"] = prev.get("parts", [])
+        entry["part_rows"] = prev.get("part_rows", 0)
+    return entry
+
+
+def _derive_plan(
+    ledgers: dict[str, dict[str, Any]],
+    states: dict[str, str],
+    prev_files: dict[str, dict[str, Any]],
+    derived_before: bool,
+    current: dict[str, HomeFile],
+    n_jobs: int,
+) -> tuple[list[tuple[list[str], list[str] | None]], set[str], int] | None:
+    """``(groups, carry, apart)`` of the turns/sessions derivation over the manifest entries of the
+    ledgers that have parts, or None when the previous tables stand as they are: the rows of the
+    ledgers in ``carry`` (unchanged since a scan that derived them) are kept, the others derived by
+    ``groups`` (:func:`_derive_groups`), in ``apart`` processes (0: here)."""
+    carry = {rel for rel in ledgers if states.get(rel) == "unchanged"} if derived_before else set()
+    derive = {rel: e["parts"] for rel, e in ledgers.items() if rel not in carry}
+    before = {rel for rel, e in prev_files.items() if e.get("kind") == LEDGER_KIND and e.get("parts")}
+    if derived_before and not derive and carry == before:
+        return None
+    groups = _derive_groups(derive, {rel: ledgers[rel]["part_rows"] for rel in derive}, ledgers)
+    derive_bytes = sum(current[rel].size_bytes for rel in derive)
+    # DuckDB's working memory goes to fresh processes, not to the parent's high-water mark
+    apart = min(n_jobs, 4, len(groups)) if n_jobs > 1 and derive_bytes >= DERIVE_APART_BYTES else 0
+    return groups, carry, apart
+
+
+def _early_derive_plan(
+    files: list[HomeFile],
+    results: list[_ItemResult],
+    states: dict[str, str],
+    prev_files: dict[str, dict[str, Any]],
+    derived_before: bool,
+    current: dict[str, HomeFile],
+    n_jobs: int,
+) -> tuple[list[tuple[list[str], list[str] | None]], set[str], int] | None:
+    """The derivation plan once every ledger was read (side files may still be read), or None when
+    there is nothing to derive or it must wait: a ledger found rewritten has old rows still to prune."""
+    by_rel = {r.rel_path: r for r in results}
+    if any(r.mode != "append" and states.get(r.rel_path) == "append" for r in results):
+        return None
+    ledgers = {}
+    for hf in files:
+        if hf.kind.name == LEDGER_KIND:
+            e = _manifest_entry(hf, by_rel.get(hf.rel_path), prev_files.get(hf.rel_path, {}), states)
+            if e.get("parts"):
+                ledgers[hf.rel_path] = e
+    return _derive_plan(ledgers, states, prev_files, derived_before, current, n_jobs)
+
+
 def _derive_turns_sessions(
     out: Path, groups: list[tuple[list[str], list[str] | None]], carry: set[str], jobs: int = 0
 ) -> dict[str, int]:
@@ -1315,6 +1392,11 @@ def _derive_turns_sessions(
             results = [f.result() for f in futs]
     else:
         results = [_derive_shard(out, groups, 0, 1)]
+    return _merge_derived(out, results, carry)
+
+
+def _merge_derived(out: Path, results: list[dict[str, int]], carry: set[str]) -> dict[str, int]:
+    """The final ``turns`` and ``sessions`` tables: the carried rows, then each shard's ``.derive-<i>.tmp``."""
     counts = {name: sum(r[name] for r in results) for name in ("turns", "sessions")}
     for name, schema in (("turns", TURNS_SCHEMA), ("sessions", SESSIONS_SCHEMA)):
         final = out / name / "all.parquet"
