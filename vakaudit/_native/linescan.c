@@ -21,6 +21,9 @@
  * jsonl_columns applies the same validator to the JSONL sidecars (sandbox execution logs, activity
  * log, evidence and cost logs, ...): it reads a chunk of lines straight into Arrow column buffers for
  * vakaudit.artifacts._jsonl, or declines the whole chunk when any line or value is not the plain case.
+ *
+ * compact_document is the checkpoint reader's one-pass "compact" copy (vakaudit.artifacts._jsonstream):
+ * a whole JSON document with its long strings replaced by placeholders and measured.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

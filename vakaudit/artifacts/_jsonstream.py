@@ -8,7 +8,10 @@ checkpoint costs a few hundred Python steps per file entry, not one per byte.
 
 :func:`scan_document` is the fast path for the usual document: one pass that measures the long
 strings and hands everything else to orjson, a few Python steps per long string. It declines (None)
-whenever its answer could differ from :func:`iter_scalars`, which stays the reference.
+whenever its answer could differ from :func:`iter_scalars`, which stays the reference. When the
+compiled helpers are present (``vakaudit._native.linescan``) that pass is ``compact_document`` over
+the whole document read into a reused buffer (documents up to ``WHOLE_DOCUMENT_BYTES``), with the
+same result as the streaming Python pass :func:`_compact`.
 
 Reads only through the file object it is given; never writes.
 """
