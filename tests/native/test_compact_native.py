@@ -36,8 +36,16 @@ def _python(doc: bytes, cap: int, limit: int = COMPACT_LIMIT) -> Any:
     return _jsonstream._compact(io.BytesIO(doc), cap, limit)
 
 
-def _whole(doc: bytes, cap: int, limit: int = COMPACT_LIMIT) -> Any:
-    return _jsonstream._compact_whole(io.BytesIO(doc), cap, limit)
+def _pieces(doc: bytes, cap: int, limit: int = COMPACT_LIMIT, piece: int | None = None) -> Any:
+    if piece is None:
+        return _jsonstream._compact_pieces(io.BytesIO(doc), cap, limit)
+    saved = _jsonstream.PIECE_BYTES, getattr(_jsonstream._pieces, "buf", None)
+    _jsonstream.PIECE_BYTES = piece
+    _jsonstream._pieces.buf = bytearray(piece)
+    try:
+        return _jsonstream._compact_pieces(io.BytesIO(doc), cap, limit)
+    finally:
+        _jsonstream.PIECE_BYTES, _jsonstream._pieces.buf = saved
 
 
 def _direct(doc: bytes, cap: int, limit: int = COMPACT_LIMIT) -> Any:
@@ -48,7 +56,8 @@ def _direct(doc: bytes, cap: int, limit: int = COMPACT_LIMIT) -> Any:
 
 def _assert_same(doc: bytes, cap: int, limit: int = COMPACT_LIMIT) -> Any:
     ref = _python(doc, cap, limit)
-    assert _whole(doc, cap, limit) == ref
+    for piece in (None, 1, 3, 17):  # the whole document in one piece, and pieces ending anywhere
+        assert _pieces(doc, cap, limit, piece) == ref
     assert _direct(doc, cap, limit) == ref
     return ref
 
@@ -220,22 +229,38 @@ class _CountingFile(io.FileIO):
         return n
 
 
-@pytest.mark.parametrize("bound", [None, 100, 20_000])
-def test_real_files_each_byte_read_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: int | None
+@pytest.mark.parametrize("piece", [1, 2, 3, 7, 100, 4099, 1 << 20])
+def test_pieces_of_any_size_each_byte_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, piece: int
 ) -> None:
-    """Documents over the in-memory bound stream through the reference; every byte is read once."""
-    if bound is not None:
-        monkeypatch.setattr(_jsonstream, "WHOLE_DOCUMENT_BYTES", bound)
-    for i, doc in enumerate(TRICKY[:6]):
+    """Pieces end anywhere (in a string, on a backslash); every byte of the file is read once."""
+    monkeypatch.setattr(_jsonstream, "PIECE_BYTES", piece)
+    monkeypatch.setattr(_jsonstream._pieces, "buf", bytearray(piece), raising=False)
+    for i, doc in enumerate(TRICKY[:6] + TRICKY[9:18] + TRICKY[-3:]):
         path = tmp_path / f"{i}.json"
         path.write_bytes(doc)
         with _CountingFile(path) as f:
-            got = _jsonstream._compact_whole(f, 4096, COMPACT_LIMIT)
-            assert f.read_bytes == len(doc)
+            got = _jsonstream._compact_pieces(f, 4096, COMPACT_LIMIT)
+            if got is not None:
+                assert f.read_bytes == len(doc)
         assert got == _python(doc, 4096)
-        # no size from the file (BytesIO): the buffer grows, or the rest streams past the bound
-        assert _whole(doc, 4096) == got
+        for cap in (0, 4):
+            assert _pieces(doc, cap) == _python(doc, cap)
+
+
+def test_pieces_of_a_long_string_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A string many pieces long is measured exactly (the carried bytes are scanned again)."""
+    monkeypatch.setattr(_jsonstream, "PIECE_BYTES", 1000)
+    monkeypatch.setattr(_jsonstream._pieces, "buf", bytearray(10), raising=False)
+    doc = b'{"a":"' + B64 * 20 + b'\\\\","b":"' + b"x" * 999 + b'"}'  # ends in an escaped backslash
+    assert (
+        _python(doc, 4096)
+        == _pieces(doc, 4096)
+        == (
+            b'{"a":"\\u00000","b":"' + b"x" * 999 + b'"}',
+            [LongString(240_002, True, b"QUJDQUJD"[-6:] + b"\\\\")],
+        )
+    )
 
 
 def _snapshots(home: Path) -> list[str]:
@@ -267,7 +292,7 @@ def _reader_rows(home: Path, rel_path: str) -> tuple[list[dict[str, Any]], list[
 
 
 def test_reader_uses_the_compiled_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A plain checkpoint goes through compact_document; its rows equal the Python pass's."""
+    """A plain checkpoint goes through compact_part; its rows equal the Python pass's."""
     folder = tmp_path / "checkpoints" / "sid"
     folder.mkdir(parents=True)
     doc = (
@@ -277,15 +302,19 @@ def test_reader_uses_the_compiled_pass(tmp_path: Path, monkeypatch: pytest.Monke
     calls: list[Any] = []
 
     def spy(*args: Any) -> Any:
-        res = L.compact_document(*args)
+        res = L.compact_part(*args)
         calls.append(res)
         return res
 
-    monkeypatch.setattr(native, "linescan", type("Spy", (), {"compact_document": staticmethod(spy)}))
+    monkeypatch.setattr(native, "linescan", type("Spy", (), {"compact_part": staticmethod(spy)}))
     compiled = _reader_rows(tmp_path, "checkpoints/sid/0001.json")
-    assert len(calls) == 1 and calls[0] is not None
-    assert calls[0][1] == [(12002, False, B64[-6:] + b"==")]
+    assert calls and all(c is not None for c in calls)
+    assert [m for c in calls for m in c[1]] == [(12002, False, B64[-6:] + b"==")]
+    assert b"".join(c[0] for c in calls) == (
+        b'{"seq":1,"session_id":"sid","files":[{"rel_path":"a","content":"\\u00000"},{"rel_path":"b"}]}'
+    )
+    n_calls = len(calls)
     monkeypatch.setattr(native, "linescan", None)
     assert _reader_rows(tmp_path, "checkpoints/sid/0001.json") == compiled
-    assert len(calls) == 1
+    assert len(calls) == n_calls
     assert compiled[0] and not compiled[1]

@@ -2816,14 +2816,18 @@ done:
 }
 
 /*
- * compact_document: the one-pass "compact" copy of a checkpoint (vakaudit.artifacts._jsonstream), over a
- * whole document in memory. Outside strings every byte is kept; a string is an opening quote up to the
- * next quote not escaped by a backslash (a backslash escapes the byte after it, whatever it is). A
- * string of more than cap raw bytes becomes the placeholder "\u0000<n>" and its measures are recorded;
- * a shorter one is kept as it is. Like the Python pass: None on a truncated string, on a kept string
- * whose raw bytes start with \u0000, or when the kept size (kept bytes, 16 per placeholder) exceeds
- * limit. Quotes and backslashes are found with memchr; the next backslash is looked up once and kept
- * until the scan passes it, so a document without escapes is searched for backslashes once.
+ * compact_document: the one-pass "compact" copy of a checkpoint (vakaudit.artifacts._jsonstream). Outside
+ * strings every byte is kept; a string is an opening quote up to the next quote not escaped by a
+ * backslash (a backslash escapes the byte after it, whatever it is). A string of more than cap raw
+ * bytes becomes the placeholder "\u0000<n>" and its measures are recorded; a shorter one is kept as it
+ * is. Like the Python pass: None on a truncated string, on a kept string whose raw bytes start with
+ * \u0000, or when the kept size (kept bytes, 16 per placeholder) exceeds limit. Quotes and backslashes
+ * are found with memchr; the next backslash is looked up once and kept until the scan passes it, so a
+ * document without escapes is searched for backslashes once.
+ *
+ * compact_part does the same over a document read in pieces: a piece ends before a string it does not
+ * close (the caller keeps those bytes and reads more), and the placeholder count and the kept size
+ * carry from piece to piece, so the pieces' outputs joined are compact_document's.
  */
 
 typedef struct {
@@ -2838,6 +2842,9 @@ typedef struct {
     Py_ssize_t out_len, out_cap;
     LongMeasure *longs;
     Py_ssize_t n_longs, longs_cap;
+    Py_ssize_t first_index; /* placeholders number from here */
+    Py_ssize_t size;        /* kept size so far (in and out) */
+    Py_ssize_t done;        /* bytes of the buffer compacted (the rest starts an open string) */
 } CompactState;
 
 static int cs_put(CompactState *cs, const void *p, Py_ssize_t len) {
@@ -2854,12 +2861,14 @@ static int cs_put(CompactState *cs, const void *p, Py_ssize_t len) {
     return 0;
 }
 
-/* 1: compacted, 0: declined, -1: out of memory. Runs without the GIL. */
-static int compact_run(cp buf, Py_ssize_t n, Py_ssize_t cap, Py_ssize_t limit, CompactState *cs) {
+/* 1: compacted up to cs->done, 0: declined, -1: out of memory. Runs without the GIL. An open string at
+ * the end declines when final, else ends the piece at its opening quote. */
+static int compact_run(cp buf, Py_ssize_t n, Py_ssize_t cap, Py_ssize_t limit, int final, CompactState *cs) {
     cp end = buf + n;
     cp pos = buf;
     cp next_bs = NULL; /* the next backslash at or after the scan (end: none; NULL: not looked up) */
-    Py_ssize_t size = 0;
+    Py_ssize_t size = cs->size;
+    cs->done = n;
     while (pos < end) {
         cp q = memchr(pos, '"', end - pos);
         if (!q) q = end;
@@ -2868,11 +2877,14 @@ static int compact_run(cp buf, Py_ssize_t n, Py_ssize_t cap, Py_ssize_t limit, C
         if (size > limit) return 0;
         if (q == end) break;
         cp s = q + 1, e = NULL, p = s;
-        int escaped = 0;
+        int escaped = 0, open = 0;
         for (;;) {
             if (!e || e < p) {
                 e = p < end ? memchr(p, '"', end - p) : NULL;
-                if (!e) return 0; /* unterminated string */
+                if (!e) { /* unterminated string */
+                    open = 1;
+                    break;
+                }
             }
             if (!next_bs || next_bs < p) {
                 next_bs = memchr(p, '\\', end - p);
@@ -2881,12 +2893,20 @@ static int compact_run(cp buf, Py_ssize_t n, Py_ssize_t cap, Py_ssize_t limit, C
             if (e < next_bs) break;
             escaped = 1;
             p = next_bs + 2; /* the backslash and the byte it escapes */
-            if (p > end) return 0; /* unterminated escape */
+            if (p > end) { /* unterminated escape */
+                open = 1;
+                break;
+            }
+        }
+        if (open) {
+            if (final) return 0;
+            cs->done = q - buf;
+            break;
         }
         Py_ssize_t raw_len = e - s;
         if (raw_len > cap) {
             char ph[32];
-            int len = snprintf(ph, sizeof ph, "\"\\u0000%zd\"", cs->n_longs);
+            int len = snprintf(ph, sizeof ph, "\"\\u0000%zd\"", cs->first_index + cs->n_longs);
             if (cs_put(cs, ph, len) < 0) return -1;
             if (cs->n_longs == cs->longs_cap) {
                 Py_ssize_t c = cs->longs_cap ? cs->longs_cap * 2 : 64;
@@ -2909,7 +2929,48 @@ static int compact_run(cp buf, Py_ssize_t n, Py_ssize_t cap, Py_ssize_t limit, C
         if (size > limit) return 0;
         pos = e + 1;
     }
+    cs->size = size;
     return 1;
+}
+
+/* (compact bytes, [measures]) or None; with_rest adds the bytes done and the kept size. */
+static PyObject *compact_call(Py_buffer *view, Py_ssize_t n, Py_ssize_t cap, Py_ssize_t limit, int final,
+                              CompactState *cs, int with_rest) {
+    if (n < 0 || n > view->len || cap < 0) {
+        PyErr_SetString(PyExc_ValueError, "compact: n must be within the buffer and cap >= 0");
+        return NULL;
+    }
+    cp buf = view->buf;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = compact_run(buf, n, cap, limit, final, cs);
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL, *doc = NULL, *list = NULL;
+    if (rc < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (rc == 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    doc = PyBytes_FromStringAndSize(cs->out ? cs->out : "", cs->out_len);
+    list = doc ? PyList_New(cs->n_longs) : NULL;
+    if (!list) goto done;
+    for (Py_ssize_t i = 0; i < cs->n_longs; i++) {
+        LongMeasure *m = &cs->longs[i];
+        PyObject *t = Py_BuildValue("(nOy#)", m->raw_len, m->escaped ? Py_True : Py_False,
+                                    (const char *)buf + m->tail, (Py_ssize_t)m->tail_len);
+        if (!t) goto done;
+        PyList_SET_ITEM(list, i, t);
+    }
+    result = with_rest ? Py_BuildValue("(OOnn)", doc, list, cs->done, cs->size) : PyTuple_Pack(2, doc, list);
+done:
+    Py_XDECREF(doc);
+    Py_XDECREF(list);
+    free(cs->out);
+    free(cs->longs);
+    return result;
 }
 
 PyDoc_STRVAR(compact_document_doc,
@@ -2924,42 +2985,29 @@ static PyObject *compact_document(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t n, cap, limit;
     if (!PyArg_ParseTuple(args, "y*nnn:compact_document", &view, &n, &cap, &limit)) return NULL;
-    if (n < 0 || n > view.len || cap < 0) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "compact_document: n must be within the buffer and cap >= 0");
-        return NULL;
-    }
-    cp buf = view.buf;
     CompactState cs = {0};
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = compact_run(buf, n, cap, limit, &cs);
-    Py_END_ALLOW_THREADS
-    PyObject *result = NULL, *doc = NULL, *list = NULL;
-    if (rc < 0) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (rc == 0) {
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
-    doc = PyBytes_FromStringAndSize(cs.out ? cs.out : "", cs.out_len);
-    list = doc ? PyList_New(cs.n_longs) : NULL;
-    if (!list) goto done;
-    for (Py_ssize_t i = 0; i < cs.n_longs; i++) {
-        LongMeasure *m = &cs.longs[i];
-        PyObject *t = Py_BuildValue("(nOy#)", m->raw_len, m->escaped ? Py_True : Py_False,
-                                    (const char *)buf + m->tail, (Py_ssize_t)m->tail_len);
-        if (!t) goto done;
-        PyList_SET_ITEM(list, i, t);
-    }
-    result = PyTuple_Pack(2, doc, list);
-done:
-    Py_XDECREF(doc);
-    Py_XDECREF(list);
-    free(cs.out);
-    free(cs.longs);
+    PyObject *result = compact_call(&view, n, cap, limit, 1, &cs, 0);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+PyDoc_STRVAR(compact_part_doc,
+"compact_part(buf, n, cap, limit, first_index, size, final) -> (compact, measures, done, size) | None\n\n"
+"compact_document over one piece of a document (its first n bytes of buf): placeholders number from\n"
+"first_index, size is the kept size of the pieces before. Unless final, a string the piece does not\n"
+"close ends it: done is the offset of its opening quote (else n), and the caller passes the bytes from\n"
+"there again at the start of the next piece. size: the kept size after this piece.");
+
+static PyObject *compact_part(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t n, cap, limit, first_index, size;
+    int final;
+    if (!PyArg_ParseTuple(args, "y*nnnnnp:compact_part", &view, &n, &cap, &limit, &first_index, &size, &final))
+        return NULL;
+    CompactState cs = {0};
+    cs.first_index = first_index;
+    cs.size = size;
+    PyObject *result = compact_call(&view, n, cap, limit, final, &cs, 1);
     PyBuffer_Release(&view);
     return result;
 }
@@ -3010,6 +3058,7 @@ static PyMethodDef methods[] = {
     {"simd_paths", simd_paths, METH_NOARGS, simd_paths_doc},
     {"jsonl_columns", jsonl_columns, METH_VARARGS, jsonl_columns_doc},
     {"compact_document", compact_document, METH_VARARGS, compact_document_doc},
+    {"compact_part", compact_part, METH_VARARGS, compact_part_doc},
     {NULL, NULL, 0, NULL},
 };
 

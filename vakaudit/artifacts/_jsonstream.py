@@ -9,9 +9,9 @@ checkpoint costs a few hundred Python steps per file entry, not one per byte.
 :func:`scan_document` is the fast path for the usual document: one pass that measures the long
 strings and hands everything else to orjson, a few Python steps per long string. It declines (None)
 whenever its answer could differ from :func:`iter_scalars`, which stays the reference. When the
-compiled helpers are present (``vakaudit._native.linescan``) that pass is ``compact_document`` over
-the whole document read into a reused buffer (documents up to ``WHOLE_DOCUMENT_BYTES``), with the
-same result as the streaming Python pass :func:`_compact`.
+compiled helpers are present (``vakaudit._native.linescan``) that pass is ``compact_part`` over
+pieces of the document read into a reused buffer, with the same result as the streaming Python pass
+:func:`_compact`.
 
 Reads only through the file object it is given; never writes.
 """
@@ -19,9 +19,7 @@ Reads only through the file object it is given; never writes.
 from __future__ import annotations
 
 import functools
-import io
 import json
-import os
 import re
 import threading
 from collections.abc import Iterator
@@ -270,9 +268,7 @@ def string_len(value: Any) -> int | None:
 # --------------------------------------------------------------------------- one-pass fast path
 
 COMPACT_LIMIT = 1 << 20  # most bytes of a document kept outside its long strings (else: stream it)
-# largest document compacted in memory by the compiled pass (vak caps checkpoints at 8 MiB; homes hold
-# some of up to 20 MB); a larger one streams through _compact
-WHOLE_DOCUMENT_BYTES = 32 << 20
+PIECE_BYTES = 1 << 20  # what the compiled pass reads at a time
 
 
 @functools.cache
@@ -310,7 +306,7 @@ def scan_document(
     key, a long key, a compact copy over ``limit`` bytes, a string starting with ``\\u0000``. The file
     object needs ``readinto``.
     """
-    compact = _compact_whole(f, cap, limit) if _native.linescan is not None else _compact(f, cap, limit)
+    compact = _compact_pieces(f, cap, limit) if _native.linescan is not None else _compact(f, cap, limit)
     if compact is None:
         return None
     doc, longs = compact
@@ -456,58 +452,42 @@ def _compact(f: IO[bytes], cap: int, limit: int) -> tuple[bytes, list[LongString
     return b"".join(out), longs
 
 
-_whole = threading.local()  # .buf: the bytearray a thread reads whole documents into (reused: no page faults)
+_pieces = threading.local()  # .buf: the bytearray a thread reads documents into (reused: no page faults)
 
 
-def _compact_whole(f: IO[bytes], cap: int, limit: int) -> tuple[bytes, list[LongString]] | None:
-    """What :func:`_compact` gives, from the compiled pass over the whole document read into memory;
-    a document over ``WHOLE_DOCUMENT_BYTES`` goes through :func:`_compact` (every byte read once,
-    through ``f``, so a counting file counts each byte once)."""
+def _compact_pieces(f: IO[bytes], cap: int, limit: int) -> tuple[bytes, list[LongString]] | None:
+    """What :func:`_compact` gives, from the compiled pass over pieces of about ``PIECE_BYTES`` (each
+    still in cache when it is scanned). A piece ends before a string it does not close; those bytes
+    start the next piece, which reads at least as many new bytes as it carries, so a long string is
+    scanned about twice at most. Every byte of the file is read once, through ``f``."""
+    compact_part = _native.linescan.compact_part  # type: ignore[union-attr]
+    buf: bytearray = getattr(_pieces, "buf", None) or bytearray(PIECE_BYTES)
+    out: list[bytes] = []
+    longs: list[LongString] = []
+    size = 0
+    have = 0  # bytes carried at the start of buf: an open string
     try:
-        hint: int | None = os.fstat(f.fileno()).st_size
-    except (AttributeError, OSError, io.UnsupportedOperation):
-        hint = None
-    if hint is not None and hint > WHOLE_DOCUMENT_BYTES:
-        return _compact(f, cap, limit)
-    buf: bytearray = getattr(_whole, "buf", None) or bytearray(CHUNK_BYTES)
-    want = CHUNK_BYTES if hint is None else hint + 1  # + 1: the read that finds the end
-    if len(buf) < want:
-        buf = bytearray(want)
-    n = 0
-    while True:
-        if n == len(buf):
-            if n > WHOLE_DOCUMENT_BYTES:  # the file grew or has no size: stream the rest
-                _whole.buf = buf
-                return _compact(_Prefixed(bytes(buf[:n]), f), cap, limit)
-            buf.extend(bytes(min(n, WHOLE_DOCUMENT_BYTES + 1 - n)))
-        with memoryview(buf) as view, view[n:] as free:
-            got = f.readinto(free)  # type: ignore[attr-defined]
-        if not got:
-            break
-        n += got
-    _whole.buf = buf
-    compact = _native.linescan.compact_document(buf, n, cap, limit)  # type: ignore[union-attr]
-    if compact is None:
-        return None
-    doc, measures = compact
-    return doc, [LongString(*m) for m in measures]
-
-
-class _Prefixed:
-    """Bytes already read, then the rest of a file, through ``readinto``."""
-
-    def __init__(self, head: bytes, f: IO[bytes]) -> None:
-        self.head = head
-        self.pos = 0
-        self.f = f
-
-    def readinto(self, b: Any) -> int | None:
-        if self.pos < len(self.head):
-            k = min(len(b), len(self.head) - self.pos)
-            b[:k] = self.head[self.pos : self.pos + k]
-            self.pos += k
-            return k
-        return self.f.readinto(b)  # type: ignore[attr-defined]
+        while True:
+            want = max(PIECE_BYTES, have)
+            if len(buf) < have + want:
+                buf.extend(bytes(have + want - len(buf)))
+            with memoryview(buf) as view, view[have : have + want] as free:
+                got = f.readinto(free)  # type: ignore[attr-defined]
+            n = have + (got or 0)
+            part = compact_part(buf, n, cap, limit, len(longs), size, not got)
+            if part is None:
+                return None
+            doc, measures, done, size = part
+            out.append(doc)
+            if measures:
+                longs += [LongString(*m) for m in measures]
+            if not got:
+                return b"".join(out), longs
+            have = n - done
+            if have:
+                buf[:have] = bytes(buf[done:n])
+    finally:
+        _pieces.buf = buf
 
 
 def _walk(tree: Any, longs: list[LongString]) -> list[tuple[Path, Any]]:
