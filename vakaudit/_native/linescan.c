@@ -23,7 +23,8 @@
  * vakaudit.artifacts._jsonl, or declines the whole chunk when any line or value is not the plain case.
  *
  * compact_document is the checkpoint reader's one-pass "compact" copy (vakaudit.artifacts._jsonstream):
- * a whole JSON document with its long strings replaced by placeholders and measured.
+ * a JSON document with its long strings replaced by placeholders and measured; compact_part does it
+ * piece by piece as the document is read.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
