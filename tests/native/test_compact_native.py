@@ -112,6 +112,25 @@ def test_hand_computed_declines() -> None:
     assert _assert_same(b" [1, 2] ", 4096) == (b" [1, 2] ", [])
 
 
+def test_part_measures_as_long_strings_or_tuples() -> None:
+    """compact_part builds LongString values itself (slots set, no __init__) or tuples for another class;
+    an open string's bytes move to the start of the buffer."""
+    buf = bytearray(b'["abcdef",1,"ab\\"cd"]"xyz')  # the piece ends in the open string "xyz
+    doc, measures, carry, size = L.compact_part(buf, len(buf), 4, 100, 7, 3, False, LongString)
+    assert doc == b'["\\u00007",1,"\\u00008"]'  # numbered from 7
+    assert measures == [LongString(6, False, b"abcdef"), LongString(6, True, b'ab\\"cd')]
+    assert [type(m) for m in measures] == [LongString, LongString]
+    assert hash(measures[0]) == hash(LongString(6, False, b"abcdef"))
+    with pytest.raises(AttributeError):
+        measures[0].raw_len = 1  # type: ignore[misc]
+    assert (carry, size) == (4, 3 + 1 + 16 + 3 + 16 + 1)
+    assert buf[:carry] == b'"xyz'
+    for other in (None, tuple, int, type("Plain", (), {})):
+        res = L.compact_part(bytearray(b'["abcdef"]'), 10, 4, 100, 0, 0, True, other)
+        assert res == (b'["\\u00000"]', [(6, False, b"abcdef")], 0, 18)
+    assert L.compact_part(bytearray(b'["abc'), 5, 4, 100, 0, 0, True) is None  # final: open string declines
+
+
 # --------------------------------------------------------------------------- tricky documents
 
 TRICKY = [
@@ -309,7 +328,7 @@ def test_reader_uses_the_compiled_pass(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(native, "linescan", type("Spy", (), {"compact_part": staticmethod(spy)}))
     compiled = _reader_rows(tmp_path, "checkpoints/sid/0001.json")
     assert calls and all(c is not None for c in calls)
-    assert [m for c in calls for m in c[1]] == [(12002, False, B64[-6:] + b"==")]
+    assert [m for c in calls for m in c[1]] == [LongString(12002, False, B64[-6:] + b"==")]
     assert b"".join(c[0] for c in calls) == (
         b'{"seq":1,"session_id":"sid","files":[{"rel_path":"a","content":"\\u00000"},{"rel_path":"b"}]}'
     )

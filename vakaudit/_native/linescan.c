@@ -28,6 +28,10 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h> /* PyMemberDef (compact_part's measures); its T_INT and T_BOOL names are reused below */
+enum { MEMBER_OBJECT_EX = T_OBJECT_EX, MEMBER_READONLY = READONLY };
+#undef T_INT
+#undef T_BOOL
 #include <stdint.h>
 #include <string.h>
 
@@ -2934,9 +2938,35 @@ static int compact_run(cp buf, Py_ssize_t n, Py_ssize_t cap, Py_ssize_t limit, i
     return 1;
 }
 
-/* (compact bytes, [measures]) or None; with_rest adds the bytes done and the kept size. */
+/*
+ * The slot offsets of raw_len, has_escape and tail in instances of cls (a slotted class such as
+ * vakaudit.artifacts._jsonstream.LongString), so that measures are built without running its __init__
+ * (a frozen dataclass's costs more than the pass itself over a checkpoint); 0 when cls does not have
+ * exactly such object slots (measures are then tuples).
+ */
+static int measure_slots(PyObject *cls, Py_ssize_t off[3]) {
+    static const char *names[3] = {"raw_len", "has_escape", "tail"};
+    if (!PyType_Check(cls) || ((PyTypeObject *)cls)->tp_itemsize != 0) return 0;
+    for (int i = 0; i < 3; i++) {
+        PyObject *d = PyObject_GetAttrString(cls, names[i]);
+        if (!d) {
+            PyErr_Clear();
+            return 0;
+        }
+        int ok = Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == MEMBER_OBJECT_EX &&
+                 !(((PyMemberDescrObject *)d)->d_member->flags & MEMBER_READONLY);
+        if (ok) off[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+/* (compact bytes, [measures]) or None; with_rest adds the carried bytes and the kept size (and moves the
+ * carried bytes, an open string, to the start of the buffer). Measures are instances of cls when it has
+ * the slots (measure_slots), else (raw_len, has_escape, tail) tuples. */
 static PyObject *compact_call(Py_buffer *view, Py_ssize_t n, Py_ssize_t cap, Py_ssize_t limit, int final,
-                              CompactState *cs, int with_rest) {
+                              CompactState *cs, int with_rest, PyObject *cls) {
     if (n < 0 || n > view->len || cap < 0) {
         PyErr_SetString(PyExc_ValueError, "compact: n must be within the buffer and cap >= 0");
         return NULL;
@@ -2958,14 +2988,36 @@ static PyObject *compact_call(Py_buffer *view, Py_ssize_t n, Py_ssize_t cap, Py_
     doc = PyBytes_FromStringAndSize(cs->out ? cs->out : "", cs->out_len);
     list = doc ? PyList_New(cs->n_longs) : NULL;
     if (!list) goto done;
+    Py_ssize_t off[3];
+    int as_cls = cls && cls != Py_None && measure_slots(cls, off);
     for (Py_ssize_t i = 0; i < cs->n_longs; i++) {
         LongMeasure *m = &cs->longs[i];
-        PyObject *t = Py_BuildValue("(nOy#)", m->raw_len, m->escaped ? Py_True : Py_False,
-                                    (const char *)buf + m->tail, (Py_ssize_t)m->tail_len);
-        if (!t) goto done;
+        PyObject *t;
+        if (as_cls) {
+            PyTypeObject *tp = (PyTypeObject *)cls;
+            t = tp->tp_alloc(tp, 0);
+            if (!t) goto done;
+            PyObject *v[3] = {PyLong_FromSsize_t(m->raw_len), PyBool_FromLong(m->escaped),
+                              PyBytes_FromStringAndSize((const char *)buf + m->tail, m->tail_len)};
+            for (int k = 0; k < 3; k++) *(PyObject **)((char *)t + off[k]) = v[k]; /* the slots were NULL */
+            if (!v[0] || !v[2]) {
+                Py_DECREF(t);
+                goto done;
+            }
+        } else {
+            t = Py_BuildValue("(nOy#)", m->raw_len, m->escaped ? Py_True : Py_False, (const char *)buf + m->tail,
+                              (Py_ssize_t)m->tail_len);
+            if (!t) goto done;
+        }
         PyList_SET_ITEM(list, i, t);
     }
-    result = with_rest ? Py_BuildValue("(OOnn)", doc, list, cs->done, cs->size) : PyTuple_Pack(2, doc, list);
+    if (with_rest) {
+        Py_ssize_t carry = n - cs->done;
+        if (carry && cs->done) memmove((char *)view->buf, (const char *)buf + cs->done, (size_t)carry);
+        result = Py_BuildValue("(OOnn)", doc, list, carry, cs->size);
+    } else {
+        result = PyTuple_Pack(2, doc, list);
+    }
 done:
     Py_XDECREF(doc);
     Py_XDECREF(list);
@@ -2987,28 +3039,33 @@ static PyObject *compact_document(PyObject *self, PyObject *args) {
     Py_ssize_t n, cap, limit;
     if (!PyArg_ParseTuple(args, "y*nnn:compact_document", &view, &n, &cap, &limit)) return NULL;
     CompactState cs = {0};
-    PyObject *result = compact_call(&view, n, cap, limit, 1, &cs, 0);
+    PyObject *result = compact_call(&view, n, cap, limit, 1, &cs, 0, NULL);
     PyBuffer_Release(&view);
     return result;
 }
 
 PyDoc_STRVAR(compact_part_doc,
-"compact_part(buf, n, cap, limit, first_index, size, final) -> (compact, measures, done, size) | None\n\n"
-"compact_document over one piece of a document (its first n bytes of buf): placeholders number from\n"
-"first_index, size is the kept size of the pieces before. Unless final, a string the piece does not\n"
-"close ends it: done is the offset of its opening quote (else n), and the caller passes the bytes from\n"
-"there again at the start of the next piece. size: the kept size after this piece.");
+"compact_part(buf, n, cap, limit, first_index, size, final, cls=None) -> (compact, measures, carry, size)\n"
+"| None\n\n"
+"compact_document over one piece of a document (the first n bytes of the writable buffer buf):\n"
+"placeholders number from first_index, size is the kept size of the pieces before. Unless final, a\n"
+"string the piece does not close ends it: its carry bytes (from its opening quote) are moved to the\n"
+"start of buf, for the caller to read the next piece after them. size: the kept size after this\n"
+"piece. measures: instances of cls when it is a class with object slots raw_len, has_escape and tail\n"
+"(made without calling it), else (raw_len, has_escape, tail) tuples.");
 
 static PyObject *compact_part(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t n, cap, limit, first_index, size;
     int final;
-    if (!PyArg_ParseTuple(args, "y*nnnnnp:compact_part", &view, &n, &cap, &limit, &first_index, &size, &final))
+    PyObject *cls = NULL;
+    if (!PyArg_ParseTuple(args, "w*nnnnnp|O:compact_part", &view, &n, &cap, &limit, &first_index, &size, &final,
+                          &cls))
         return NULL;
     CompactState cs = {0};
     cs.first_index = first_index;
     cs.size = size;
-    PyObject *result = compact_call(&view, n, cap, limit, final, &cs, 1);
+    PyObject *result = compact_call(&view, n, cap, limit, final, &cs, 1, cls);
     PyBuffer_Release(&view);
     return result;
 }

@@ -474,18 +474,15 @@ def _compact_pieces(f: IO[bytes], cap: int, limit: int) -> tuple[bytes, list[Lon
             with memoryview(buf) as view, view[have : have + want] as free:
                 got = f.readinto(free)  # type: ignore[attr-defined]
             n = have + (got or 0)
-            part = compact_part(buf, n, cap, limit, len(longs), size, not got)
+            # the measures come as LongString; an open string's bytes are moved to the start of buf
+            part = compact_part(buf, n, cap, limit, len(longs), size, not got, LongString)
             if part is None:
                 return None
-            doc, measures, done, size = part
+            doc, measures, have, size = part
             out.append(doc)
-            if measures:
-                longs += [LongString(*m) for m in measures]
+            longs += measures
             if not got:
                 return b"".join(out), longs
-            have = n - done
-            if have:
-                buf[:have] = bytes(buf[done:n])
     finally:
         _pieces.buf = buf
 
