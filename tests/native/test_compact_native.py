@@ -337,3 +337,19 @@ def test_reader_uses_the_compiled_pass(tmp_path: Path, monkeypatch: pytest.Monke
     assert _reader_rows(tmp_path, "checkpoints/sid/0001.json") == compiled
     assert len(calls) == n_calls
     assert compiled[0] and not compiled[1]
+
+
+def test_measures_of_a_long_string_class_c_cannot_fill_are_converted(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a LongString without slots (its layout is not the one the extension writes): the extension
+    # hands back tuples and the reader turns them into that class, with the same values
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Plain:
+        raw_len: int
+        has_escape: bool
+        tail: bytes
+
+    monkeypatch.setattr(_jsonstream, "LongString", Plain)
+    got = _jsonstream._compact_pieces(io.BytesIO(b'{"a":"abcdef","b":"xy"}'), 4, COMPACT_LIMIT)
+    assert got == (b'{"a":"\\u00000","b":"xy"}', [Plain(6, False, b"abcdef")])

@@ -479,6 +479,8 @@ def _compact_pieces(f: IO[bytes], cap: int, limit: int) -> tuple[bytes, list[Lon
             if part is None:
                 return None
             doc, measures, have, size = part
+            if measures and type(measures[0]) is tuple:  # LongString's layout is not the one C fills
+                measures = [LongString(*m) for m in measures]
             out.append(doc)
             longs += measures
             if not got:
