@@ -353,3 +353,27 @@ def test_measures_of_a_long_string_class_c_cannot_fill_are_converted(monkeypatch
     monkeypatch.setattr(_jsonstream, "LongString", Plain)
     got = _jsonstream._compact_pieces(io.BytesIO(b'{"a":"abcdef","b":"xy"}'), 4, COMPACT_LIMIT)
     assert got == (b'{"a":"\\u00000","b":"xy"}', [Plain(6, False, b"abcdef")])
+
+
+def test_a_string_longer_than_the_carry_limit_is_left_to_the_streaming_scanner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pieces of 16 bytes may carry an open string of at most 40: a 100-byte content string is
+    # declined (memory stays bounded whatever a string's length); the reader then streams the file
+    # and its rows are those of the Python pass
+    monkeypatch.setattr(_jsonstream, "PIECE_BYTES", 16)
+    monkeypatch.setattr(_jsonstream, "CARRY_LIMIT", 40)
+    long_doc = b'{"seq":1,"files":[{"rel_path":"a","content":"' + b"QUJD" * 25 + b'"}]}'
+    assert _jsonstream._compact_pieces(io.BytesIO(long_doc), 8, COMPACT_LIMIT) is None
+    short_doc = b'{"seq":1,"files":[{"rel_path":"a","content":"' + b"QUJD" * 8 + b'"}]}'
+    assert _jsonstream._compact_pieces(io.BytesIO(short_doc), 8, COMPACT_LIMIT) == (
+        b'{"seq":1,"files":[{"rel_path":"a","content":"\\u00000"}]}',
+        [LongString(32, False, b"QUJDQUJD")],
+    )
+    folder = tmp_path / "checkpoints" / "sid"
+    folder.mkdir(parents=True)
+    (folder / "0001.json").write_bytes(long_doc)
+    compiled = _reader_rows(tmp_path, "checkpoints/sid/0001.json")
+    monkeypatch.setattr(native, "linescan", None)
+    assert _reader_rows(tmp_path, "checkpoints/sid/0001.json") == compiled
+    assert compiled[0] and not compiled[1]

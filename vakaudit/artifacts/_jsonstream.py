@@ -269,6 +269,11 @@ def string_len(value: Any) -> int | None:
 
 COMPACT_LIMIT = 1 << 20  # most bytes of a document kept outside its long strings (else: stream it)
 PIECE_BYTES = 1 << 20  # what the compiled pass reads at a time
+# the longest open string the compiled pass carries from piece to piece; a document with a longer
+# one is declined (the streaming scanner measures it in bounded memory) and no buffer over
+# KEPT_BUFFER_BYTES is kept for the next document
+CARRY_LIMIT = 8 << 20
+KEPT_BUFFER_BYTES = 4 * PIECE_BYTES
 
 
 @functools.cache
@@ -479,6 +484,8 @@ def _compact_pieces(f: IO[bytes], cap: int, limit: int) -> tuple[bytes, list[Lon
             if part is None:
                 return None
             doc, measures, have, size = part
+            if have > CARRY_LIMIT:
+                return None
             if measures and type(measures[0]) is tuple:  # LongString's layout is not the one C fills
                 measures = [LongString(*m) for m in measures]
             out.append(doc)
@@ -486,7 +493,7 @@ def _compact_pieces(f: IO[bytes], cap: int, limit: int) -> tuple[bytes, list[Lon
             if not got:
                 return b"".join(out), longs
     finally:
-        _pieces.buf = buf
+        _pieces.buf = buf if len(buf) <= KEPT_BUFFER_BYTES else None
 
 
 def _walk(tree: Any, longs: list[LongString]) -> list[tuple[Path, Any]]:
