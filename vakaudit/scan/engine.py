@@ -22,7 +22,9 @@ Read-only, incremental, parallel, bounded:
 - the manifest lists, per file, the parts holding its rows and how many rows it has there; a file
   rescanned from scratch or gone has its rows removed from shared parts before the workers run;
 - ``turns`` and ``sessions`` are kept for ledgers unchanged since the last scan and derived with
-  DuckDB for the others, over the parts their rows live in.
+  DuckDB for the others, over the parts their rows live in. With a process pool the ledger tasks
+  are handed out first and the derivation joins the pool as soon as they are done, while side
+  files are still read (unless a ledger was found rewritten: its old rows are pruned first).
 """
 
 from __future__ import annotations
