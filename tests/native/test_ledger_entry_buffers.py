@@ -161,10 +161,10 @@ def test_entry_cols_buffers_hand_computed() -> None:
     assert at[2][:8] == ((1767225600 + 1) * 1_000_000 + 500_000).to_bytes(8, "little")
     assert by_name["offset_bytes"] == (0, None, (0).to_bytes(8, "little") + (10).to_bytes(8, "little")
                                        + (30).to_bytes(8, "little"), None)  # fmt: skip
-    nulls, valid, data, offsets = by_name["kind"]
+    nulls, valid, offsets, data = by_name["kind"]
     assert (nulls, valid[0] & 0b111, data) == (1, 0b011, b"headermessage")
     assert [int.from_bytes(offsets[i : i + 4], "little") for i in range(0, 16, 4)] == [0, 6, 13, 13]
-    assert by_name["model"][2] == "m-é".encode()
+    assert by_name["model"][3] == "m-é".encode()
     # bools: validity and value bitmaps (row 0 null; True; False)
     assert (by_name["is_directive"][0], by_name["is_directive"][1][0] & 0b111, by_name["is_directive"][2][0] & 0b111) == (
         1, 0b110, 0b010,

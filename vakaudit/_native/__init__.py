@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 from types import ModuleType
+from typing import Any
 
-__all__ = ["linescan", "AVAILABLE", "BUILT"]
+__all__ = ["linescan", "AVAILABLE", "BUILT", "arrow_column"]
 
 
 def _load() -> ModuleType | None:
@@ -29,3 +30,15 @@ _module = _load()
 BUILT: bool = _module is not None
 linescan: ModuleType | None = None if os.environ.get("VAKAUDIT_NO_NATIVE") else _module
 AVAILABLE: bool = linescan is not None
+
+
+def arrow_column(type_: Any, n: int, column: tuple[int, bytes | None, bytes, bytes | None]) -> Any:
+    """The Arrow array of ``n`` values over a column the extension hands back, without copying:
+    ``(null_count, validity bitmap or None, values or offsets, string data or None)``."""
+    import pyarrow as pa
+
+    nulls, valid, first, data = column
+    buffers = [None if valid is None else pa.py_buffer(valid), pa.py_buffer(first)]
+    if data is not None:
+        buffers.append(pa.py_buffer(data))
+    return pa.Array.from_buffers(type_, n, buffers, null_count=nulls)

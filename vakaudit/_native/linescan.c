@@ -1405,10 +1405,27 @@ static PyObject *ec_append_row(EntryCols *ec, PyObject *row) {
 PyDoc_STRVAR(ec_take_doc,
 "take() -> (rows, columns, ts_other)\n\n"
 "The rows so far as Arrow buffers, then empty: per column (the 36 of append_row, then chain_ok and\n"
-"ts_at) a tuple (null_count, validity bitmap or None, values, offsets or None): int64 values, a bool\n"
-"bitmap, or the UTF-8 data of a string column with its rows + 1 int32 offsets. ts_at holds the\n"
+"ts_at) a tuple (null_count, validity bitmap or None, values or offsets, string data or None), the\n"
+"buffers in Arrow's order: int64 values, a bool bitmap, or a string column's rows + 1 int32 offsets\n"
+"and its UTF-8 data. ts_at holds the\n"
 "microseconds of every ts in vak's form naming a real instant; ts_other is True when some row's ts\n"
 "is not (ts_at is then the caller's to compute from ts).");
+
+/* one column for Python, its buffers in Arrow's order: (null_count, validity or None when no value is
+ * null, values or offsets, data or None); n2 < 0: no third buffer */
+static PyObject *column_out(Py_ssize_t nulls, const char *valid, Py_ssize_t nv, const char *b1, Py_ssize_t n1,
+                            const char *b2, Py_ssize_t n2) {
+    PyObject *v = nulls ? PyBytes_FromStringAndSize(valid, nv) : Py_NewRef(Py_None);
+    PyObject *x = PyBytes_FromStringAndSize(b1, n1);
+    PyObject *y = n2 >= 0 ? PyBytes_FromStringAndSize(b2, n2) : Py_NewRef(Py_None);
+    if (!v || !x || !y) {
+        Py_XDECREF(v);
+        Py_XDECREF(x);
+        Py_XDECREF(y);
+        return NULL;
+    }
+    return Py_BuildValue("(nNNN)", nulls, v, x, y);
+}
 
 static PyObject *ec_take(EntryCols *ec, PyObject *unused) {
     Py_ssize_t n = ec->n;
@@ -1419,16 +1436,10 @@ static PyObject *ec_take(EntryCols *ec, PyObject *unused) {
         Py_ssize_t nvalid = 0;
         for (size_t i = 0; i < c->valid.len; i++) nvalid += __builtin_popcount((unsigned char)c->valid.p[i]);
         Py_ssize_t nulls = n - nvalid;
-        PyObject *valid = nulls ? PyBytes_FromStringAndSize(c->valid.p, c->valid.len) : Py_NewRef(Py_None);
-        PyObject *data = PyBytes_FromStringAndSize(c->data.p ? c->data.p : "", c->data.len);
-        PyObject *offs = COL_TYPE[j] == T_STR ? PyBytes_FromStringAndSize(c->offs.p, c->offs.len) : Py_NewRef(Py_None);
-        PyObject *o = (valid && data && offs) ? Py_BuildValue("(nNNN)", nulls, valid, data, offs) : NULL;
+        PyObject *o = COL_TYPE[j] == T_STR
+                          ? column_out(nulls, c->valid.p, c->valid.len, c->offs.p, c->offs.len, c->data.p, c->data.len)
+                          : column_out(nulls, c->valid.p, c->valid.len, c->data.p, c->data.len, NULL, -1);
         if (!o) {
-            if (!(valid && data && offs)) {
-                Py_XDECREF(valid);
-                Py_XDECREF(data);
-                Py_XDECREF(offs);
-            }
             Py_DECREF(outs);
             return NULL;
         }
@@ -2763,23 +2774,15 @@ static PyObject *jsonl_columns(PyObject *self, PyObject *args) {
         JCol *c = &cols[j];
         int m = c->mode == J_PATH ? c->final : c->mode;
         c->nulls = n - c->nvalid;
-        PyObject *valid = c->nulls ? PyBytes_FromStringAndSize((const char *)c->valid, vbytes) : Py_NewRef(Py_None);
-        PyObject *b1, *b2;
+        PyObject *o;
         if (j_is_string_mode(m)) {
             j_fill_offsets(c, n);
-            b1 = PyBytes_FromStringAndSize((const char *)c->offs, (n + 1) * sizeof *c->offs);
-            b2 = PyBytes_FromStringAndSize(c->data.p, c->data.len);
+            o = column_out(c->nulls, (const char *)c->valid, vbytes, (const char *)c->offs,
+                           (n + 1) * sizeof *c->offs, c->data.p, c->data.len);
         } else {
-            b1 = PyBytes_FromStringAndSize(c->data.p, m == J_BOOL ? vbytes : n * 8);
-            b2 = Py_NewRef(Py_None);
+            o = column_out(c->nulls, (const char *)c->valid, vbytes, c->data.p, m == J_BOOL ? vbytes : n * 8, NULL, -1);
         }
-        PyObject *o = (valid && b1 && b2) ? Py_BuildValue("(nNNN)", c->nulls, valid, b1, b2) : NULL;
         if (!o) {
-            if (!(valid && b1 && b2)) {
-                Py_XDECREF(valid);
-                Py_XDECREF(b1);
-                Py_XDECREF(b2);
-            }
             Py_DECREF(outs);
             goto done;
         }

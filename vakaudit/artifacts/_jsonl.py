@@ -43,6 +43,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from vakaudit._native import arrow_column
 from vakaudit._native import linescan as _linescan
 from vakaudit.artifacts._base import ArtifactKind, ReadContext
 from vakaudit.findings import Finding, FindingCode, Severity
@@ -979,12 +980,7 @@ class _NativeSpec:
         if got is None:
             return None
         n, where, outs, fixes = got
-        arrays = []
-        for type_, (nulls, valid, values, data) in zip(self.types, outs, strict=True):
-            bufs = [None if valid is None else pa.py_buffer(valid), pa.py_buffer(values)]
-            if data is not None:
-                bufs.append(pa.py_buffer(data))
-            arrays.append(pa.Array.from_buffers(type_, n, bufs, null_count=nulls))
+        arrays = [arrow_column(type_, n, c) for type_, c in zip(self.types, outs, strict=True)]
         if fixes:  # json / key-path values not in the form orjson writes: finished as the reference does
             by_col: dict[int, list[tuple[int, int, int]]] = {}
             for j, row, s, e in fixes:

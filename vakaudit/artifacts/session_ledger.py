@@ -30,7 +30,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from vakaudit._native import linescan
+from vakaudit._native import arrow_column, linescan
 from vakaudit.artifacts._base import (
     ArtifactKind,
     ReadContext,
@@ -971,10 +971,7 @@ class EntriesBuffer:
         self._marked = 0
         if self.cols is None:
             n, buffers, ts_other = self.native.take()
-            arrays = [
-                pa.Array.from_buffers(t, n, _arrow_buffers(valid, data, offsets), null_count=nulls)
-                for (nulls, valid, data, offsets), t in zip(buffers, _BUFFER_TYPES, strict=True)
-            ]
+            arrays = [arrow_column(t, n, c) for c, t in zip(buffers, _BUFFER_TYPES, strict=True)]
             # ts_at from the buffers when every ts is a plain vak timestamp (what the Arrow cast in
             # _ts_column gives them), else from ts as for the Python lists
             return _entries_batch(arrays[:-2], arrays[-2], runs, None if ts_other else arrays[-1])
@@ -982,15 +979,6 @@ class EntriesBuffer:
         self.cols = [[] for _ in range(_N_COLS)]
         status = cols[_ROW_COLUMNS.index("chain_status")]
         return _entries_batch(cols, list(map(_CHAIN_OK_BY_VALUE.get, status)), runs)
-
-
-def _arrow_buffers(valid: bytes | None, data: bytes, offsets: bytes | None) -> list[pa.Buffer | None]:
-    """The buffers of one column from EntryCols.take: validity, then values or offsets and data."""
-    out = [None if valid is None else pa.py_buffer(valid)]
-    if offsets is not None:
-        out.append(pa.py_buffer(offsets))
-    out.append(pa.py_buffer(data))
-    return out
 
 
 def _run_column(values: list[str | None], counts: list[int]) -> pa.Array:
