@@ -1083,6 +1083,25 @@ def _timestamps_of(parts: list[Any]) -> pa.Array:
     return pa.array([parse_ts(v) for v in values], type=TIMESTAMP)
 
 
+def _part_columns(
+    parts: list[_NativePart | _ObjPart], columns: tuple[Col, ...], plans: list[_Plan | None], native: _NativeSpec | None
+) -> list[pa.Array]:
+    """The row columns of a batch made of compiled and Python-decoded parts, in order; a batch of
+    one Python-decoded part is exactly the Python fast path's."""
+    if len(parts) == 1 and isinstance(parts[0], _ObjPart):
+        return _batch_columns(columns, plans, parts[0].objs)
+    assert native is not None
+    per_part = [p.parts(native, plans) for p in parts]
+    out = []
+    for j in range(len(columns)):
+        got = [pp[j] for pp in per_part]
+        if native.ts[j]:
+            out.append(_timestamps_of(got))
+        else:
+            out.append(got[0] if len(got) == 1 else pa.concat_arrays(got))
+    return out
+
+
 def _read_jsonl_native(
     ctx: ReadContext, spec: RowSpec, batch_rows: int, native: _NativeSpec
 ) -> Iterator[pa.RecordBatch]:
@@ -1111,16 +1130,7 @@ def _read_jsonl_native(
         arrays[2:2] = [
             pa.concat_arrays([w[i] for w in located]) if len(take) > 1 else located[0][i] for i in range(3)
         ]
-        if len(take) == 1 and isinstance(take[0], _ObjPart):  # exactly the Python fast path's batch
-            arrays += _batch_columns(columns, plans, take[0].objs)
-        else:
-            per_part = [p.parts(native, plans) for p in take]
-            for j in range(len(columns)):
-                got = [pp[j] for pp in per_part]
-                if native.ts[j]:
-                    arrays.append(_timestamps_of(got))
-                else:
-                    arrays.append(got[0] if len(got) == 1 else pa.concat_arrays(got))
+        arrays += _part_columns(take, columns, plans, native)
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     with ctx.open() as f:
@@ -1444,19 +1454,7 @@ class JsonlBundle:
         arrays[2:2] = [
             pa.concat_arrays([w[i] for w in located]) if len(segs) > 1 else located[0][i] for i in range(3)
         ]
-        columns = self._columns
-        if len(segs) == 1 and isinstance(segs[0], _ObjPart):  # rows decoded in Python only
-            arrays += _batch_columns(columns, self._plans, segs[0].objs)
-        else:
-            native = self._native
-            assert native is not None
-            per_part = [p.parts(native, self._plans) for p in segs]
-            for j in range(len(columns)):
-                got = [pp[j] for pp in per_part]
-                if native.ts[j]:
-                    arrays.append(_timestamps_of(got))
-                else:
-                    arrays.append(got[0] if len(got) == 1 else pa.concat_arrays(got))
+        arrays += _part_columns(segs, self._columns, self._plans, self._native)
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
