@@ -972,7 +972,7 @@ def scan_home(
         and (out_p / "sessions" / "all.parquet").is_file()
     )
     # (plan, shard results) of a derivation run in the pool once the ledgers were read
-    early_derive: tuple[tuple[Any, set[str], int], list[dict[str, int]]] | None = None
+    early_derive: tuple[DerivePlan, list[dict[str, int]]] | None = None
 
     # read
     results: list[_ItemResult] = []
@@ -1332,6 +1332,10 @@ def _manifest_entry(
     return entry
 
 
+# (groups, carry, apart) of a turns/sessions derivation: see _derive_plan
+DerivePlan = tuple[list[tuple[list[str], list[str] | None]], set[str], int]
+
+
 def _derive_plan(
     ledgers: dict[str, dict[str, Any]],
     states: dict[str, str],
@@ -1339,7 +1343,7 @@ def _derive_plan(
     derived_before: bool,
     current: dict[str, HomeFile],
     n_jobs: int,
-) -> tuple[list[tuple[list[str], list[str] | None]], set[str], int] | None:
+) -> DerivePlan | None:
     """``(groups, carry, apart)`` of the turns/sessions derivation over the manifest entries of the
     ledgers that have parts, or None when the previous tables stand as they are: the rows of the
     ledgers in ``carry`` (unchanged since a scan that derived them) are kept, the others derived by
@@ -1364,7 +1368,7 @@ def _early_derive_plan(
     derived_before: bool,
     current: dict[str, HomeFile],
     n_jobs: int,
-) -> tuple[list[tuple[list[str], list[str] | None]], set[str], int] | None:
+) -> DerivePlan | None:
     """The derivation plan once every ledger was read (side files may still be read), or None when
     there is nothing to derive or it must wait: a ledger found rewritten has old rows still to prune."""
     by_rel = {r.rel_path: r for r in results}
