@@ -9,20 +9,15 @@ findings.
 
 from __future__ import annotations
 
-import importlib
 import json
 import random
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
+from jsonl_compare import assert_same, jsonl_files, read_file, spec_of
 
 from vakaudit.artifacts import _jsonl
-from vakaudit.artifacts._base import ReadContext
-from vakaudit.artifacts._jsonl import RowSpec, read_jsonl
-from vakaudit.findings import Finding
-from vakaudit.scan.walk import iter_home_files
 
 SPEC_MODULES = (
     "activity_log",
@@ -45,48 +40,8 @@ SPEC_MODULES = (
 )
 
 
-def _spec(name: str) -> RowSpec:
-    spec = importlib.import_module(f"vakaudit.artifacts.{name}").ROWS
-    assert isinstance(spec, RowSpec)
-    return spec
-
-
-def _read(home: Path, rel_path: str, spec: RowSpec, *, fast: bool, batch_rows: int, start: int = 0):
-    findings: list[Finding] = []
-    ctx = ReadContext(
-        home=home,
-        rel_path=rel_path,
-        home_scope="",
-        session_id=None,
-        start_offset=start,
-        emit=findings.append,
-    )
-    try:
-        batches = list(read_jsonl(ctx, spec, batch_rows, fast=fast))
-    except Exception as exc:  # a reader failure must be the same failure on both paths
-        return repr(exc), None, findings
-    for b in batches:
-        assert b.schema.equals(spec.schema)
-    table = pa.Table.from_batches(batches, schema=spec.schema)
-    return [b.num_rows for b in batches], table, findings
-
-
-def assert_same(home: Path, rel_path: str, spec: RowSpec, *, batch_rows: int = 65_536, start: int = 0) -> int:
-    """Fast and reference reads of one file agree; returns the row count."""
-    sizes_f, fast, found_f = _read(home, rel_path, spec, fast=True, batch_rows=batch_rows, start=start)
-    sizes_r, ref, found_r = _read(home, rel_path, spec, fast=False, batch_rows=batch_rows, start=start)
-    assert sizes_f == sizes_r
-    if ref is None:
-        assert fast is None and found_f == found_r
-        return 0
-    assert fast.schema.equals(ref.schema)
-    for name in ref.column_names:  # column by column, so a failure names the column
-        assert fast.column(name).type == ref.column(name).type, name
-        assert fast.column(name).to_pylist() == ref.column(name).to_pylist(), name
-        assert fast.column(name).null_count == ref.column(name).null_count, name
-    assert fast.equals(ref)
-    assert found_f == found_r
-    return ref.num_rows
+_spec = spec_of
+_read = read_file
 
 
 # --------------------------------------------------------------------------- hand-made tricky files
@@ -148,8 +103,8 @@ def test_json_text_of_a_value_nested_deeper_than_orjson_writes(tmp_path: Path) -
 def test_tricky_lines_give_the_same_table_and_findings(tmp_path: Path, name: str, terminator: bytes) -> None:
     data = terminator.join(TRICKY_LINES) + terminator
     (tmp_path / "f.jsonl").write_bytes(data)
-    assert assert_same(tmp_path, "f.jsonl", _spec(name)) == len(TRICKY_LINES)
-    assert assert_same(tmp_path, "f.jsonl", _spec(name), batch_rows=7) == len(TRICKY_LINES)
+    assert assert_same(tmp_path, "f.jsonl", _spec(name)).num_rows == len(TRICKY_LINES)
+    assert assert_same(tmp_path, "f.jsonl", _spec(name), batch_rows=7).num_rows == len(TRICKY_LINES)
 
 
 @pytest.mark.parametrize("tail", [b"", b'{"kind":"torn', b'{"kind":"complete"}', b"\r", b"[1]"])
@@ -183,8 +138,8 @@ def test_sparse_event_log_groups_shapes_and_keeps_file_order(tmp_path: Path) -> 
             )
     (tmp_path / "s.jsonl").write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in rows))
     spec = _spec("sandbox_executions")
-    assert assert_same(tmp_path, "s.jsonl", spec) == 400
-    assert assert_same(tmp_path, "s.jsonl", spec, batch_rows=100) == 400
+    assert assert_same(tmp_path, "s.jsonl", spec).num_rows == 400
+    assert assert_same(tmp_path, "s.jsonl", spec, batch_rows=100).num_rows == 400
     _, table, findings = _read(tmp_path, "s.jsonl", spec, fast=True, batch_rows=65_536)
     assert findings == []
     got = table.select(["kind", "elapsed_ms", "cpu_percent", "exit_code", "chunk_bytes", "artifact_count"])
@@ -205,7 +160,7 @@ def test_sparse_event_log_groups_shapes_and_keeps_file_order(tmp_path: Path) -> 
 def test_many_shapes_fall_back_to_column_by_column(tmp_path: Path) -> None:
     lines = [json.dumps({"kind": "k", f"extra{i}": i, "elapsed_ms": i}).encode() for i in range(200)]
     (tmp_path / "m.jsonl").write_bytes(b"\n".join(lines) + b"\n")
-    assert assert_same(tmp_path, "m.jsonl", _spec("sandbox_executions")) == 200
+    assert assert_same(tmp_path, "m.jsonl", _spec("sandbox_executions")).num_rows == 200
 
 
 def test_a_value_of_the_wrong_type_in_one_shape_coerces_the_whole_column(tmp_path: Path) -> None:
@@ -271,20 +226,10 @@ def test_random_files_agree_for_every_jsonl_kind(tmp_path: Path, seed: int, monk
 # --------------------------------------------------------------------------- real homes
 
 
-def _jsonl_files(home: Path) -> list[tuple[str, RowSpec]]:
-    out = []
-    for hf in iter_home_files(home):
-        module = importlib.import_module(f"vakaudit.artifacts.{hf.kind.name}")
-        spec = getattr(module, "ROWS", None)
-        if hf.should_read and isinstance(spec, RowSpec):
-            out.append((hf.rel_path, spec))
-    return out
-
-
 def test_every_jsonl_file_of_the_sample_homes(sample_homes: Path) -> None:
     checked = 0
     for home in sorted(p for p in sample_homes.iterdir() if p.is_dir()):
-        for rel_path, spec in _jsonl_files(home):
+        for rel_path, spec in jsonl_files(home):
             assert_same(home, rel_path, spec)
             checked += 1
     assert checked > 20
@@ -305,9 +250,9 @@ def synth_homes(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 def test_every_jsonl_file_of_synthetic_homes(synth_homes: list[Path]) -> None:
     rows = 0
     for home in synth_homes:
-        files = _jsonl_files(home)
+        files = jsonl_files(home)
         assert len({spec for _, spec in files}) >= 8
         for rel_path, spec in files:
-            rows += assert_same(home, rel_path, spec)
-            rows += assert_same(home, rel_path, spec, batch_rows=50)
+            rows += assert_same(home, rel_path, spec).num_rows
+            rows += assert_same(home, rel_path, spec, batch_rows=50).num_rows
     assert rows > 1000

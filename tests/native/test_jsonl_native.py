@@ -9,7 +9,6 @@ the sample and synthetic homes its batches and findings equal the reference's.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import os
@@ -21,17 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonl_compare import assert_same, jsonl_files, spec_of
 
 from vakaudit._native import linescan
 from vakaudit.artifacts import _jsonl
-from vakaudit.artifacts._base import ReadContext
-from vakaudit.artifacts._jsonl import RowSpec, read_jsonl
-from vakaudit.findings import Finding
-from vakaudit.scan.walk import iter_home_files
+from vakaudit.artifacts._jsonl import RowSpec
 
 pytestmark = pytest.mark.skipif(
     linescan is None or not hasattr(linescan, "jsonl_columns"), reason="extension not built"
@@ -52,8 +48,7 @@ ELIGIBLE = (
 )
 
 
-def _spec(name: str) -> RowSpec:
-    return importlib.import_module(f"vakaudit.artifacts.{name}").ROWS
+_spec = spec_of
 
 
 def _native(spec: RowSpec) -> Any:
@@ -73,30 +68,6 @@ def _chunk(spec: RowSpec, lines: list[bytes]) -> dict[str, list[Any]] | None:
         starts,
         [len(x) + 1 for x in lines],
     ]
-    return got
-
-
-def _read(home: Path, rel_path: str, spec: RowSpec, *, fast: bool, batch_rows: int = 65_536):
-    findings: list[Finding] = []
-    ctx = ReadContext(
-        home=home, rel_path=rel_path, home_scope="", session_id=None, start_offset=0, emit=findings.append
-    )
-    batches = list(read_jsonl(ctx, spec, batch_rows, fast=fast))
-    for b in batches:
-        assert b.schema.equals(spec.schema)
-    return [b.num_rows for b in batches], pa.Table.from_batches(batches, schema=spec.schema), findings
-
-
-def assert_same(home: Path, rel_path: str, spec: RowSpec, batch_rows: int = 65_536) -> pa.Table:
-    """The compiled path (read_jsonl's default here) equals the reference, batch sizes and findings too."""
-    sizes_c, got, found_c = _read(home, rel_path, spec, fast=True, batch_rows=batch_rows)
-    sizes_r, ref, found_r = _read(home, rel_path, spec, fast=False, batch_rows=batch_rows)
-    assert sizes_c == sizes_r
-    for name in ref.column_names:  # column by column, so a failure names the column
-        assert got.column(name).type == ref.column(name).type, name
-        assert got.column(name).to_pylist() == ref.column(name).to_pylist(), name
-    assert got.equals(ref)
-    assert found_c == found_r
     return got
 
 
@@ -325,7 +296,7 @@ def test_the_compiled_path_is_taken_on_sample_sidecars(sample_homes: Path) -> No
     """On the committed sample homes most chunks of the kinds it reads are plain: it must take them."""
     taken = declined = 0
     for home in sorted(p for p in sample_homes.iterdir() if p.is_dir()):
-        for rel_path, spec in _jsonl_files(home):
+        for rel_path, spec in jsonl_files(home):
             native = _native(spec)
             if native is None:
                 continue
@@ -342,20 +313,10 @@ def test_the_compiled_path_is_taken_on_sample_sidecars(sample_homes: Path) -> No
 # --------------------------------------------------------------------------- whole files
 
 
-def _jsonl_files(home: Path) -> list[tuple[str, RowSpec]]:
-    out = []
-    for hf in iter_home_files(home):
-        module = importlib.import_module(f"vakaudit.artifacts.{hf.kind.name}")
-        spec = getattr(module, "ROWS", None)
-        if hf.should_read and isinstance(spec, RowSpec):
-            out.append((hf.rel_path, spec))
-    return out
-
-
 def test_every_sidecar_of_the_sample_homes(sample_homes: Path) -> None:
     checked = 0
     for home in sorted(p for p in sample_homes.iterdir() if p.is_dir()):
-        for rel_path, spec in _jsonl_files(home):
+        for rel_path, spec in jsonl_files(home):
             assert_same(home, rel_path, spec)
             assert_same(home, rel_path, spec, batch_rows=3)
             checked += 1
@@ -369,7 +330,7 @@ def test_the_python_block_path_still_equals_the_reference(
     monkeypatch.setattr(_jsonl, "_linescan", None)
     checked = 0
     for home in sorted(p for p in sample_homes.iterdir() if p.is_dir()):
-        for rel_path, spec in _jsonl_files(home):
+        for rel_path, spec in jsonl_files(home):
             assert_same(home, rel_path, spec, batch_rows=5)
             checked += 1
     assert checked > 20
@@ -384,7 +345,7 @@ def test_every_sidecar_of_a_synthetic_g2_home(tmp_path: Path) -> None:
 
     build_home(tmp_path / "home", profile="tiny", layout="g2", fsync=False, seed=5)
     kinds = set()
-    for rel_path, spec in _jsonl_files(tmp_path / "home"):
+    for rel_path, spec in jsonl_files(tmp_path / "home"):
         assert_same(tmp_path / "home", rel_path, spec)
         kinds.add(id(spec))
     assert len(kinds) >= 8
