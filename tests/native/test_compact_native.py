@@ -1,4 +1,4 @@
-"""The compiled compact pass of checkpoints (``linescan.compact_document``) against hand-computed
+"""The compiled compact pass of checkpoints (``linescan.compact_part``) against hand-computed
 vectors and against the streaming Python pass ``_jsonstream._compact``, which stays the reference.
 
 Both must give the same compact bytes and the same long-string measures, or both decline (None): the
@@ -50,8 +50,14 @@ def _pieces(doc: bytes, cap: int, limit: int = COMPACT_LIMIT, piece: int | None 
 
 def _direct(doc: bytes, cap: int, limit: int = COMPACT_LIMIT) -> Any:
     # bytes after n in the buffer must not count
-    res = L.compact_document(bytearray(doc + b'"\\x"'), len(doc), cap, limit)
+    res = _whole(bytearray(doc + b'"\\x"'), len(doc), cap, limit)
     return None if res is None else (res[0], [LongString(*m) for m in res[1]])
+
+
+def _whole(buf: bytearray, n: int, cap: int, limit: int) -> Any:
+    """compact_part over a whole document as its one and last piece: (compact, measure tuples) or None."""
+    res = L.compact_part(buf, n, cap, limit, 0, 0, True)
+    return None if res is None else (res[0], res[1])
 
 
 def _assert_same(doc: bytes, cap: int, limit: int = COMPACT_LIMIT) -> Any:
@@ -177,7 +183,7 @@ def test_reference_read_in_small_chunks(monkeypatch: pytest.MonkeyPatch, chunk: 
     monkeypatch.setattr(_jsonstream, "CHUNK_BYTES", chunk)
     for doc in TRICKY[:6] + TRICKY[9:18]:
         ref = _python(doc, 4096)
-        assert L.compact_document(doc, len(doc), 4096, COMPACT_LIMIT) == (
+        assert _whole(bytearray(doc), len(doc), 4096, COMPACT_LIMIT) == (
             None if ref is None else (ref[0], [(m.raw_len, m.has_escape, m.tail) for m in ref[1]])
         )
 

@@ -22,9 +22,9 @@
  * log, evidence and cost logs, ...): it reads a chunk of lines straight into Arrow column buffers for
  * vakaudit.artifacts._jsonl, or declines the whole chunk when any line or value is not the plain case.
  *
- * compact_document is the checkpoint reader's one-pass "compact" copy (vakaudit.artifacts._jsonstream):
- * a JSON document with its long strings replaced by placeholders and measured; compact_part does it
- * piece by piece as the document is read.
+ * compact_part is the checkpoint reader's one-pass "compact" copy (vakaudit.artifacts._jsonstream):
+ * a JSON document with its long strings replaced by placeholders and measured, piece by piece as the
+ * document is read.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -2824,7 +2824,7 @@ done:
 }
 
 /*
- * compact_document: the one-pass "compact" copy of a checkpoint (vakaudit.artifacts._jsonstream). Outside
+ * compact_part: the one-pass "compact" copy of a checkpoint (vakaudit.artifacts._jsonstream). Outside
  * strings every byte is kept; a string is an opening quote up to the next quote not escaped by a
  * backslash (a backslash escapes the byte after it, whatever it is). A string of more than cap raw
  * bytes becomes the placeholder "\u0000<n>" and its measures are recorded; a shorter one is kept as it
@@ -2833,9 +2833,9 @@ done:
  * are found with memchr; the next backslash is looked up once and kept until the scan passes it, so a
  * document without escapes is searched for backslashes once.
  *
- * compact_part does the same over a document read in pieces: a piece ends before a string it does not
- * close (the caller keeps those bytes and reads more), and the placeholder count and the kept size
- * carry from piece to piece, so the pieces' outputs joined are compact_document's.
+ * The document is read in pieces: a piece ends before a string it does not close (the caller keeps
+ * those bytes and reads more), and the placeholder count and the kept size carry from piece to piece,
+ * so the pieces' outputs joined are the whole document's.
  */
 
 typedef struct {
@@ -2965,11 +2965,11 @@ static int measure_slots(PyObject *cls, Py_ssize_t off[3]) {
     return 1;
 }
 
-/* (compact bytes, [measures]) or None; with_rest adds the carried bytes and the kept size (and moves the
- * carried bytes, an open string, to the start of the buffer). Measures are instances of cls when it has
- * the slots (measure_slots), else (raw_len, has_escape, tail) tuples. */
+/* (compact bytes, [measures], carried bytes, kept size) or None; the carried bytes (an open string) are
+ * moved to the start of the buffer. Measures are instances of cls when it has the slots
+ * (measure_slots), else (raw_len, has_escape, tail) tuples. */
 static PyObject *compact_call(Py_buffer *view, Py_ssize_t n, Py_ssize_t cap, Py_ssize_t limit, int final,
-                              CompactState *cs, int with_rest, PyObject *cls) {
+                              CompactState *cs, PyObject *cls) {
     if (n < 0 || n > view->len || cap < 0) {
         PyErr_SetString(PyExc_ValueError, "compact: n must be within the buffer and cap >= 0");
         return NULL;
@@ -3014,13 +3014,9 @@ static PyObject *compact_call(Py_buffer *view, Py_ssize_t n, Py_ssize_t cap, Py_
         }
         PyList_SET_ITEM(list, i, t);
     }
-    if (with_rest) {
-        Py_ssize_t carry = n - cs->done;
-        if (carry && cs->done) memmove((char *)view->buf, (const char *)buf + cs->done, (size_t)carry);
-        result = Py_BuildValue("(OOnn)", doc, list, carry, cs->size);
-    } else {
-        result = PyTuple_Pack(2, doc, list);
-    }
+    Py_ssize_t carry = n - cs->done;
+    if (carry && cs->done) memmove((char *)view->buf, (const char *)buf + cs->done, (size_t)carry);
+    result = Py_BuildValue("(OOnn)", doc, list, carry, cs->size);
 done:
     Py_XDECREF(doc);
     Py_XDECREF(list);
@@ -3029,29 +3025,14 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(compact_document_doc,
-"compact_document(buf, n, cap, limit) -> (compact: bytes, [(raw_len, has_escape, tail: bytes), ...]) | None\n\n"
-"The first n bytes of buf (one JSON document) with every string of more than cap raw bytes replaced\n"
-"by the placeholder \"\\u0000<i>\" (i: its index in the list of measures; tail: its last up to 8 raw\n"
-"bytes), exactly as vakaudit.artifacts._jsonstream._compact gives it; None when that declines (a\n"
-"truncated string, a kept string starting with \\u0000, a compact copy over limit bytes counting 16\n"
-"per placeholder).");
-
-static PyObject *compact_document(PyObject *self, PyObject *args) {
-    Py_buffer view;
-    Py_ssize_t n, cap, limit;
-    if (!PyArg_ParseTuple(args, "y*nnn:compact_document", &view, &n, &cap, &limit)) return NULL;
-    CompactState cs = {0};
-    PyObject *result = compact_call(&view, n, cap, limit, 1, &cs, 0, NULL);
-    PyBuffer_Release(&view);
-    return result;
-}
-
 PyDoc_STRVAR(compact_part_doc,
 "compact_part(buf, n, cap, limit, first_index, size, final, cls=None) -> (compact, measures, carry, size)\n"
 "| None\n\n"
-"compact_document over one piece of a document (the first n bytes of the writable buffer buf):\n"
-"placeholders number from first_index, size is the kept size of the pieces before. Unless final, a\n"
+"The first n bytes of the writable buffer buf, one piece of a JSON document, with every string of\n"
+"more than cap raw bytes replaced by the placeholder \"\\u0000<i>\" (i: its index among the measures;\n"
+"tail: its last up to 8 raw bytes), exactly as vakaudit.artifacts._jsonstream._compact gives it;\n"
+"None when that declines (a truncated string in the final piece, a kept string starting with \\u0000,\n"
+"a compact copy over limit bytes counting 16 per placeholder). Placeholders number from first_index, size is the kept size of the pieces before. Unless final, a\n"
 "string the piece does not close ends it: its carry bytes (from its opening quote) are moved to the\n"
 "start of buf, for the caller to read the next piece after them. size: the kept size after this\n"
 "piece. measures: instances of cls when it is a class with object slots raw_len, has_escape and tail\n"
@@ -3068,7 +3049,7 @@ static PyObject *compact_part(PyObject *self, PyObject *args) {
     CompactState cs = {0};
     cs.first_index = first_index;
     cs.size = size;
-    PyObject *result = compact_call(&view, n, cap, limit, final, &cs, 1, cls);
+    PyObject *result = compact_call(&view, n, cap, limit, final, &cs, cls);
     PyBuffer_Release(&view);
     return result;
 }
@@ -3118,7 +3099,6 @@ static PyMethodDef methods[] = {
     {"set_shani", set_shani, METH_O, set_shani_doc},
     {"simd_paths", simd_paths, METH_NOARGS, simd_paths_doc},
     {"jsonl_columns", jsonl_columns, METH_VARARGS, jsonl_columns_doc},
-    {"compact_document", compact_document, METH_VARARGS, compact_document_doc},
     {"compact_part", compact_part, METH_VARARGS, compact_part_doc},
     {NULL, NULL, 0, NULL},
 };
