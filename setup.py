@@ -1,8 +1,10 @@
 """Build configuration for vakaudit's one compiled module (everything else is in pyproject.toml).
 
-``vakaudit._native._linescan`` is the ledger line scanner (framing, SHA-256 via OpenSSL's libcrypto,
-envelope, strict JSON check). It is optional: when no C compiler or OpenSSL headers are present the
-install still succeeds and vakaudit uses its pure-Python reader, which gives identical results.
+``vakaudit._native._linescan`` holds what ``scan`` and ``verify`` read with: the session-ledger line
+scanner (framing, SHA-256 with the x86 SHA extensions or OpenSSL's libcrypto, envelope, strict JSON
+check, entries rows in Arrow buffers), the JSONL sidecar chunk reader and the checkpoint compact
+pass. It is optional: when no C compiler or OpenSSL headers are present the install still succeeds
+and vakaudit uses its pure-Python readers, which give identical results.
 """
 
 from setuptools import Extension, setup
