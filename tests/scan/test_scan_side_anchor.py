@@ -131,3 +131,42 @@ def test_a_long_head_is_anchored_on_its_first_4_kib(tmp_path: Path) -> None:
     (home / LOG).write_bytes(bytes(changed) + _line(2) + _line(3))
     res = scan_home(home, out=out, jobs=1)
     assert res.stats.files_full == 1 and len(_violations(res)) == 1
+
+
+def test_an_append_to_a_large_log_reads_only_the_new_bytes(tmp_path: Path) -> None:
+    # a log over the bundling size is read alone; its state keeps the line count, so an append reads
+    # the 4 KiB head check, the new bytes and the new anchor, and numbers the new rows on from it
+    lines = [_line(i % 60) for i in range(12_000)]  # ~0.9 MB
+    data = b"".join(lines)
+    home = _home(tmp_path, data)
+    out = tmp_path / "out"
+    first = scan_home(home, out=out, jobs=1)
+    assert first.table("activity_log").num_rows == 12_000
+    with open(home / LOG, "ab") as f:
+        f.write(_line(7, "edit_file") + _line(8))
+    res = scan_home(home, out=out, jobs=1)
+    assert _violations(res) == [] and res.stats.files_appended == 1
+    new = len(_line(7, "edit_file") + _line(8))
+    assert res.stats.bytes_scanned == new
+    assert res.stats.bytes_read == 4096 + new + 4096 + 1
+    assert _rows(res)[-2:] == [
+        (12_001, len(data), len(_line(7, "edit_file")), "edit_file"),
+        (12_002, len(data) + len(_line(7, "edit_file")), len(_line(8)), "read_file"),
+    ]
+
+
+def test_an_append_without_a_recorded_line_count_counts_the_old_lines(tmp_path: Path) -> None:
+    # a manifest written before line counts were recorded: the old bytes are counted once more
+    lines = [_line(i % 60) for i in range(12_000)]
+    data = b"".join(lines)
+    home = _home(tmp_path, data)
+    out = tmp_path / "out"
+    scan_home(home, out=out, jobs=1)
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["files"][LOG]["state"]["lines"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with open(home / LOG, "ab") as f:
+        f.write(_line(9))
+    res = scan_home(home, out=out, jobs=1)
+    assert res.stats.bytes_read == 4096 + len(data) + len(_line(9)) + 4096 + 1
+    assert _rows(res)[-1] == (12_001, len(data), len(_line(9)), "read_file")

@@ -73,6 +73,7 @@ class ReadContext:
     session_id: str | None    # when the path names one
     start_offset: int = 0     # incremental rescans: byte offset already scanned
     emit: Callable[[Finding], None] = field(default=lambda f: None)
+    start_line: int | None = None  # lines before start_offset, when the last scan recorded them
 
     @property
     def path(self) -> Path:

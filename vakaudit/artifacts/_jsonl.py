@@ -361,6 +361,16 @@ def _count_newlines(f: IO[bytes], end: int) -> int:
     return count
 
 
+def first_line_no(f: IO[bytes], start_offset: int, start_line: int | None = None) -> int:
+    """The number of the line at ``start_offset``: after ``start_line`` lines when the caller knows
+    them (an incremental rescan), else counted in the bytes before it."""
+    if not start_offset:
+        return 1
+    if start_line is not None:
+        return start_line + 1
+    return _count_newlines(f, start_offset) + 1
+
+
 def iter_lines(f: IO[bytes], start_offset: int = 0) -> Iterator[Line]:
     """Stream the physical lines of ``f`` from ``start_offset`` (offsets stay absolute).
 
@@ -370,9 +380,11 @@ def iter_lines(f: IO[bytes], start_offset: int = 0) -> Iterator[Line]:
         yield Line(*t)
 
 
-def _iter_raw_lines(f: IO[bytes], start_offset: int = 0) -> Iterator[tuple[int, int, bytes, int]]:
+def _iter_raw_lines(
+    f: IO[bytes], start_offset: int = 0, start_line: int | None = None
+) -> Iterator[tuple[int, int, bytes, int]]:
     """:func:`iter_lines` as plain ``(line_no, offset, raw, term_len)`` tuples (the per-row hot path)."""
-    line_no = _count_newlines(f, start_offset) + 1 if start_offset else 1
+    line_no = first_line_no(f, start_offset, start_line)
     f.seek(start_offset)
     offset = start_offset
     pending: list[bytes] = []
@@ -588,7 +600,7 @@ def read_jsonl(
 
     with ctx.open() as f:
         start = ctx.start_offset
-        line_no = _count_newlines(f, start) + 1 if start else 1
+        line_no = first_line_no(f, start, ctx.start_line)
         offset = start
         first[:] = [line_no, offset]
         for pieces, terminated in _iter_line_blocks(f, start):
@@ -1135,7 +1147,7 @@ def _read_jsonl_native(
 
     with ctx.open() as f:
         start = ctx.start_offset
-        line_no = _count_newlines(f, start) + 1 if start else 1
+        line_no = first_line_no(f, start, ctx.start_line)
         offset = start
         for block, terminated in _iter_blocks(f, start):
             part = native.read(block, line_no, offset) if terminated else None
@@ -1227,7 +1239,7 @@ def _read_jsonl_lines(
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     with ctx.open() as f:
-        for t in _iter_raw_lines(f, ctx.start_offset):
+        for t in _iter_raw_lines(f, ctx.start_offset, ctx.start_line):
             line_no, offset, raw, term_len = t
             obj = _decode_line(ctx, spec, Line(*t))
             objs.append(obj)
@@ -1411,7 +1423,7 @@ class JsonlBundle:
         native = self._native
         with ctx.open() as f:
             start = ctx.start_offset
-            line_no = _count_newlines(f, start) + 1 if start else 1
+            line_no = first_line_no(f, start, ctx.start_line)
             first = line_no
             offset = start
             if native is None:

@@ -6,7 +6,9 @@ Read-only, incremental, parallel, bounded:
   (``O_NOFOLLOW``, ``O_NOATIME`` when allowed) and the output directory may not lie inside the home;
 - a second scan into the same output directory re-reads only what changed: an unchanged file
   (inode, size, mtime) is not reopened; an append-only file that grew is read from where the last
-  scan stopped, after checking its head (first 4 KiB) and its last scanned line are unchanged; a
+  scan stopped, after checking its head (first 4 KiB) and its last scanned line are unchanged (a
+  JSONL side file read on its own also keeps its line count, so its old bytes are not read again to
+  number the new lines; small bundled files are counted again, at most 512 KiB each); a
   file that shrank or whose scanned prefix changed is fully rescanned and reported
   (``append_only_violation``);
 - files are spread over a process pool in tasks: small files bundled, a big one alone. A ledger is
@@ -395,12 +397,15 @@ def _scan_sidecar(home: str, out: str, gen: int, it: _Item, home_path: Path | No
         os.close(fd)
 
 
-def _side_start(it: _Item, fd: int, counter: list[int], findings: list[Finding]) -> tuple[str, int]:
-    """``(mode, start offset)`` of a side file's read: an append resumes where the last scan stopped
-    unless the file shrank or its first bytes changed (then it is an append-only violation, read
-    from byte 0)."""
+def _side_start(
+    it: _Item, fd: int, counter: list[int], findings: list[Finding]
+) -> tuple[str, int, int | None]:
+    """``(mode, start offset, lines before it when known)`` of a side file's read: an append resumes
+    where the last scan stopped (line numbers go on from the count it recorded, so the old bytes are
+    not read again to count them) unless the file shrank or its first bytes changed (then it is an
+    append-only violation, read from byte 0)."""
     if it.mode != "append" or it.prev is None:
-        return it.mode, 0
+        return it.mode, 0, None
     start = int(it.prev.get("offset", 0))
     size = os.fstat(fd).st_size
     why = None if size >= start else f"it shrank from {start} to {size} bytes"
@@ -411,8 +416,9 @@ def _side_start(it: _Item, fd: int, counter: list[int], findings: list[Finding])
             why = "its first bytes changed"
     if why is not None:
         findings.append(_violation(it.rel_path, why))
-        return "full", 0
-    return "append", start
+        return "full", 0, None
+    lines = it.prev.get("lines")
+    return "append", start, lines if isinstance(lines, int) else None
 
 
 def _scan_bundled(home: Path, it: _Item, bundle: Bundle) -> _ItemResult:
@@ -422,9 +428,9 @@ def _scan_bundled(home: Path, it: _Item, bundle: Bundle) -> _ItemResult:
     try:
         findings: list[Finding] = []
         counter = [0]
-        mode, start = _side_start(it, fd, counter, findings)
+        mode, start, start_line = _side_start(it, fd, counter, findings)
         ctx = _CountingContext(
-            home, it.rel_path, it.home_scope, it.session_id, start, findings.append, counter=counter, fd=fd
+            home, it.rel_path, it.home_scope, it.session_id, start, findings.append, start_line, counter, fd
         )
         end: int | None
         try:
@@ -462,9 +468,9 @@ def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _Ite
     kind = get_kind(it.kind)
     findings: list[Finding] = []
     counter = [0]
-    mode, start = _side_start(it, fd, counter, findings)
+    mode, start, start_line = _side_start(it, fd, counter, findings)
     ctx = _CountingContext(
-        home, it.rel_path, it.home_scope, it.session_id, start, findings.append, counter=counter, fd=fd
+        home, it.rel_path, it.home_scope, it.session_id, start, findings.append, start_line, counter, fd
     )
     schema = kind.schema
     assert schema is not None and kind.reader is not None
@@ -480,6 +486,9 @@ def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _Ite
     has_spans = "offset_bytes" in names and "size_bytes" in names
     at_offset = names.index("offset_bytes") if has_spans else -1
     at_size = names.index("size_bytes") if has_spans else -1
+    # rows numbered by physical line: the last row's number is the line count for the next scan
+    at_line = names.index("line_no") if has_spans and "line_no" in names else -1
+    lines = start_line if start else None
     try:
         for batch in kind.reader(ctx):
             n = batch.num_rows
@@ -492,6 +501,8 @@ def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _Ite
                 hi = batch.column(at_offset)[n - 1].as_py() + batch.column(at_size)[n - 1].as_py()
                 if hi > max_end:
                     max_end = hi
+                    if at_line >= 0:
+                        lines = batch.column(at_line)[n - 1].as_py()
             if writer is not None:
                 writer.write_batch(batch)
                 continue
@@ -512,7 +523,7 @@ def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _Ite
     except Exception as exc:  # a reader bug must not stop the scan of a whole home
         findings.append(_reader_failed(it.rel_path, kind.name, exc))
         batches, rows = [], 0
-        mode, start = "full", 0
+        mode, start, lines = "full", 0, None
         if writer is not None:
             writer.close()
             writer = None
@@ -524,10 +535,13 @@ def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _Ite
             writer.close()
     table = None if part is not None else pa.Table.from_batches(batches, schema=schema)
     end = max_end if (has_spans and rows) else os.fstat(fd).st_size
+    state = _anchor(fd, end, counter)
+    if at_line >= 0 and lines is not None:
+        state["lines"] = lines
     return _ItemResult(
         it.rel_path,
         mode,
-        _anchor(fd, end, counter),
+        state,
         part=part,
         rows=rows,
         bytes_scanned=end - start,
