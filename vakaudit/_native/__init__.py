@@ -1,11 +1,11 @@
 """vakaudit's compiled helpers, with the switch that turns them off.
 
 ``linescan`` is :mod:`vakaudit._native._linescan` (see ``linescan.c``: the session-ledger line
-scanner, ``jsonl_columns``, the JSONL sidecar reader behind ``artifacts._jsonl.read_jsonl``, and
-``compact_part``, the checkpoint pass behind ``artifacts._jsonstream.scan_document``) or
-None when the extension was not built (no C compiler or OpenSSL headers at install time) or ``VAKAUDIT_NO_NATIVE=1`` is set. Every
-caller keeps a pure-Python path with identical results; the environment switch exists so tests and
-benchmarks can compare the two.
+scanner; ``jsonl_columns``, the JSONL sidecar reader behind ``artifacts._jsonl.read_jsonl``; and
+``compact_part``, the checkpoint pass behind ``artifacts._jsonstream.scan_document``) or None when
+the extension was not built (no C compiler or OpenSSL headers at install time) or
+``VAKAUDIT_NO_NATIVE=1`` is set. Every caller keeps a pure-Python path with identical results; the
+environment switch exists so tests and benchmarks can compare the two.
 """
 
 from __future__ import annotations
