@@ -1670,8 +1670,9 @@ static cp find_keys(cp o, cp oe, const char *const *keys, int n, Span *out, int 
     }
 }
 
-/* UTF-8 byte length of a decoded JSON string value (s at its opening quote; no surrogate escapes):
-   the bytes between escapes are counted a run at a time. */
+/* UTF-8 byte length of a validated JSON string value (s at its opening quote), escapes decoded (a
+   surrogate pair, which only the JSONL reader accepts, is one 4-byte character): the bytes between
+   escapes are counted a run at a time. */
 static Py_ssize_t decoded_len(cp s, cp e) {
     Py_ssize_t n = 0;
     cp p = s + 1, b = e - 1;
@@ -1679,13 +1680,18 @@ static Py_ssize_t decoded_len(cp s, cp e) {
         cp q = memchr(p, '\\', b - p);
         if (!q) return n + (b - p);
         n += q - p;
-        if (q[1] == 'u') {
-            int v = (hexval(q[2]) << 12) | (hexval(q[3]) << 8) | (hexval(q[4]) << 4) | hexval(q[5]);
-            n += v < 0x80 ? 1 : v < 0x800 ? 2 : 3;
-            p = q + 6;
-        } else {
+        if (q[1] != 'u') {
             n++;
             p = q + 2;
+            continue;
+        }
+        int v = (hexval(q[2]) << 12) | (hexval(q[3]) << 8) | (hexval(q[4]) << 4) | hexval(q[5]);
+        if (v >= 0xD800 && v <= 0xDBFF) { /* a validated pair: one 4-byte character */
+            n += 4;
+            p = q + 12;
+        } else {
+            n += v < 0x80 ? 1 : v < 0x800 ? 2 : 3;
+            p = q + 6;
         }
     }
 }
@@ -2311,31 +2317,6 @@ static inline void j_set_valid(JCol *c, Py_ssize_t row) {
     c->nvalid++;
 }
 
-/* UTF-8 byte length of a validated JSON string value (s at its opening quote), escapes decoded: the
-   bytes between escapes are counted a run at a time (decoded_len, byte by byte, is for short keys). */
-static Py_ssize_t j_utf8_len(cp s, cp e) {
-    Py_ssize_t n = 0;
-    cp p = s + 1, b = e - 1;
-    for (;;) {
-        cp q = memchr(p, '\\', b - p);
-        if (!q) return n + (b - p);
-        n += q - p;
-        if (q[1] != 'u') {
-            n++;
-            p = q + 2;
-            continue;
-        }
-        int v = (hexval(q[2]) << 12) | (hexval(q[3]) << 8) | (hexval(q[4]) << 4) | hexval(q[5]);
-        if (v >= 0xD800 && v <= 0xDBFF) { /* a validated pair: one 4-byte character */
-            n += 4;
-            p = q + 12;
-        } else {
-            n += v < 0x80 ? 1 : v < 0x800 ? 2 : 3;
-            p = q + 6;
-        }
-    }
-}
-
 /* Clinger's fast path: a decimal without exponent whose digits fit 2^53, divided by an exact power of
    ten, is correctly rounded by one IEEE division (like strtod); 0 when the literal is not that case. */
 static int j_fast_double(cp s, cp e, double *out) {
@@ -2396,7 +2377,7 @@ static inline int j_emit(JCol *c, int mode, Py_ssize_t row, cp s, cp e) {
     }
     case J_UTF8LEN:
         if (*s == '"') {
-            ((int64_t *)c->data.p)[row] = j_utf8_len(s, e);
+            ((int64_t *)c->data.p)[row] = decoded_len(s, e);
             j_set_valid(c, row);
         }
         return 0;
