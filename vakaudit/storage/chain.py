@@ -52,10 +52,12 @@ class ChainRead:
     broken_at: int | None
     encrypted_frames: int
     findings: list[Finding] = field(default_factory=list)
+    #: frames verified; equals ``len(frames)`` unless the frames were streamed and not kept
+    entries: int = -1
 
-    @property
-    def entries(self) -> int:
-        return len(self.frames)
+    def __post_init__(self) -> None:
+        if self.entries < 0:
+            self.entries = len(self.frames)
 
     def __repr__(self) -> str:
         return (

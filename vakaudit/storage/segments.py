@@ -346,7 +346,7 @@ class SegmentWalk:
                 if stream is not None:
                     stream.close()
             seg.chain = ChainRead(frames, walk.head, walk.valid_len, walk.torn_tail, walk.broken_at,
-                                  walk.encrypted_frames, walk.findings)
+                                  walk.encrypted_frames, walk.findings, walk.entries)
             self.findings += walk.findings
             if isinstance(stream, _SafeStream) and stream.error is not None:
                 self._add(_C.SEGMENT_MALFORMED, _S.ERROR, f.rel_path,
