@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Literal
 
 from vakaudit.errors import KeyFileError
-from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.findings import Finding, FindingCode
 from vakaudit.storage.codec import KEY_LEN, CodecError, unseal
+from vakaudit.storage.policy import finding
 
 __all__ = [
     "KEY_FILE_MAGIC",
@@ -337,11 +338,11 @@ class TenantKeys:
         w = decode_wrapped(data)
         rel = f"{self.rel_dir}/scopes/keys/{name}" if self.rel_dir else f"scopes/keys/{name}"
         if w is None:
-            self.findings.append(Finding(FindingCode.SCOPE_KEY_MALFORMED, Severity.ERROR, rel,
+            self.findings.append(finding(FindingCode.SCOPE_KEY_MALFORMED, rel,
                                          f"scope key of {scope!r} is not a WrappedKey"))
             return None
         if w.scope != scope:
-            self.findings.append(Finding(FindingCode.SCOPE_KEY_MALFORMED, Severity.ERROR, rel,
+            self.findings.append(finding(FindingCode.SCOPE_KEY_MALFORMED, rel,
                                          f"scope key file of {scope!r} wraps a key for {w.scope!r}",
                                          expected=scope, actual=w.scope))
             return None

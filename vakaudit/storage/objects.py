@@ -16,10 +16,11 @@ import struct
 from pathlib import Path
 
 from vakaudit.errors import ObjectUnavailableError
-from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.findings import Finding, FindingCode
 from vakaudit.storage.codec import CodecError, unseal, unzstd
 from vakaudit.storage.documents import read_document
 from vakaudit.storage.keys import KeyRing, TenantKeys, decode_wrapped, scope_file_name, scope_from_file_name
+from vakaudit.storage.policy import finding
 from vakaudit.storage.refs import read_refs
 
 __all__ = ["Store", "object_rel_path", "is_object_id", "BLOB_MAGIC", "parse_blob_manifest", "blob_manifest"]
@@ -144,7 +145,7 @@ class Store:
             raise ObjectUnavailableError(f"scope {scope!r} was erased; object {object_id} cannot be opened", "erased")
         w = decode_wrapped(grant)
         if w is None or w.scope != scope:
-            self.findings.append(Finding(FindingCode.GRANT_MALFORMED, Severity.ERROR, self.rel_of(grant_rel),
+            self.findings.append(finding(FindingCode.GRANT_MALFORMED, self.rel_of(grant_rel),
                                          f"grant of {object_id} for {scope!r} is not a WrappedKey for that scope",
                                          expected=scope, actual=None if w is None else w.scope))
             raise ObjectUnavailableError(f"the grant of {object_id} for {scope!r} is malformed", "undecryptable")
@@ -161,7 +162,7 @@ class Store:
             raise ObjectUnavailableError(f"object {object_id} does not open: {exc}", "undecryptable") from None
         want = self.keys.object_id(plain)
         if want is not None and want != object_id.lower():
-            self.findings.append(Finding(FindingCode.OBJECT_ID_MISMATCH, Severity.ERROR,
+            self.findings.append(finding(FindingCode.OBJECT_ID_MISMATCH,
                                          self.rel_of(object_rel_path(object_id)),
                                          f"object {object_id}: its content hashes to another id",
                                          expected=object_id, actual=want))
