@@ -178,3 +178,12 @@ def test_random_segment_sets_written_then_read_clean(tmp_path_factory, sizes: li
     kept = [i for i, sp in enumerate(specs) if not sp.dropped]
     assert [f.entry for x in s.segments for f in x.chain.frames] == [e for i in kept for e in specs[i].entries]
     assert all(x.chain.broken_at is None and x.chain.torn_tail is None for x in s.segments)
+
+
+def test_a_segment_directory_that_does_not_exist_is_a_caller_error(tmp_path: Path) -> None:
+    import pytest
+
+    from vakaudit.errors import HomeNotFoundError
+
+    with pytest.raises(HomeNotFoundError, match="does not exist"):
+        read_segments(tmp_path / "absent")

@@ -209,11 +209,11 @@ class ChainWalk:
             return
         nxt = _resync(rem)
         if nxt is not None:
-            p, _count = nxt
+            p, count = nxt
             self._break(index, offset, _C.FRAME_BAD_LENGTH,
                         f"frame {index}: len field says {length}, past the end of the data, but an intact "
-                        f"frame that chains from a recorded hash starts at offset {offset + p}: "
-                        "a corrupted length, not a torn tail",
+                        f"frame that chains from a recorded hash starts at offset {offset + p} "
+                        f"({count} intact frames from there): a corrupted length, not a torn tail",
                         expected=str(p - OVERHEAD), actual=str(length))
             return
         self._torn(index, offset, len(rem), f"the frame needs {frame_size(length)}")

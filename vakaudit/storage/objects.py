@@ -116,6 +116,8 @@ class Store:
         return sorted(d.name for d in root.iterdir() if d.is_dir())
 
     def stored_bytes(self, object_id: str) -> int | None:
+        if not is_object_id(object_id):
+            return None
         try:
             return (self.dir / object_rel_path(object_id)).stat().st_size
         except OSError:
@@ -123,6 +125,8 @@ class Store:
 
     def grants(self, object_id: str) -> list[str]:
         """The scope names ``object_id`` is granted to, from the grant file names, sorted."""
+        if not is_object_id(object_id):
+            return []
         d = self.dir / "cas" / "grants" / object_id
         if not d.is_dir():
             return []
@@ -131,6 +135,8 @@ class Store:
     # unlocked ------------------------------------------------------------------------------
     def object(self, object_id: str, scope: str) -> bytes:
         """The plaintext of ``object_id`` through ``scope``'s grant."""
+        if not is_object_id(object_id):
+            raise ObjectUnavailableError(f"{object_id!r} is not an object id (64 hex digits)", "missing")
         body_path = self.dir / object_rel_path(object_id)
         try:
             body = body_path.read_bytes()

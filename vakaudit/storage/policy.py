@@ -31,6 +31,8 @@ SEVERITY: dict[FindingCode, Severity] = {
     C.SEGMENT_DROPPED: S.INFO,
     # tenant store and keys
     C.SCOPE_KEY_MALFORMED: S.ERROR,
+    C.SCOPE_KEY_MISSING: S.ERROR,  # a KEY names a scope that has neither a key nor a tombstone
+    C.SCOPE_ERASED: S.INFO,  # a crypto-shredded scope: erased on purpose, not damage
     C.GRANT_MALFORMED: S.ERROR,
     C.OBJECT_ID_MISMATCH: S.ERROR,
     C.REFS_DB_UNREADABLE: S.ERROR,

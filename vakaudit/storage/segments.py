@@ -22,6 +22,7 @@ from typing import BinaryIO, Literal
 
 import zstandard
 
+from vakaudit.errors import HomeNotFoundError
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.storage.chain import ChainRead, ChainWalk, collect, iter_frames, read_exact
 from vakaudit.storage.frames import GENESIS, HASH_LEN, MAX_FRAME, Frame, link, read_frame
@@ -194,6 +195,8 @@ class SegmentWalk:
     def __init__(self, directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None,
                  keep_frames: bool = False) -> None:
         self.directory = Path(directory)
+        if not self.directory.is_dir():
+            raise HomeNotFoundError(f"segment directory {self.directory} does not exist")
         self.key = key
         self.rel_dir = rel_dir
         self.keep_frames = keep_frames
