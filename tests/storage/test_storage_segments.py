@@ -137,6 +137,19 @@ def test_malformed_sealed_headers(tmp_path: Path) -> None:
         assert [f.entry for f in s.segments[1].chain.frames] == _rows(2, 1), why
 
 
+def test_truncated_zstd_body_of_a_sealed_segment_is_malformed(tmp_path: Path) -> None:
+    write_segment_set(tmp_path, [SegmentSpec(_rows(1, 40)), SegmentSpec(_rows(2, 1), sealed=False)])
+    p = tmp_path / "seg-00000001.sealed"
+    whole = p.read_bytes()
+    for cut in (len(whole) - 1, 9 + (len(whole) - 9) // 2):
+        p.write_bytes(whole[:cut])
+        s = read_segments(tmp_path)
+        codes = [str(f.code) for f in s.findings]
+        assert "segment_malformed" in codes and "segment_seal_mismatch" in codes, cut
+        assert "ends inside a zstd frame" in next(f.message for f in s.findings if f.code == C.SEGMENT_MALFORMED)
+        assert [f.entry for f in s.segments[1].chain.frames] == _rows(2, 1)
+
+
 def test_torn_seals_log_tail_is_absent_and_a_bad_entry_is_reported(tmp_path: Path) -> None:
     write_segment_set(tmp_path, [SegmentSpec(_rows(1, 1)), SegmentSpec(_rows(2, 1), sealed=False)])
     seals = (tmp_path / "seals.log").read_bytes()

@@ -152,27 +152,62 @@ def read_seals(directory: Path, rel_dir: str | None = None) -> tuple[list[SealEn
     return seals, findings
 
 
-class _SafeStream(io.RawIOBase):
-    """Reads a stream and turns a decompression error into the end of data (remembered)."""
+class _ZstdStream:
+    """Decompress a sealed segment's zstd body while it is read; a body that does not decode or
+    ends inside a frame ends the data and is remembered in ``error`` (with ``pos``, the bytes
+    produced so far). Concatenated frames are read on, as vak's one-shot decompression does."""
+
+    _CHUNK = 1 << 16
 
     def __init__(self, inner: BinaryIO) -> None:
         self._inner = inner
+        self._dobj = zstandard.ZstdDecompressor().decompressobj()
+        self._buf = bytearray()
+        self._in_eof = False
         self.error: str | None = None
         self.pos = 0
 
-    def readable(self) -> bool:
-        return True
-
-    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
-        if self.error is not None:
-            return b""
+    def _fill(self) -> None:
+        data = self._inner.read(self._CHUNK)
+        if not data:
+            self._in_eof = True
+            if not self._dobj.eof and self.error is None:
+                self.error = "the body ends inside a zstd frame"
+            return
         try:
-            out = self._inner.read(n)
+            while data:
+                self._buf += self._dobj.decompress(data)
+                data = b""
+                if self._dobj.eof and self._dobj.unused_data:
+                    data = self._dobj.unused_data
+                    self._dobj = zstandard.ZstdDecompressor().decompressobj()
         except zstandard.ZstdError as exc:
             self.error = str(exc)
-            return b""
-        self.pos += len(out)
+            self._in_eof = True
+
+    def read(self, n: int = -1) -> bytes:
+        while (n < 0 or len(self._buf) < n) and not self._in_eof:
+            self._fill()
+        take = len(self._buf) if n < 0 else min(n, len(self._buf))
+        out = bytes(self._buf[:take])
+        del self._buf[:take]
+        self.pos += take
         return out
+
+    def finish(self) -> None:
+        """Decode what is left unread (to learn whether the body is whole)."""
+        while not self._in_eof:
+            self._fill()
+            self._buf.clear()
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def __enter__(self) -> _ZstdStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @dataclass(slots=True)
@@ -282,7 +317,7 @@ class SegmentWalk:
                 self._add(_C.SEGMENT_MALFORMED, rel, f"sealed segment {n}: {what}", segment=n)
             return None
         if head[-1] == COMPRESSED:
-            return _SafeStream(zstandard.ZstdDecompressor().stream_reader(fh, closefd=True))
+            return _ZstdStream(fh)  # type: ignore[return-value]
         return fh
 
     def _prev_of(self, n: int) -> bytes:
@@ -345,13 +380,15 @@ class SegmentWalk:
             try:
                 yield seg, walk
                 walk.finish()
+                if isinstance(stream, _ZstdStream):
+                    stream.finish()
             finally:
                 if stream is not None:
                     stream.close()
             seg.chain = ChainRead(frames, walk.head, walk.valid_len, walk.torn_tail, walk.broken_at,
                                   walk.encrypted_frames, walk.findings, walk.entries)
             self.findings += walk.findings
-            if isinstance(stream, _SafeStream) and stream.error is not None:
+            if isinstance(stream, _ZstdStream) and stream.error is not None:
                 self._add(_C.SEGMENT_MALFORMED, f.rel_path,
                           f"sealed segment {f.number}: its zstd body stops decompressing after "
                           f"{stream.pos} bytes ({stream.error})", segment=f.number, offset=stream.pos)
@@ -364,7 +401,7 @@ class SegmentWalk:
         if seal is None or stream is None:
             return
         c = seg.chain
-        compressed = isinstance(stream, _SafeStream)
+        compressed = isinstance(stream, _ZstdStream)
         if c.entries != seal.entries or c.head != seal.head or compressed != seal.compressed:
             parts = []
             if c.entries != seal.entries:
