@@ -68,6 +68,24 @@ def test_sealed_segment_whose_count_and_head_disagree_with_its_seal_entry(tmp_pa
     assert [f.entry for f in s.segments[1].chain.frames] == _rows(2, 1)
 
 
+def test_sealed_segment_with_bytes_after_its_last_frame_and_a_log_that_disagrees_with_its_seal(
+        tmp_path: Path) -> None:
+    write_segment_set(tmp_path, [SegmentSpec(_rows(1, 2)), SegmentSpec(_rows(2, 2)),
+                                 SegmentSpec(_rows(3, 1), sealed=False)])
+    w = ChainWriter()
+    w.extend(_rows(1, 2))
+    (tmp_path / "seg-00000001.sealed").write_bytes(sealed_segment_bytes(w.data + b"\x05\x00", any_sealed=False))
+    # segment 2 left as a .log holding one frame more than its seal entry recorded
+    w2 = ChainWriter(read_segments(tmp_path).seals[0].head)
+    w2.extend(_rows(2, 3))
+    (tmp_path / "seg-00000002.sealed").unlink()
+    (tmp_path / "seg-00000002.log").write_bytes(w2.data)
+    s = read_segments(tmp_path)
+    mism = {f.segment: f.message for f in s.findings if f.code == C.SEGMENT_SEAL_MISMATCH}
+    assert "torn tail at byte" in mism[1] and "seal says" not in mism[1]
+    assert mism[2].startswith("log segment 2") and "3 frames, seal says 2" in mism[2]
+
+
 def test_segment_not_starting_at_the_recorded_head_is_discontinuous(tmp_path: Path) -> None:
     write_segment_set(tmp_path, [SegmentSpec(_rows(1, 2)), SegmentSpec(_rows(2, 2), sealed=False)])
     w = ChainWriter(GENESIS)  # a segment 2 that restarts from GENESIS

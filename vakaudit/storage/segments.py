@@ -392,26 +392,29 @@ class SegmentWalk:
                 self._add(_C.SEGMENT_MALFORMED, f.rel_path,
                           f"sealed segment {f.number}: its zstd body stops decompressing after "
                           f"{stream.pos} bytes ({stream.error})", segment=f.number, offset=stream.pos)
-            if f.form == "sealed":
-                self._check_seal(seg, stream)
+            self._check_seal(seg, stream)
             self.segments.append(seg)
 
     def _check_seal(self, seg: SegmentRead, stream: BinaryIO | None) -> None:
         seal = next((s for s in self.seals if s.segment == seg.number), None)
         if seal is None or stream is None:
             return
+        # A .log with a seal entry is a seal interrupted after it was recorded: vak keeps the pair
+        # only when they agree, so the .log is held to the entry too (its compression aside).
         c = seg.chain
-        compressed = isinstance(stream, _ZstdStream)
-        if c.entries != seal.entries or c.head != seal.head or compressed != seal.compressed:
-            parts = []
-            if c.entries != seal.entries:
-                parts.append(f"{c.entries} frames, seal says {seal.entries}")
-            if c.head != seal.head:
-                parts.append("head differs")
-            if compressed != seal.compressed:
-                parts.append(f"compression flag {int(compressed)}, seal says {int(seal.compressed)}")
+        compressed = isinstance(stream, _ZstdStream) if seg.form == "sealed" else seal.compressed
+        parts = []
+        if c.entries != seal.entries:
+            parts.append(f"{c.entries} frames, seal says {seal.entries}")
+        if c.head != seal.head:
+            parts.append("head differs")
+        if c.torn_tail is not None:
+            parts.append(f"ends in a torn tail at byte {c.torn_tail}")
+        if compressed != seal.compressed:
+            parts.append(f"compression flag {int(compressed)}, seal says {int(seal.compressed)}")
+        if parts:
             self._add(_C.SEGMENT_SEAL_MISMATCH, seg.rel_path,
-                      f"sealed segment {seg.number} disagrees with its seals.log entry: " + "; ".join(parts),
+                      f"{seg.form} segment {seg.number} disagrees with its seals.log entry: " + "; ".join(parts),
                       segment=seg.number,
                       expected=f"{seal.entries} {seal.head.hex()} {int(seal.compressed)}",
                       actual=f"{c.entries} {c.head.hex()} {int(compressed)}")
