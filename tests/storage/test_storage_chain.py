@@ -72,6 +72,16 @@ def test_length_corrupted_past_the_end_is_a_break_not_a_torn_tail() -> None:
     assert f.code == C.FRAME_BAD_LENGTH and f.frame_index == 1 and f.offset_bytes == starts[1]
     assert f"starts at offset {starts[2]}" in f.message
     assert f.expected == str(starts[2] - starts[1] - 36)
+    d = read_chain(bytes(mutated), segment=4).findings[0].to_dict()
+    assert (d["segment"], d["frame_index"], d["offset_bytes"]) == (4, 1, starts[1])
+
+
+def test_findings_without_a_chain_position_keep_their_jsonl_era_shape() -> None:
+    from vakaudit.findings import Finding, Severity
+
+    d = Finding(C.TORN_LAST_LINE, Severity.WARNING, "a.jsonl", "torn", line_no=3).to_dict()
+    assert set(d) == {"code", "severity", "rel_path", "message", "line_no", "offset_bytes", "entry_id",
+                      "expected", "actual"}
 
 
 def test_length_of_the_last_frame_corrupted_past_the_end_is_a_break() -> None:
