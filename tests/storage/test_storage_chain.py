@@ -154,3 +154,32 @@ def test_random_chains_written_then_read_clean(entries: list[bytes], sealed: boo
     assert r.findings == [] and r.broken_at is None and r.torn_tail is None
     assert r.valid_len == len(w.data) and r.head == w.head
     assert r.encrypted_frames == (len(entries) if sealed else 0)
+
+
+class _CountingStream:
+    """A binary stream that records how much was read, and the largest single read."""
+
+    def __init__(self, data: bytes) -> None:
+        import io
+
+        self._inner = io.BytesIO(data)
+        self.consumed = 0
+        self.largest = 0
+
+    def read(self, n: int = -1) -> bytes:
+        out = self._inner.read(n)
+        self.consumed += len(out)
+        self.largest = max(self.largest, len(out))
+        return out
+
+
+def test_streaming_reads_one_frame_at_a_time() -> None:
+    entries = [b'{"i":%d,"pad":"%s"}' % (i, b"y" * 400) for i in range(200)]
+    data, starts = _chain(entries)
+    stream = _CountingStream(data)
+    walk = iter_frames(stream)  # type: ignore[arg-type]
+    it = iter(walk)
+    first = next(it)
+    assert first.entry == entries[0] and stream.consumed == starts[1]  # nothing read ahead
+    assert sum(1 for _ in it) == 199
+    assert stream.largest <= max(b - a for a, b in zip(starts, starts[1:], strict=False))
