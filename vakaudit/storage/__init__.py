@@ -4,7 +4,7 @@ Frames and record chains (``codec``: zstd and AES-GCM; ``frames``, ``chain``), s
 directories (``segments``), the tenant store's objects, grants and blobs (``objects``), refs
 (``refs``), Documents (``documents``) and keys (``keys``); the severity of each finding code
 (``policy``); writers for tests and synthetic homes (``writer``: chains and segment sets;
-``tenant_writer``: store, keys, key files). The format facts are baseline7.md §3–§7; each is
+``tenant_writer``: store, keys, key files); derived ids and names (``ids``). The format facts are baseline7.md §3–§7; each is
 defined once here.
 
 Reading never raises on bad data: problems are :class:`vakaudit.findings.Finding` rows and the

@@ -22,6 +22,7 @@ from typing import Literal
 from vakaudit.errors import KeyFileError
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.storage.codec import KEY_LEN, CodecError, unseal
+from vakaudit.storage.ids import fnv1a64
 from vakaudit.storage.policy import finding
 from vakaudit.storage.segments import KEY, read_key_scope
 
@@ -39,7 +40,6 @@ __all__ = [
     "wrap_aad",
     "scope_file_name",
     "scope_from_file_name",
-    "fnv1a64",
 ]
 
 KEY_FILE_MAGIC = "vakyartha-key-file-1"
@@ -53,13 +53,6 @@ _ID_KEY_VAR = "VAK_TENANT_OBJECT_ID_KEY"
 _RETIRED = "retired"
 
 ScopeState = Literal["ok", "erased", "revoked", "missing", "locked", "mismatch"]
-
-
-def fnv1a64(data: bytes) -> int:
-    h = 0xCBF29CE484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
 
 
 def scope_file_name(scope: str) -> str:
