@@ -52,7 +52,7 @@ _KEK_CURRENT = "VAK_TENANT_KEK_CURRENT"
 _ID_KEY_VAR = "VAK_TENANT_OBJECT_ID_KEY"
 _RETIRED = "retired"
 
-ScopeState = Literal["ok", "erased", "revoked", "missing", "locked", "mismatch"]
+ScopeState = Literal["ok", "erased", "revoked", "missing", "locked"]
 
 
 def scope_file_name(scope: str) -> str:
@@ -296,6 +296,8 @@ class TenantKeys:
         self.findings: list[Finding] = []
         self.revoked = self._revoked()
         self.tombstoned = self._names("tombstones")
+        # any scope may be held; vak's conversation hold scope string is unconfirmed (baseline7.md
+        # §14 point 8: expected `conversation:<sid>`), so holds are kept by whatever name they carry
         self.held = self._names("holds")
         self.scopes_with_keys = self._names("keys")
 
