@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vakaudit.errors import UsageError
+from vakaudit.findings import Severity
 
 DEFAULT_BUDGET_TOML = """\
 # vakaudit check budget: every key is optional; these are the defaults.
@@ -34,7 +35,8 @@ sidecar_bytes_per_turn = 0.05
 chain_findings = 0
 
 [rules]
-new_findings = true          # a verify finding code counted more often than in the baseline fails
+new_findings = "warning"     # a verify finding code of at least this severity (info, warning, error,
+                             # critical; false: none) counted more often than in the baseline fails
 new_undeclared_files = true  # an undeclared file the baseline did not list fails
 replay_regressions = true    # a replay check failing more often than in the baseline fails
 no_home_class_reads = true   # a read that becomes home-class in the readscale result fails
@@ -49,7 +51,7 @@ class Budget:
 
     tolerance: dict[str, float] = field(default_factory=dict)
     max: dict[str, float] = field(default_factory=dict)
-    rules: dict[str, bool] = field(default_factory=dict)
+    rules: dict[str, bool | str] = field(default_factory=dict)
 
     def tolerance_for(self, metric: str) -> float | None:
         return _lookup(self.tolerance, metric)
@@ -58,7 +60,12 @@ class Budget:
         return _lookup(self.max, metric)
 
     def rule(self, name: str) -> bool:
-        return self.rules[name]
+        return bool(self.rules[name])
+
+    def new_findings_threshold(self) -> Severity | None:
+        """The least severity whose new findings fail (None: new findings never fail)."""
+        value = self.rules["new_findings"]
+        return Severity(value) if isinstance(value, str) else None
 
 
 def _lookup(table: dict[str, float], metric: str) -> float | None:
@@ -90,7 +97,13 @@ def parse_budget(text: str, *, source: str = "budget") -> Budget:
     for key, value in doc.get("rules", {}).items():
         if key not in _RULES:
             raise UsageError(f"{source}: unknown rule {key!r}; known: {', '.join(_RULES)}")
-        if not isinstance(value, bool):
+        if key == "new_findings":
+            if value is True:
+                value = Severity.INFO.value
+            if value is not False and value not in {s.value for s in Severity}:
+                names = ", ".join(s.value for s in Severity)
+                raise UsageError(f"{source}: [rules] new_findings must be one of {names} or false, not {value!r}")
+        elif not isinstance(value, bool):
             raise UsageError(f"{source}: [rules] {key} must be true or false, not {value!r}")
         rules[key] = value
     return Budget(tolerance=tables["tolerance"], max=tables["max"], rules=rules)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from vakaudit.findings import FindingCode, Severity
 from vakaudit.gates.budget import Budget
 from vakaudit.gates.record import HEADLINE_BREAKDOWNS
 from vakaudit.schemas import schema_version
@@ -74,11 +75,14 @@ def compare(baseline: dict[str, Any], current: dict[str, Any], budget: Budget) -
                              _codes_cause(current["findings"], CHAIN_BREAK_CODES)))  # fmt: skip
 
     base_f, cur_f = baseline.get("findings", {}), current["findings"]
+    threshold = budget.new_findings_threshold()
     for code in sorted(set(base_f) | set(cur_f)):
         then, now = base_f.get(code, 0), cur_f.get(code, 0)
-        gate = budget.rule("new_findings")
+        sev = _severity(code)
+        gate = threshold is not None and sev is not None and sev.rank >= threshold.rank
         rows.append(CheckRow("findings", f"findings.{code}", then, now, _delta(then, now),
-                             f"<= {then} (baseline)" if gate else "", not gate or now <= then))  # fmt: skip
+                             f"<= {then} (baseline)" if gate else "", not gate or now <= then,
+                             f"{sev} finding(s)" if gate and now > then else ""))  # fmt: skip
 
     then_u, now_u = set(baseline.get("undeclared_files", [])), set(current["undeclared_files"])
     new_u = sorted(now_u - then_u)
@@ -131,6 +135,15 @@ def _metric_rows(name: str, then: Any, now: Any, base_m: dict, cur_m: dict, budg
         ok = ok and (now is None or now <= ceiling)
     cause = _cause(name, base_m, cur_m) if not ok else ""
     return [CheckRow("metrics", name, then, now, _change(then, now), ", ".join(bounds), ok, cause)]
+
+
+def _severity(code: str) -> Severity | None:
+    from vakaudit.forensics.policy import severity_of
+
+    try:
+        return severity_of(FindingCode(code))
+    except ValueError:  # a code this vakaudit does not know (a baseline from a newer one)
+        return None
 
 
 def _cause(name: str, base_m: dict, cur_m: dict) -> str:
