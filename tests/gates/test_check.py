@@ -12,6 +12,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import jsonschema
 import pytest
 from typer.testing import CliRunner
 
@@ -21,6 +22,7 @@ from vakaudit.ledger import SessionLog
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replay"))
 from replay_ledgers import BASH, FIND_TOOLS, READ, WRITE, Plan, write_ledger  # noqa: E402
 
+REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
 
@@ -103,7 +105,9 @@ def test_bytes_per_turn_grown_6_percent_fails_naming_the_kind(tiny_baseline, fre
     assert 0.055 < growth < 0.065
     r = check(fresh, base, "--json")
     assert r.exit_code == 1, r.output
-    row = failed_rows(json.loads(r.output))["bytes_per_turn"]
+    doc = json.loads(r.output)
+    jsonschema.validate(doc, json.loads((REPO / "docs" / "schemas" / "check.json").read_text(encoding="utf-8")))
+    row = failed_rows(doc)["bytes_per_turn"]
     assert row["change"] == f"{growth:+.1%}"
     assert row["bound"] == "growth <= 5%"
     assert row["cause"].startswith("kind activity ")
