@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -95,3 +96,11 @@ def test_every_json_output_validates_on_the_sample_home(name: str, tmp_path: Pat
 
 def test_kinds_json_validates() -> None:
     validate("kinds", run_json("kinds", "--json"))
+
+
+def test_every_example_in_docs_json_md_validates_against_its_schema() -> None:
+    text = (REPO / "docs" / "json.md").read_text(encoding="utf-8")
+    examples = dict(re.findall(r"\n### `(\w+)`\n.*?```json\n(.*?)\n```", text, flags=re.S))
+    assert set(examples) == set(SCHEMA_VERSIONS)
+    for command, body in examples.items():
+        validate(command, json.loads(body))
