@@ -29,3 +29,10 @@ def test_script_exit_codes_are_documented_in_both_places() -> None:
     assert in_script == in_doc == {0, 1, 2, 3, 4}
     # and every `exit N` the script can take is one of them
     assert {int(n) for n in re.findall(r"\bexit (\d+)", SCRIPT)} <= in_script
+
+
+def test_documented_default_budget_is_the_code_default() -> None:
+    from vakaudit.gates import DEFAULT_BUDGET_TOML
+
+    block = DOC.split("<!-- default-budget -->", 1)[1].split("<!-- /default-budget -->", 1)[0]
+    assert block.strip() == f"```toml\n{DEFAULT_BUDGET_TOML}```"
