@@ -8,7 +8,7 @@ import typer
 
 HELP = """Compare a freshly built fixture home with a baseline from `vakaudit baseline`, under a budget: growth
 tolerances per metric (bytes per turn may grow at most 5%), absolute ceilings (zero chain findings;
-e.g. barriers per turn <= 14) and rules (no new finding code, no new undeclared file, no replay check
+e.g. barriers per turn <= 14) and rules (no warning or worse counted more often, no new undeclared file, no replay check
 failing more often, no read becoming home-class). Without --budget the documented defaults apply
 (docs/ci-gates.md shows the default budget file).
 
