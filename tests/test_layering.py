@@ -20,6 +20,7 @@ ALLOWED = {
     "synth": {"ledger", "replay", "artifacts"},
     "levers": {"ledger", "synth", "scan", "analyze", "artifacts"},
     "report": {"ledger", "artifacts", "scan", "analyze", "forensics", "replay", "levers"},
+    "gates": {"ledger", "artifacts", "scan", "analyze", "forensics", "replay", "schemas"},
 }
 
 

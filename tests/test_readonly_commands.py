@@ -58,6 +58,9 @@ def test_every_reading_command_leaves_the_home_untouched(home: Path, tmp_path: P
         ["seal", str(home), "-o", str(tmp_path / "seal.json")],
         ["verify", str(home), "--since", str(tmp_path / "seal.json")],
         ["timeline", str(home), "-o", str(tmp_path / "timeline.csv"), "--format", "csv"],
+        ["baseline", str(home), "-o", str(tmp_path / "baseline.json"), "--scan-out", str(scan)],
+        ["check", str(home), "--baseline", str(tmp_path / "baseline.json"), "--scan-out", str(scan),
+         "--junit", str(tmp_path / "check.xml")],
     ]
     for args in commands:
         result = runner.invoke(app, args)

@@ -56,7 +56,7 @@ def test_scan_caller_errors_exit_2(small_home: Path, tmp_path: Path) -> None:
 def test_kinds_lists_every_kind(tmp_path: Path) -> None:
     r = runner.invoke(vakaudit.cli.app, ["kinds", "--json"])
     assert r.exit_code == 0
-    kinds = {k["name"]: k for k in json.loads(r.stdout)}
+    kinds = {k["name"]: k for k in json.loads(r.stdout)["kinds"]}
     assert kinds["session_ledger"]["table"] == "entries"
     assert kinds["session_ledger"]["card"]["barriers_per_write"] == 1
     assert kinds["unclassified"]["registry_class"] == "Undeclared"

@@ -55,7 +55,12 @@ def register(app: typer.Typer) -> None:
         points = _parse_turns(turns) or DEFAULT_TURNS
         result = analyze(home_or_scan, turns=points, scan_out=scan_out)
         if json_out:
-            typer.echo(result.to_json(), nl=False)
+            import json
+
+            from vakaudit.schemas import schema_version
+
+            doc = {"schema_version": schema_version("analyze"), **result.to_dict()}
+            typer.echo(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False))
             return
         h = result.headline
         typer.echo(f"sessions {h['sessions']}  turns {h['turns']}  entries {h['entries']}")

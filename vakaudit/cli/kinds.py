@@ -8,7 +8,9 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command("kinds")
     def kinds_cmd(
-        json_out: bool = typer.Option(False, "--json", help="Print every kind with its card as JSON."),
+        json_out: bool = typer.Option(
+            False, "--json", help='Print every kind with its card as JSON ({"schema_version", "kinds": [...]}).'
+        ),
     ) -> None:
         """List the artifact kinds: name, registry class, write discipline and path patterns."""
         import json
@@ -44,7 +46,10 @@ def register(app: typer.Typer) -> None:
                         "description": (k.description or "").strip(),
                     }
                 )
-            typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+            from vakaudit.schemas import schema_version
+
+            doc = {"schema_version": schema_version("kinds"), "kinds": rows}
+            typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
             return
         width = max(len(k.name) for k in kinds)
         for k in kinds:

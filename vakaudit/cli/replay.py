@@ -133,11 +133,10 @@ def register(app: typer.Typer) -> None:
             if export_fh is not None:
                 export_fh.close()
         if as_json:
-            typer.echo(
-                json.dumps(
-                    {"steps": out_json, "summary": counts, "ledgers": ledgers}, ensure_ascii=False, indent=2
-                )
-            )
+            from vakaudit.schemas import schema_version
+
+            doc = {"schema_version": schema_version("replay"), "steps": out_json, "summary": counts, "ledgers": ledgers}
+            typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
         else:
             typer.echo(f"steps replayed: {steps_total}")
             typer.echo(f"{'check':<26}{'pass':>7}{'fail':>7}{'n/c':>7}")

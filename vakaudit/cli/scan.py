@@ -46,7 +46,9 @@ def register(app: typer.Typer) -> None:
                 bar.__exit__(None, None, None)
         summary = result.summary()
         if json_out:
-            typer.echo(json.dumps(summary, indent=2, sort_keys=False))
+            from vakaudit.schemas import schema_version
+
+            typer.echo(json.dumps({"schema_version": schema_version("scan"), **summary}, indent=2, sort_keys=False))
             return
         if quiet:
             return

@@ -12,6 +12,7 @@ def register(app: typer.Typer) -> None:
     def seal_cmd(
         home: Path = typer.Argument(..., help="The vak home directory."),
         out: Path = typer.Option(..., "-o", "--out", help="Seal file to write (outside the home)."),
+        json_out: bool = typer.Option(False, "--json", help="Print a JSON summary of the seal on stdout."),
     ) -> None:
         """Seal the append-only files of a home: per file its size, line count, head digest and a
         running SHA-256. Later, `vakaudit verify HOME --since SEAL` proves every one only grew and
@@ -32,6 +33,16 @@ def register(app: typer.Typer) -> None:
         write_seal(seal, out)
         unsealed = len(seal["unsealed"])
         sizes = sum(f["size_bytes"] for f in seal["files"])
+        if json_out:
+            import json
+
+            from vakaudit.schemas import schema_version
+
+            doc = {"schema_version": schema_version("seal"), "format": seal["format"], "sealed_at": seal["sealed_at"],
+                   "file_count": seal["file_count"], "size_bytes": sizes, "unsealed": seal["unsealed"],
+                   "out": str(out)}  # fmt: skip
+            typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+            return
         typer.echo(
             f"sealed {seal['file_count']} append-only file(s), {sizes:,} bytes, at {seal['sealed_at']} -> {out}"
             + (f" ({unsealed} could not be read: listed under 'unsealed')" if unsealed else "")

@@ -19,6 +19,7 @@ def register(app: typer.Typer) -> None:
         home: Path = typer.Argument(..., help="The vak home directory."),
         out: Path = typer.Option(..., "-o", "--out", help="File to write (outside the home)."),
         fmt: TimelineFormat = typer.Option(TimelineFormat.JSONL, "--format", case_sensitive=False),
+        json_out: bool = typer.Option(False, "--json", help="Print a JSON summary (rows, format, file) on stdout."),
     ) -> None:
         """Write a forensic timeline: one row per ledger entry, sidecar row and file time, sorted by time,
         with the fields timeline tools import (datetime, timestamp, timestamp_desc, source, message,
@@ -37,4 +38,12 @@ def register(app: typer.Typer) -> None:
             )
         table = build_timeline(root)
         n = write_timeline(table, out, fmt.value)
+        if json_out:
+            import json
+
+            from vakaudit.schemas import schema_version
+
+            doc = {"schema_version": schema_version("timeline"), "rows": n, "format": fmt.value, "out": str(out)}
+            typer.echo(json.dumps(doc, indent=2))
+            return
         typer.echo(f"wrote {n:,} timeline row(s) ({fmt.value}) -> {out}")

@@ -61,7 +61,9 @@ def register(app: typer.Typer) -> None:
         report = verify_home(home, torn=torn, deep=deep, cross=not no_cross, since=seal)
         failing = report.at_or_above(fail_on)
         if json_out:
-            doc = report.to_dict()
+            from vakaudit.schemas import schema_version
+
+            doc = {"schema_version": schema_version("verify"), **report.to_dict()}
             doc["fail_on"] = fail_on.value
             doc["exit_code"] = 1 if failing else 0
             typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))

@@ -25,7 +25,7 @@ from enum import StrEnum
 from vakaudit.errors import UsageError
 from vakaudit.findings import Finding, FindingCode, Severity
 
-__all__ = ["TornPolicy", "SEVERITY", "BAD_LINE_CODES", "severity_of", "regrade", "parse_severity"]
+__all__ = ["TornPolicy", "SEVERITY", "BAD_LINE_CODES", "CHAIN_BREAK_CODES", "severity_of", "regrade", "parse_severity"]
 
 C = FindingCode
 S = Severity
@@ -88,6 +88,10 @@ SEVERITY: dict[FindingCode, Severity] = {
     C.COMMITMENT_EVENT_ILLEGAL: S.WARNING,  # vak's append refuses these: a hand edit or an old build
     C.OUTBOX_JOB_INVALID: S.WARNING,
 }
+
+#: Chain breaks: bytes changed after they were written (errors under every ``--torn`` policy; the
+#: "chain findings" a ``vakaudit check`` budget bounds).
+CHAIN_BREAK_CODES = frozenset({C.PREV_HASH_MISMATCH, C.LINE_MODIFIED, C.LINES_REORDERED})
 
 #: Codes whose grade ``--torn`` changes.
 BAD_LINE_CODES = frozenset({C.TORN_LAST_LINE, C.UNPARSEABLE_LINE, C.INVALID_UTF8, C.NESTING_TOO_DEEP})
