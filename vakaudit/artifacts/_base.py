@@ -154,6 +154,16 @@ class ArtifactKind:
     def matches(self, rel_path: str) -> bool:
         return any(_compile(p).fullmatch(rel_path) for p in self.all_patterns)
 
+    def reads(self, rel_path: str) -> bool:
+        """True when :attr:`reader` is for this path: one of the kind's JSONL-era files.
+
+        The readers read the JSONL-era forms; a file only the 7.0 patterns match (a record chain's
+        segment, a ledger directory's ``KEY``) is never handed to them.
+        """
+        if self.reader is None or self.secret:
+            return False
+        return self.v7 is None or any(_compile(p).fullmatch(rel_path) for p in self.patterns)
+
 
 _CACHE: dict[str, re.Pattern[str]] = {}
 

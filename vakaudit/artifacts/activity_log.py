@@ -59,6 +59,7 @@ KIND = ROWS.kind(
             relaxed=True,
         ),
     ),
+    priority=12,  # its 7.0 segments (seg-*.log) beat the `**/*.log` catch-all of `logs`
     registry_class=RegistryClass.LEDGER,
     append_only=True,
 )

@@ -54,6 +54,7 @@ KIND = ROWS.kind(
             WriteGroup.EVIDENCE,
         ),
     ),
+    priority=12,  # its 7.0 segments (seg-*.log) beat the `**/*.log` catch-all of `logs`
     registry_class=RegistryClass.UNDECLARED,
     names=("budget-alerts.jsonl",),
 )

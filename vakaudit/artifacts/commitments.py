@@ -74,5 +74,5 @@ KIND = ROWS.kind(
     registry_class=RegistryClass.LEDGER,
     names=("commitments.jsonl",),
     append_only=True,
-    priority=10,  # its lock files beat the generic `*.lock` of `locks`
+    priority=12,  # its lock files beat the generic `*.lock` of `locks`; its 7.0 segments beat the `**/*.log` catch-all
 )

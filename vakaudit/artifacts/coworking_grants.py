@@ -59,5 +59,5 @@ KIND = ROWS.kind(
     ),
     registry_class=RegistryClass.LEDGER,
     append_only=True,
-    priority=10,  # beats config_files' `coworking/**`
+    priority=12,  # beats config_files' `coworking/**`; its 7.0 segments beat the `**/*.log` catch-all
 )

@@ -73,5 +73,5 @@ KIND = ROWS.kind(
     ),
     registry_class=RegistryClass.CONFIG,  # declared only as part of the `gateway` Config entry
     append_only=True,
-    priority=10,  # beats config_files' `gateway/*`
+    priority=12,  # beats config_files' `gateway/*`; its 7.0 segments beat the `**/*.log` catch-all
 )

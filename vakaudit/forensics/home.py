@@ -106,13 +106,14 @@ def verify_home(
     out = report.findings
     if layout == "g3":
         out.append(Finding(FindingCode.TENANT_STORE_HOME, severity_of(FindingCode.TENANT_STORE_HOME), "tenants",
-                           "a G3 tenant-store home: its segmented record chains are not plain JSONL and are not "
-                           "verified here"))  # fmt: skip
+                           "7.0 data-baseline home (layout g3): the walk checks apply (undeclared files, "
+                           "symlinks, secrets, readability); frame chains, seals and objects are not verified "
+                           "by this version"))  # fmt: skip
     collector = CrossCollector()
 
     def visit(hf: Any) -> None:
         out.extend(regrade(f, torn) for f in hf.findings)
-        if not hf.readable:
+        if not hf.should_read:  # 7.0 segments are not JSONL: their verification is the frame chain's
             return
         name = hf.kind.name
         if name == "session_ledger":
@@ -176,7 +177,7 @@ def _start_workers(root, files, torn, deep, cross, jobs) -> tuple[Any, dict[str,
     (line bytes only for :data:`~vakaudit.forensics.crosscheck.RAW_KINDS`), replayed into the collector
     in walk order, so the cross checks see exactly what a verification in this process would have fed
     them. ``(None, {})`` when the ledgers are verified in this process."""
-    ledgers = [hf for hf in files if hf.readable and hf.kind.name == "session_ledger"]
+    ledgers = [hf for hf in files if hf.should_read and hf.kind.name == "session_ledger"]
     if jobs is not None:
         n = jobs
     elif sum(hf.size_bytes for hf in ledgers) < PARALLEL_MIN_BYTES:

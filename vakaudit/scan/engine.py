@@ -965,8 +965,8 @@ def scan_home(
                 FindingCode.TENANT_STORE_HOME,
                 Severity.WARNING,
                 "tenants",
-                "G3 tenant-store home (5.0/7.0): sealed segment files under tenants/ need another reader; "
-                "files are sized and classified but not read",
+                "7.0 data-baseline home (layout g3): every file is classified by the 7.0 REGISTRY and sized; "
+                "ledger frames, record-chain rows, objects and refs are not read into tables by this version",
             )
         )
 

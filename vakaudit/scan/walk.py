@@ -64,7 +64,7 @@ class HomeFile:
     @property
     def should_read(self) -> bool:
         """True when the engine runs the kind's reader on it."""
-        return self.readable and self.kind.reader is not None and not self.kind.secret
+        return self.readable and self.kind.reads(self.rel_path)
 
 
 def home_scope_of(rel_path: str) -> str:
@@ -124,8 +124,8 @@ def iter_home_files(home: str | os.PathLike[str], *, layout: str | None = None) 
     Findings ride on the file they concern: ``undeclared_file``, ``symlink_outside_home``,
     ``unreadable_file``, ``secret_file``, ``nested_home`` (once per nested agent home). A directory
     that cannot be listed gives an ``unreadable_file`` finding on a pseudo file of kind
-    ``unclassified`` with size 0, and the walk goes on. ``layout="g3"`` marks undeclared files as
-    informational (a tenant-store home is not read, only sized).
+    ``unclassified`` with size 0, and the walk goes on. ``layout`` is accepted for callers that know
+    it already; classification does not depend on it (the kinds carry their 7.0 paths).
     """
     root = os.path.abspath(os.fspath(home))
     real_root = os.path.realpath(root)
@@ -218,13 +218,7 @@ def _home_file(
     readable = False
     if kind.name == UNCLASSIFIED:
         findings.append(
-            Finding(
-                FindingCode.UNDECLARED_FILE,
-                Severity.INFO if layout == "g3" else Severity.WARNING,
-                rel,
-                "file matches no declared artifact kind"
-                + (" (tenant-store home: not read)" if layout == "g3" else ""),
-            )
+            Finding(FindingCode.UNDECLARED_FILE, Severity.WARNING, rel, "file matches no declared artifact kind")
         )
     if ftype == "symlink":
         try:
