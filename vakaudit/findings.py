@@ -79,6 +79,21 @@ class FindingCode(StrEnum):
     CHECKPOINT_MISMATCH = "checkpoint_mismatch"
     COMMITMENT_EVENT_ILLEGAL = "commitment_event_illegal"
     OUTBOX_JOB_INVALID = "outbox_job_invalid"
+    # 7.0 frames, record chains and segments (vakaudit.storage)
+    FRAME_BAD_LINK = "frame_bad_link"
+    FRAME_BAD_LENGTH = "frame_bad_length"
+    FRAME_TORN_TAIL = "frame_torn_tail"
+    FRAME_UNDECRYPTABLE = "frame_undecryptable"
+    FRAME_BAD_PAYLOAD = "frame_bad_payload"
+    SEGMENT_MALFORMED = "segment_malformed"
+    SEGMENT_SEAL_MISMATCH = "segment_seal_mismatch"
+    SEGMENT_SEAL_MISSING = "segment_seal_missing"
+    SEGMENT_DISCONTINUOUS = "segment_discontinuous"
+    SEGMENT_SEALING_LEFTOVER = "segment_sealing_leftover"
+    SEGMENT_INTERRUPTED_SEAL = "segment_interrupted_seal"
+    SEGMENT_GAP = "segment_gap"
+    SEGMENT_DROPPED = "segment_dropped"
+    SEALS_LOG_BAD_ENTRY = "seals_log_bad_entry"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +109,9 @@ class Finding:
     entry_id: str | None = None
     expected: str | None = None
     actual: str | None = None
+    #: 7.0 record chains: the segment number and the frame's index in its segment (0-based).
+    segment: int | None = None
+    frame_index: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -1,0 +1,305 @@
+"""Walk and verify a chain of frames: vak's reading rules (baseline7.md §3.5), made forensic.
+
+vak reads a chain all-or-nothing. vakaudit yields the verified prefix and says where and why it
+stopped: a bad length or a bad link breaks the chain at that frame; an unfinished trailing frame
+is a torn tail. A length field corrupted to a larger value makes a complete frame look unfinished
+(vak would call it a torn tail and its repair would cut the intact frames after it), so before
+calling a tail torn the walker checks whether the bytes left hold a complete frame under another
+length, or a later frame that chains from a recorded hash (resynchronisation).
+
+One walker reads every source sequentially, so a file is streamed with memory bounded by its
+largest frame. Nothing here raises on bad bytes; problems are findings. No writes.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.storage.frames import (
+    GENESIS,
+    HASH_LEN,
+    MAX_FRAME,
+    OVERHEAD,
+    SEALED,
+    Frame,
+    decode_payload,
+    frame_size,
+    length_ok,
+    link,
+)
+
+__all__ = ["ChainRead", "ChainWalk", "read_chain", "iter_frames"]
+
+_LEN = struct.Struct("<I")
+_C = FindingCode
+_S = Severity
+
+
+@dataclass(slots=True)
+class ChainRead:
+    """What :func:`read_chain` found: the verified frames and where the chain stops."""
+
+    frames: list[Frame]
+    head: bytes
+    valid_len: int
+    torn_tail: int | None
+    broken_at: int | None
+    encrypted_frames: int
+    findings: list[Finding] = field(default_factory=list)
+    #: frames verified; equals ``len(frames)`` unless the frames were streamed and not kept
+    entries: int = -1
+
+    def __post_init__(self) -> None:
+        if self.entries < 0:
+            self.entries = len(self.frames)
+
+    def __repr__(self) -> str:
+        return (
+            f"ChainRead(entries={len(self.frames)}, head={self.head.hex()}, valid_len={self.valid_len}, "
+            f"torn_tail={self.torn_tail}, broken_at={self.broken_at}, "
+            f"encrypted_frames={self.encrypted_frames}, findings={len(self.findings)})"
+        )
+
+
+def read_exact(stream: BinaryIO, n: int) -> bytes:
+    """Up to ``n`` bytes; fewer only at the end of the stream (stream readers return short reads)."""
+    first = stream.read(n)
+    if len(first) == n or not first:
+        return first
+    parts = [first]
+    got = len(first)
+    while got < n:
+        more = stream.read(n - got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
+class ChainWalk:
+    """Iterate the verified frames of one chain; the summary attributes are final once exhausted.
+
+    ``head``, ``valid_len``, ``torn_tail``, ``broken_at``, ``encrypted_frames`` and ``findings``
+    mean what they mean on :class:`ChainRead`. Iterate once.
+    """
+
+    def __init__(
+        self,
+        stream: BinaryIO,
+        prev: bytes = GENESIS,
+        key: bytes | None = None,
+        *,
+        rel_path: str | None = None,
+        segment: int | None = None,
+        sink: list[Frame] | None = None,
+    ) -> None:
+        self._stream = stream
+        self._sink = sink
+        self._gen: Iterator[Frame] | None = None
+        self._key = key
+        self._rel_path = rel_path
+        self._segment = segment
+        self.start = prev
+        self.head = prev
+        self.valid_len = 0
+        self.entries = 0
+        self.torn_tail: int | None = None
+        self.broken_at: int | None = None
+        self.broken_offset: int | None = None
+        self.encrypted_frames = 0
+        self.findings: list[Finding] = []
+        self.done = False
+
+    def __iter__(self) -> Iterator[Frame]:
+        # one generator: iterating again continues where the last iteration stopped
+        if self._gen is None:
+            self._gen = self._frames()
+        return self._gen
+
+    def finish(self) -> None:
+        """Read the rest of the chain (what the caller did not iterate)."""
+        for _ in self:
+            pass
+
+    def _frames(self) -> Iterator[Frame]:
+        yield from self._walk()
+
+    def _finding(self, code: FindingCode, sev: Severity, message: str, index: int, offset: int,
+                 expected: str | None = None, actual: str | None = None) -> None:
+        self.findings.append(Finding(code, sev, self._rel_path, message, offset_bytes=offset,
+                                     expected=expected, actual=actual, segment=self._segment,
+                                     frame_index=index))
+
+    def _walk(self) -> Iterator[Frame]:
+        stream, key = self._stream, self._key
+        offset = index = 0
+        prev = self.start
+        while True:
+            head = read_exact(stream, 4)
+            if not head:
+                break
+            if len(head) < 4:
+                self._torn(index, offset, len(head), "fewer than 4 bytes of a length field")
+                break
+            (length,) = _LEN.unpack(head)
+            if not length_ok(length):
+                self._break(index, offset, _C.FRAME_BAD_LENGTH,
+                            f"frame {index}: len {length} is outside 1..{MAX_FRAME}; the chain breaks here")
+                break
+            rest = read_exact(stream, length + HASH_LEN)
+            if len(rest) < length + HASH_LEN:
+                self._tail(index, offset, prev, head + rest, length)
+                break
+            body = rest[:length]
+            stored = rest[length:]
+            got = link(prev, body)
+            if got != stored:
+                self._break(index, offset, _C.FRAME_BAD_LINK,
+                            f"frame {index}: link hash does not match its bytes; the chain breaks here",
+                            expected=stored.hex(), actual=got.hex())
+                break
+            flags = body[0]
+            entry, problem, detail = decode_payload(flags, body[1:], offset, key)
+            sealed = bool(flags & SEALED)
+            if sealed:
+                self.encrypted_frames += 1
+            if problem is not None:
+                sev = _S.ERROR
+                self._finding(problem, sev, f"frame {index}: {detail}", index, offset)
+            size = frame_size(length)
+            frame = Frame(index, offset, size, flags, sealed, entry, stored, problem, detail)
+            prev = stored
+            offset += size
+            index += 1
+            self.head = prev
+            self.valid_len = offset
+            self.entries = index
+            if self._sink is not None:
+                self._sink.append(frame)
+            yield frame
+        self.done = True
+
+    def _break(self, index: int, offset: int, code: FindingCode, message: str,
+               expected: str | None = None, actual: str | None = None) -> None:
+        self.broken_at = index
+        self.broken_offset = offset
+        self._finding(code, _S.ERROR, message, index, offset, expected, actual)
+
+    def _torn(self, index: int, offset: int, have: int, why: str) -> None:
+        self.torn_tail = offset
+        self._finding(_C.FRAME_TORN_TAIL, _S.WARNING,
+                      f"torn tail at frame {index}: {have} bytes, {why}", index, offset)
+
+    def _tail(self, index: int, offset: int, prev: bytes, rem: bytes, length: int) -> None:
+        """The bytes left are fewer than the frame's ``len`` asks for: torn, or a corrupted length?"""
+        # A complete frame whose length field alone was changed: its bytes verify under the length
+        # that makes it end exactly at the end of the data.
+        true_len = len(rem) - OVERHEAD
+        if true_len >= 1 and link(prev, rem[4 : 4 + true_len]) == rem[-HASH_LEN:]:
+            self._break(index, offset, _C.FRAME_BAD_LENGTH,
+                        f"frame {index}: len field says {length} but the frame is complete and verifies "
+                        f"with len {true_len}: a corrupted length, not a torn tail",
+                        expected=str(true_len), actual=str(length))
+            return
+        nxt = _resync(rem)
+        if nxt is not None:
+            p, _count = nxt
+            self._break(index, offset, _C.FRAME_BAD_LENGTH,
+                        f"frame {index}: len field says {length}, past the end of the data, but an intact "
+                        f"frame that chains from a recorded hash starts at offset {offset + p}: "
+                        "a corrupted length, not a torn tail",
+                        expected=str(p - OVERHEAD), actual=str(length))
+            return
+        self._torn(index, offset, len(rem), f"the frame needs {frame_size(length)}")
+
+
+def _resync(rem: bytes) -> tuple[int, int] | None:
+    """The first offset in ``rem`` (past a minimal first frame) where a complete frame chains from
+    the 32 bytes before it, with the count of frames chaining on from there; None if there is none.
+
+    Only flags 0 and 1 are tried: vak's writer sets no other bit.
+    """
+    view = memoryview(rem)
+    end = len(rem)
+    budget = 8 * end + (1 << 20)  # bounds the bytes hashed on adversarial input
+    for p in range(OVERHEAD + 1, end - OVERHEAD):
+        if view[p + 4] > 1:
+            continue
+        (length,) = _LEN.unpack_from(view, p)
+        if not length_ok(length) or p + frame_size(length) > end:
+            continue
+        budget -= length
+        if budget < 0:
+            return None
+        body = view[p + 4 : p + 4 + length]
+        if link(bytes(view[p - HASH_LEN : p]), body) != view[p + 4 + length : p + frame_size(length)]:
+            continue
+        count = 1
+        q = p + frame_size(length)
+        prev = bytes(view[q - HASH_LEN : q])
+        while q + 5 <= end:
+            (ln,) = _LEN.unpack_from(view, q)
+            if not length_ok(ln) or q + frame_size(ln) > end:
+                break
+            if link(prev, view[q + 4 : q + 4 + ln]) != view[q + 4 + ln : q + frame_size(ln)]:
+                break
+            prev = bytes(view[q + 4 + ln : q + frame_size(ln)])
+            q += frame_size(ln)
+            count += 1
+        return p, count
+    return None
+
+
+def iter_frames(
+    source: str | Path | bytes | BinaryIO,
+    prev: bytes = GENESIS,
+    key: bytes | None = None,
+    *,
+    rel_path: str | None = None,
+    segment: int | None = None,
+) -> ChainWalk:
+    """Stream the verified frames of a chain from a path, bytes or a binary stream.
+
+    Returns a :class:`ChainWalk`: iterate it for :class:`Frame` records (index, offset, stored and
+    plain sizes, sealed flag, plaintext when readable); after the last one its ``head``,
+    ``valid_len``, ``torn_tail``, ``broken_at``, ``encrypted_frames`` and ``findings`` are final.
+    A path is opened lazily and closed when the iteration ends. Memory is bounded by one frame.
+    """
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return ChainWalk(io.BytesIO(bytes(source)), prev, key, rel_path=rel_path, segment=segment)
+    if isinstance(source, (str, Path)):
+        return _PathWalk(Path(source), prev, key, rel_path=rel_path, segment=segment)
+    return ChainWalk(source, prev, key, rel_path=rel_path, segment=segment)
+
+
+class _PathWalk(ChainWalk):
+    def __init__(self, path: Path, prev: bytes, key: bytes | None, *, rel_path: str | None,
+                 segment: int | None) -> None:
+        super().__init__(io.BytesIO(b""), prev, key, rel_path=rel_path, segment=segment)
+        self._path = path
+
+    def _frames(self) -> Iterator[Frame]:
+        with self._path.open("rb") as fh:
+            self._stream = fh
+            yield from self._walk()
+
+
+def read_chain(data: bytes, prev: bytes = GENESIS, key: bytes | None = None, *,
+               rel_path: str | None = None, segment: int | None = None) -> ChainRead:
+    """Read and verify a whole chain held in ``data`` (one segment's frame bytes) from ``prev``."""
+    walk = iter_frames(data, prev, key, rel_path=rel_path, segment=segment)
+    return collect(walk)
+
+
+def collect(walk: ChainWalk) -> ChainRead:
+    """Exhaust a walk into a :class:`ChainRead`."""
+    frames = list(walk)
+    return ChainRead(frames, walk.head, walk.valid_len, walk.torn_tail, walk.broken_at,
+                     walk.encrypted_frames, walk.findings)

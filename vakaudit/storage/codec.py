@@ -1,0 +1,119 @@
+"""zstd payloads and AES-256-GCM sealing as vak's storage writes them (baseline7.md §3.2, §3.3).
+
+Pure byte functions, no I/O. The one place that knows the sealed-value layout
+``nonce(12) || ciphertext || tag(16)`` and how a payload is compressed.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import zstandard
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+__all__ = [
+    "KEY_LEN",
+    "NONCE_LEN",
+    "TAG_LEN",
+    "MAX_PLAINTEXT",
+    "ZSTD_LEVEL",
+    "CodecError",
+    "zstd_raw",
+    "zstd_level3",
+    "unzstd",
+    "seal",
+    "unseal",
+    "u64le",
+]
+
+KEY_LEN = 32
+NONCE_LEN = 12
+TAG_LEN = 16
+#: vak's decompressed-size limit for one payload (256 MiB).
+MAX_PLAINTEXT = 256 * 1024 * 1024
+#: vak compresses with zstd one-shot at level 3 (content size in the frame, no checksum).
+ZSTD_LEVEL = 3
+
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_RAW_BLOCK_MAX = (1 << 17) - 1  # a zstd block holds at most 128 KiB; keep under it
+
+
+class CodecError(ValueError):
+    """A payload that does not decompress or does not open (never leaves vakaudit.storage)."""
+
+
+def u64le(n: int) -> bytes:
+    return struct.pack("<Q", n)
+
+
+def zstd_raw(data: bytes) -> bytes:
+    """``data`` as one zstd frame of raw (stored) blocks, with its content size.
+
+    The bytes depend on nothing but ``data`` (no compressor, no version), which is what makes a
+    writer's output byte-identical to baseline7.md §13 ``Z(x)``.
+    """
+    n = len(data)
+    # Frame header descriptor: single-segment bit (0x20) and the content-size field width.
+    if n < 256:
+        head = bytes([0x20]) + bytes([n])
+    elif n < 65536 + 256:
+        head = bytes([0x60]) + struct.pack("<H", n - 256)
+    elif n < 1 << 32:
+        head = bytes([0xA0]) + struct.pack("<I", n)
+    else:
+        head = bytes([0xE0]) + struct.pack("<Q", n)
+    out = bytearray(_ZSTD_MAGIC + head)
+    if n == 0:
+        out += (1).to_bytes(3, "little")  # one empty last raw block
+        return bytes(out)
+    for start in range(0, n, _RAW_BLOCK_MAX):
+        chunk = data[start : start + _RAW_BLOCK_MAX]
+        last = 1 if start + _RAW_BLOCK_MAX >= n else 0
+        out += (last | (len(chunk) << 3)).to_bytes(3, "little")  # block type 0 = raw
+        out += chunk
+    return bytes(out)
+
+
+def zstd_level3(data: bytes) -> bytes:
+    """``data`` compressed as vak's writer does (libzstd level 3, content size, no checksum)."""
+    return zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_content_size=True).compress(data)
+
+
+def unzstd(payload: bytes, limit: int = MAX_PLAINTEXT) -> bytes:
+    """The content of one zstd frame, at most ``limit`` bytes; :class:`CodecError` otherwise."""
+    try:
+        params = zstandard.get_frame_parameters(payload)
+    except zstandard.ZstdError as exc:
+        raise CodecError(f"not a zstd frame: {exc}") from None
+    if params.content_size != zstandard.CONTENTSIZE_UNKNOWN and params.content_size > limit:
+        raise CodecError(f"declares {params.content_size} bytes, more than the {limit}-byte limit")
+    dobj = zstandard.ZstdDecompressor().decompressobj()
+    try:
+        out = dobj.decompress(payload)
+    except zstandard.ZstdError as exc:
+        raise CodecError(f"zstd: {exc}") from None
+    if not dobj.eof:
+        raise CodecError("zstd frame is incomplete")
+    if dobj.unused_data:
+        raise CodecError(f"{len(dobj.unused_data)} bytes follow the zstd frame")
+    if len(out) > limit:
+        raise CodecError(f"decompresses to more than the {limit}-byte limit")
+    return out
+
+
+def seal(key: bytes, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
+    """``nonce || AES-256-GCM(key, nonce, aad, plaintext) || tag``."""
+    return nonce + AESGCM(key).encrypt(nonce, plaintext, aad)
+
+
+def unseal(key: bytes, aad: bytes, value: bytes) -> bytes:
+    """Open a sealed value; :class:`CodecError` when it is too short or does not authenticate."""
+    if len(value) < NONCE_LEN + TAG_LEN:
+        raise CodecError(f"sealed value of {len(value)} bytes is shorter than nonce and tag")
+    if len(key) != KEY_LEN:
+        raise CodecError("key is not 32 bytes")
+    try:
+        return AESGCM(key).decrypt(value[:NONCE_LEN], value[NONCE_LEN:], aad)
+    except InvalidTag:
+        raise CodecError("does not authenticate with the given key") from None

@@ -1,0 +1,405 @@
+"""A directory of chain segments: ``.log``, ``.sealed``, ``seals.log`` (baseline7.md §3.6–§3.8).
+
+The single definition of segment names, the ``VAKSEG01`` sealed-file header and the seal entry
+text. Reading checks what vak's own verifier does (each segment from the head its predecessor's
+seal recorded) and what it does not: a sealed segment against its ``seals.log`` entry (count,
+head, compressed flag), a segment not starting at its predecessor's recorded head, ``.sealing``
+leftovers, interrupted seals, and missing segment numbers told apart from retention drops (a
+dropped segment keeps its seal entry).
+
+Read-only: no lock is taken, a torn ``seals.log`` tail is treated as absent (vak truncates it; a
+reader must not), nothing in the directory is created or changed.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+import zstandard
+
+from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.storage.chain import ChainRead, ChainWalk, collect, iter_frames, read_exact
+from vakaudit.storage.frames import GENESIS, HASH_LEN, MAX_FRAME, Frame, link, read_frame
+
+__all__ = [
+    "SEALED_MAGIC",
+    "COMPRESSED",
+    "VERBATIM",
+    "SEALS_LOG",
+    "LOCK",
+    "KEY",
+    "Form",
+    "SealEntry",
+    "SegmentRead",
+    "SegmentsRead",
+    "SegmentWalk",
+    "segment_name",
+    "seal_entry_text",
+    "parse_seal_entry",
+    "read_seals",
+    "iter_segments",
+    "read_segments",
+    "read_key_scope",
+]
+
+SEALED_MAGIC = b"VAKSEG01"
+COMPRESSED = 0x01  # body = zstd level 3 of the frames; chosen iff no frame is sealed
+VERBATIM = 0x00  # body = the frames as they were
+SEALS_LOG = "seals.log"
+LOCK = "LOCK"
+KEY = "KEY"
+
+Form = Literal["log", "sealed"]
+
+# ``%08d``: eight digits, more once a number outgrows them.
+_NAME = re.compile(r"seg-(\d{8,})\.(log|sealed|sealing)")
+_SEAL = re.compile(rb"seal (\d+) (\d+) ([0-9a-f]{64}) ([01])")
+_C = FindingCode
+_S = Severity
+
+
+def segment_name(number: int, form: str) -> str:
+    return f"seg-{number:08d}.{form}"
+
+
+@dataclass(frozen=True, slots=True)
+class SealEntry:
+    """One ``seals.log`` entry: segment ``segment`` was sealed holding ``entries`` frames."""
+
+    segment: int
+    entries: int
+    head: bytes
+    compressed: bool
+
+
+def seal_entry_text(segment: int, entries: int, head: bytes, compressed: bool) -> bytes:
+    return f"seal {segment} {entries} {head.hex()} {int(compressed)}".encode("ascii")
+
+
+def parse_seal_entry(text: bytes) -> SealEntry | None:
+    m = _SEAL.fullmatch(text)
+    if m is None:
+        return None
+    return SealEntry(int(m[1]), int(m[2]), bytes.fromhex(m[3].decode()), m[4] == b"1")
+
+
+@dataclass(slots=True)
+class SegmentRead:
+    """One segment file as read: its number, form (``log`` or ``sealed``) and verified chain."""
+
+    number: int
+    form: Form
+    chain: ChainRead
+    rel_path: str
+    size_bytes: int
+    prev: bytes = GENESIS
+
+
+@dataclass(slots=True)
+class SegmentsRead:
+    """What :func:`read_segments` found in one segment directory."""
+
+    segments: list[SegmentRead]
+    seals: list[SealEntry]
+    findings: list[Finding] = field(default_factory=list)
+    scope: str | None = None  # the ``KEY`` file's scope name, None without one
+    has_lock: bool = False
+
+    @property
+    def head(self) -> bytes | None:
+        """Head of the newest segment read, None when there is none."""
+        return self.segments[-1].chain.head if self.segments else None
+
+
+def read_key_scope(directory: Path) -> str | None:
+    """The scope named by ``directory/KEY`` (trimmed), or None without one."""
+    try:
+        return (directory / KEY).read_bytes().decode("utf-8", "replace").strip()
+    except FileNotFoundError:
+        return None
+
+
+def _rel(rel_dir: str | None, name: str) -> str:
+    return f"{rel_dir}/{name}" if rel_dir else name
+
+
+def read_seals(directory: Path, rel_dir: str | None = None) -> tuple[list[SealEntry], list[Finding]]:
+    """The entries of ``seals.log`` (none when absent) and the findings reading it."""
+    path = directory / SEALS_LOG
+    if not path.is_file():
+        return [], []
+    rel = _rel(rel_dir, SEALS_LOG)
+    chain = collect(iter_frames(path, GENESIS, None, rel_path=rel))
+    findings = list(chain.findings)
+    seals: list[SealEntry] = []
+    seen: set[int] = set()
+    for fr in chain.frames:
+        entry = parse_seal_entry(fr.entry) if fr.entry is not None else None
+        if entry is None or entry.segment in seen:
+            why = "a duplicate segment number" if entry is not None else "not a `seal` entry"
+            findings.append(Finding(_C.SEALS_LOG_BAD_ENTRY, _S.ERROR, rel,
+                                    f"seals.log frame {fr.index}: {why}", offset_bytes=fr.offset,
+                                    frame_index=fr.index))
+            continue
+        seen.add(entry.segment)
+        seals.append(entry)
+    return seals, findings
+
+
+class _SafeStream(io.RawIOBase):
+    """Reads a stream and turns a decompression error into the end of data (remembered)."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self._inner = inner
+        self.error: str | None = None
+        self.pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
+        if self.error is not None:
+            return b""
+        try:
+            out = self._inner.read(n)
+        except zstandard.ZstdError as exc:
+            self.error = str(exc)
+            return b""
+        self.pos += len(out)
+        return out
+
+
+@dataclass(slots=True)
+class _File:
+    number: int
+    form: Form
+    path: Path
+    rel_path: str
+
+
+class SegmentWalk:
+    """Stream a segment directory: iterate ``(SegmentRead-to-be, ChainWalk)`` pairs, oldest first.
+
+    Each pair's walk streams that segment's frames; the next pair finishes it if the caller did
+    not. After the iteration, ``segments``, ``seals`` and ``findings`` are those of
+    :func:`read_segments` (``segments[i].chain`` holds no frames when the walks were consumed by
+    the caller: ``keep_frames=False``).
+    """
+
+    def __init__(self, directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None,
+                 keep_frames: bool = False) -> None:
+        self.directory = Path(directory)
+        self.key = key
+        self.rel_dir = rel_dir
+        self.keep_frames = keep_frames
+        self.findings: list[Finding] = []
+        self.segments: list[SegmentRead] = []
+        self.seals, seal_findings = read_seals(self.directory, rel_dir)
+        self.findings += seal_findings
+        self.scope = read_key_scope(self.directory)
+        self.has_lock = (self.directory / LOCK).exists()
+        self._files = self._list()
+
+    def _add(self, code: FindingCode, sev: Severity, rel: str, message: str, *, segment: int | None = None,
+             offset: int | None = None, frame_index: int | None = None, expected: str | None = None,
+             actual: str | None = None) -> None:
+        self.findings.append(Finding(code, sev, rel, message, offset_bytes=offset, expected=expected,
+                                     actual=actual, segment=segment, frame_index=frame_index))
+
+    def _list(self) -> list[_File]:
+        by_number: dict[int, dict[str, Path]] = {}
+        for p in sorted(self.directory.iterdir()):
+            m = _NAME.fullmatch(p.name)
+            if m is None or not p.is_file():
+                continue
+            number, form = int(m[1]), m[2]
+            if form == "sealing":
+                self._add(_C.SEGMENT_SEALING_LEFTOVER, _S.INFO, _rel(self.rel_dir, p.name),
+                          f"{p.name}: the copy of an interrupted seal (vak deletes it on its next write)",
+                          segment=number)
+                continue
+            by_number.setdefault(number, {})[form] = p
+        seal_of = {s.segment: s for s in self.seals}
+        numbers = set(by_number)
+        top = max(numbers | set(seal_of), default=0)
+        newest_seal = max(seal_of, default=0)
+        files: list[_File] = []
+        for n in range(1, top + 1):
+            forms = by_number.get(n, {})
+            if "log" in forms:
+                if "sealed" in forms:
+                    self._interrupted(n, forms["log"], forms["sealed"])
+                files.append(_File(n, "log", forms["log"], _rel(self.rel_dir, forms["log"].name)))
+            elif "sealed" in forms:
+                rel = _rel(self.rel_dir, forms["sealed"].name)
+                if n not in seal_of:
+                    self._add(_C.SEGMENT_SEAL_MISSING, _S.ERROR, rel,
+                              f"sealed segment {n} has no seals.log entry (vak reads it as malformed)",
+                              segment=n)
+                files.append(_File(n, "sealed", forms["sealed"], rel))
+            elif n in seal_of and n < newest_seal:
+                self._add(_C.SEGMENT_DROPPED, _S.INFO, _rel(self.rel_dir, segment_name(n, "sealed")),
+                          f"segment {n} was removed by retention (its seal entry remains)", segment=n)
+            else:
+                why = ("the newest sealed segment, which retention never removes" if n in seal_of
+                       else "no seal entry records it")
+                self._add(_C.SEGMENT_GAP, _S.ERROR, _rel(self.rel_dir, segment_name(n, "log")),
+                          f"segment {n} is missing: {why}", segment=n)
+        return files
+
+    def _interrupted(self, n: int, log: Path, sealed: Path) -> None:
+        rel = _rel(self.rel_dir, sealed.name)
+        seal = next((s for s in self.seals if s.segment == n), None)
+        start = self._prev_of(n)
+        a = collect(iter_frames(log, start))
+        copy = self._open_sealed(sealed, n, rel, quiet=True)
+        b = collect(ChainWalk(copy or io.BytesIO(b""), start))
+        if copy is not None:
+            copy.close()
+        agree = a.entries == b.entries and a.head == b.head and a.torn_tail is None
+        state = "recorded in seals.log" if seal else "not yet recorded"
+        verdict = "the copy matches the .log" if agree else "the copy does not match the .log (vak deletes it)"
+        self._add(_C.SEGMENT_INTERRUPTED_SEAL, _S.INFO, rel,
+                  f"segment {n} has both .log and .sealed ({state}); the .log is read; {verdict}", segment=n)
+
+    def _open_sealed(self, path: Path, n: int, rel: str, quiet: bool = False) -> BinaryIO | None:
+        fh = path.open("rb")
+        head = fh.read(len(SEALED_MAGIC) + 1)
+        if len(head) < len(SEALED_MAGIC) + 1 or head[:-1] != SEALED_MAGIC or head[-1] not in (0, 1):
+            fh.close()
+            if not quiet:
+                what = ("shorter than its 9-byte header" if len(head) < 9 else
+                        "does not start with VAKSEG01" if head[:-1] != SEALED_MAGIC else
+                        f"compression flag {head[-1]} is neither 0 nor 1")
+                self._add(_C.SEGMENT_MALFORMED, _S.ERROR, rel, f"sealed segment {n}: {what}", segment=n)
+            return None
+        if head[-1] == COMPRESSED:
+            return _SafeStream(zstandard.ZstdDecompressor().stream_reader(fh, closefd=True))
+        return fh
+
+    def _prev_of(self, n: int) -> bytes:
+        if n == 1:
+            return GENESIS
+        seal = next((s for s in self.seals if s.segment == n - 1), None)
+        if seal is not None:
+            return seal.head
+        if self.segments and self.segments[-1].number == n - 1:
+            return self.segments[-1].chain.head
+        return GENESIS
+
+    def _first_frame_prev(self, f: _File, prev: bytes) -> bytes:
+        """The start to verify ``f`` from: ``prev``, unless frame 0 chains from elsewhere
+        (GENESIS or the previous segment's actual head), which is then reported."""
+        stream = self._stream(f, quiet=True)
+        if stream is None:
+            return prev
+        with stream:
+            first = _read_first(stream)
+        fr = read_frame(first, 0)
+        if fr.problem is not None:
+            return prev
+        body = first[4 : fr.size_bytes - HASH_LEN]
+        if link(prev, body) == fr.hash:
+            return prev
+        candidates = [GENESIS]
+        if self.segments and self.segments[-1].number == f.number - 1:
+            candidates.append(self.segments[-1].chain.head)
+        for cand in candidates:
+            if cand != prev and link(cand, body) == fr.hash:
+                what = "GENESIS" if cand == GENESIS else "the previous segment's last frame"
+                self._add(_C.SEGMENT_DISCONTINUOUS, _S.ERROR, f.rel_path,
+                          f"segment {f.number} does not start at the head recorded for segment "
+                          f"{f.number - 1}; it chains from {what}", segment=f.number, offset=0,
+                          frame_index=0, expected=prev.hex(), actual=cand.hex())
+                return cand
+        return prev
+
+    def _stream(self, f: _File, quiet: bool = False) -> BinaryIO | None:
+        if f.form == "log":
+            return f.path.open("rb")
+        return self._open_sealed(f.path, f.number, f.rel_path, quiet=quiet)
+
+    def __iter__(self) -> Iterator[tuple[SegmentRead, ChainWalk]]:
+        for f in self._files:
+            prev = self._prev_of(f.number)
+            if f.number > 1 and not any(s.segment == f.number - 1 for s in self.seals):
+                self._add(_C.SEGMENT_SEAL_MISSING, _S.ERROR, f.rel_path,
+                          f"segment {f.number - 1} has no seals.log entry, so segment {f.number} "
+                          "has no recorded start", segment=f.number)
+            prev = self._first_frame_prev(f, prev)
+            stream = self._stream(f)
+            size = f.path.stat().st_size
+            frames: list[Frame] = []
+            walk = ChainWalk(stream if stream is not None else io.BytesIO(b""), prev, self.key,
+                             rel_path=f.rel_path, segment=f.number,
+                             sink=frames if self.keep_frames else None)
+            seg = SegmentRead(f.number, f.form, ChainRead([], prev, 0, None, None, 0), f.rel_path, size, prev)
+            try:
+                yield seg, walk
+                walk.finish()
+            finally:
+                if stream is not None:
+                    stream.close()
+            seg.chain = ChainRead(frames, walk.head, walk.valid_len, walk.torn_tail, walk.broken_at,
+                                  walk.encrypted_frames, walk.findings, walk.entries)
+            self.findings += walk.findings
+            if isinstance(stream, _SafeStream) and stream.error is not None:
+                self._add(_C.SEGMENT_MALFORMED, _S.ERROR, f.rel_path,
+                          f"sealed segment {f.number}: its zstd body stops decompressing after "
+                          f"{stream.pos} bytes ({stream.error})", segment=f.number, offset=stream.pos)
+            if f.form == "sealed":
+                self._check_seal(seg, stream)
+            self.segments.append(seg)
+
+    def _check_seal(self, seg: SegmentRead, stream: BinaryIO | None) -> None:
+        seal = next((s for s in self.seals if s.segment == seg.number), None)
+        if seal is None or stream is None:
+            return
+        c = seg.chain
+        compressed = isinstance(stream, _SafeStream)
+        if c.entries != seal.entries or c.head != seal.head or compressed != seal.compressed:
+            parts = []
+            if c.entries != seal.entries:
+                parts.append(f"{c.entries} frames, seal says {seal.entries}")
+            if c.head != seal.head:
+                parts.append("head differs")
+            if compressed != seal.compressed:
+                parts.append(f"compression flag {int(compressed)}, seal says {int(seal.compressed)}")
+            self._add(_C.SEGMENT_SEAL_MISMATCH, _S.ERROR, seg.rel_path,
+                      f"sealed segment {seg.number} disagrees with its seals.log entry: " + "; ".join(parts),
+                      segment=seg.number,
+                      expected=f"{seal.entries} {seal.head.hex()} {int(seal.compressed)}",
+                      actual=f"{c.entries} {c.head.hex()} {int(compressed)}")
+
+
+def _read_first(stream: BinaryIO) -> bytes:
+    """The first frame's bytes (or what there is of them) from the start of a stream."""
+    head = read_exact(stream, 4)
+    if len(head) < 4:
+        return head
+    length = int.from_bytes(head, "little")
+    if length > MAX_FRAME:
+        return head
+    return head + read_exact(stream, length + HASH_LEN)
+
+
+def iter_segments(directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None) -> SegmentWalk:
+    """Stream a segment directory (see :class:`SegmentWalk`)."""
+    return SegmentWalk(directory, key, rel_dir=rel_dir)
+
+
+def read_segments(directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None) -> SegmentsRead:
+    """Read and verify every segment of a chain directory, oldest first.
+
+    ``key`` is the scope key of the directory's ``KEY`` scope (32 bytes) to open sealed frames.
+    ``rel_dir`` prefixes the findings' ``rel_path`` (the directory relative to the home).
+    """
+    walk = SegmentWalk(directory, key, rel_dir=rel_dir, keep_frames=True)
+    for _seg, _frames in walk:
+        pass  # each segment's walk is finished by the iteration
+    return SegmentsRead(walk.segments, walk.seals, walk.findings, walk.scope, walk.has_lock)
