@@ -94,6 +94,11 @@ class FindingCode(StrEnum):
     SEGMENT_GAP = "segment_gap"
     SEGMENT_DROPPED = "segment_dropped"
     SEALS_LOG_BAD_ENTRY = "seals_log_bad_entry"
+    # 7.0 homes: scope keys and the tenant object store (vakaudit.forensics.home7)
+    CONVERSATION_ERASED = "conversation_erased"
+    SCOPE_KEY_MISSING = "scope_key_missing"
+    OBJECT_WITHOUT_GRANT = "object_without_grant"
+    GRANT_WITHOUT_OBJECT = "grant_without_object"
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,7 +76,7 @@ def _print_table(report, fail_on: Severity, failing: int) -> None:  # noqa: ANN0
             f.severity.value,
             f.code.value,
             f.rel_path or "",
-            "" if f.line_no is None else str(f.line_no),
+            _line_or_frame(f),
             "" if f.offset_bytes is None else str(f.offset_bytes),
             f.message + _expected_actual(f),
         )
@@ -92,6 +92,8 @@ def _print_table(report, fail_on: Severity, failing: int) -> None:  # noqa: ANN0
             typer.echo("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + "  " + r[5])
         typer.echo("")
     counts = report.counts()
+    if report.segment_dirs:
+        typer.echo(f"7.0 segment directories: {report.segment_dirs}, frames verified: {report.frames:,}")
     typer.echo(
         f"verified {report.ledger_count} ledger(s), {report.bytes_verified:,} bytes, {report.file_count} file(s) "
         f"({report.layout} layout, --torn {report.torn.value}); cross checks: "
@@ -101,6 +103,18 @@ def _print_table(report, fail_on: Severity, failing: int) -> None:  # noqa: ANN0
         "findings: " + ", ".join(f"{counts[s.value]} {s.value}" for s in reversed(Severity))
         + f"; {failing} at or above {fail_on.value}"
     )  # fmt: skip
+
+
+def _line_or_frame(f) -> str:  # noqa: ANN001 - a Finding
+    """A JSONL line number, or a 7.0 frame as ``seg <n> frame <i>`` (either part may be unknown)."""
+    if f.line_no is not None:
+        return str(f.line_no)
+    parts = []
+    if f.segment is not None:
+        parts.append(f"seg {f.segment}")
+    if f.frame_index is not None:
+        parts.append(f"frame {f.frame_index}")
+    return " ".join(parts)
 
 
 def _expected_actual(f) -> str:  # noqa: ANN001 - a Finding

@@ -51,6 +51,8 @@ class HomeReport:
     file_count: int = 0
     ledger_count: int = 0
     bytes_verified: int = 0
+    segment_dirs: int = 0  # 7.0 homes: session ledger and record chain directories verified
+    frames: int = 0  # 7.0 homes: frames verified in them
     ledgers: list[LedgerReport] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     cross_checks: list[str] = field(default_factory=list)  # the cross checks that had both sides
@@ -72,6 +74,8 @@ class HomeReport:
             "file_count": self.file_count,
             "ledger_count": self.ledger_count,
             "bytes_verified": self.bytes_verified,
+            "segment_dirs": self.segment_dirs,
+            "frames": self.frames,
             "counts": self.counts(),
             "cross_checks": self.cross_checks,
             "ledgers": [{k: v for k, v in r.to_dict().items() if k != "findings"} for r in self.ledgers],
@@ -106,9 +110,15 @@ def verify_home(
     out = report.findings
     if layout == "g3":
         out.append(Finding(FindingCode.TENANT_STORE_HOME, severity_of(FindingCode.TENANT_STORE_HOME), "tenants",
-                           "7.0 data-baseline home (layout g3): the walk checks apply (undeclared files, "
-                           "symlinks, secrets, readability); frame chains, seals and objects are not verified "
-                           "by this version"))  # fmt: skip
+                           "7.0 data-baseline home (layout g3): frame chains, segments, seals, scope keys and "
+                           "object grants are verified keyless; object ids, refs and frame contents are not "
+                           "checked by this version"))  # fmt: skip
+        from vakaudit.forensics.home7 import verify_home7
+
+        rep7 = verify_home7(root, files, progress)
+        report.segment_dirs, report.frames = rep7.segment_dirs, rep7.frames
+        report.bytes_verified += rep7.bytes_verified
+        out.extend(regrade(f, torn) for f in rep7.findings)
     collector = CrossCollector()
 
     def visit(hf: Any) -> None:

@@ -73,7 +73,7 @@ SEVERITY: dict[FindingCode, Severity] = {
     C.UNREADABLE_FILE: S.ERROR,  # could not be verified at all
     C.SECRET_FILE: S.INFO,
     C.NESTED_HOME: S.INFO,  # known vak defect D2
-    C.TENANT_STORE_HOME: S.WARNING,  # segmented G3 store: not verifiable by this reader
+    C.TENANT_STORE_HOME: S.INFO,  # a 7.0 home: says which of its parts are verified
     C.APPEND_ONLY_VIOLATION: S.ERROR,
     C.SIDECAR_UNPARSEABLE_ROW: S.WARNING,
     C.READER_FAILED: S.ERROR,  # a file could not be read as its kind at all

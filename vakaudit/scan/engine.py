@@ -963,7 +963,7 @@ def scan_home(
         scan_findings.append(
             Finding(
                 FindingCode.TENANT_STORE_HOME,
-                Severity.WARNING,
+                Severity.INFO,
                 "tenants",
                 "7.0 data-baseline home (layout g3): every file is classified by the 7.0 REGISTRY and sized; "
                 "ledger frames, record-chain rows, objects and refs are not read into tables by this version",
