@@ -11,6 +11,7 @@ PKG = Path(__file__).resolve().parent.parent / "vakaudit"
 ALLOWED = {
     "ledger": set(),
     "_native": set(),
+    "storage": set(),
     "artifacts": {"ledger", "_native"},
     "scan": {"ledger", "artifacts"},
     "analyze": {"ledger", "artifacts", "scan"},

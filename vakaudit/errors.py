@@ -10,7 +10,9 @@ rows. Exceptions are for the caller or the tool being wrong::
     │   ├── LockedError        the ledger is locked by another handle (or the handle is read-only)
     │   ├── ExistsError        create() on a non-empty file
     │   └── CorruptError       an append/branch names an unknown entry, or a line is not UTF-8
-    └── ScanError              a scan output directory cannot be used
+    ├── ScanError              a scan output directory cannot be used
+    ├── KeyFileError           a key file or credential store cannot be read or opened
+    └── ObjectUnavailableError a tenant object cannot be produced (missing, no grant, no key, erased)
 """
 
 from __future__ import annotations
@@ -50,3 +52,20 @@ class CorruptError(LedgerError):
 
 class ScanError(VakauditError):
     """A scan output directory or manifest cannot be used."""
+
+
+class KeyFileError(VakauditError):
+    """A key file (or vak's credential store) cannot be read, parsed or opened with the passphrase."""
+
+
+class ObjectUnavailableError(VakauditError):
+    """A 7.0 tenant object cannot be produced for the scope asked; ``reason`` says why.
+
+    Reasons: ``missing`` (no body), ``no_grant`` (no grant for the scope), ``locked`` (no key to
+    unwrap it), ``erased`` (the scope was destroyed or revoked), ``undecryptable`` (the grant's
+    key does not open the body, or the body does not decompress).
+    """
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason

@@ -94,6 +94,12 @@ class FindingCode(StrEnum):
     SEGMENT_GAP = "segment_gap"
     SEGMENT_DROPPED = "segment_dropped"
     SEALS_LOG_BAD_ENTRY = "seals_log_bad_entry"
+    # 7.0 tenant store and keys (vakaudit.storage)
+    SCOPE_KEY_MALFORMED = "scope_key_malformed"
+    GRANT_MALFORMED = "grant_malformed"
+    OBJECT_ID_MISMATCH = "object_id_mismatch"
+    REFS_DB_UNREADABLE = "refs_db_unreadable"
+    DOCUMENT_MALFORMED = "document_malformed"
     # 7.0 homes: scope keys and the tenant object store (vakaudit.forensics.home7)
     CONVERSATION_ERASED = "conversation_erased"
     SCOPE_KEY_MISSING = "scope_key_missing"

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from vakaudit.storage.chain import ChainRead, ChainWalk, iter_frames, read_chain
 from vakaudit.storage.frames import GENESIS, MAX_FRAME, Frame, read_frame
+from vakaudit.storage.keys import KeyRing, TenantKeys, WrappedKey
+from vakaudit.storage.objects import Store
 from vakaudit.storage.segments import (
     SealEntry,
     SegmentRead,
@@ -29,10 +31,14 @@ __all__ = [
     "ChainRead",
     "ChainWalk",
     "Frame",
+    "KeyRing",
     "SealEntry",
     "SegmentRead",
     "SegmentWalk",
     "SegmentsRead",
+    "Store",
+    "TenantKeys",
+    "WrappedKey",
     "iter_frames",
     "iter_segments",
     "read_chain",
