@@ -105,6 +105,7 @@ class FindingCode(StrEnum):
     SCOPE_KEY_MISSING = "scope_key_missing"
     OBJECT_WITHOUT_GRANT = "object_without_grant"
     GRANT_WITHOUT_OBJECT = "grant_without_object"
+    REF_TARGET_MISSING = "ref_target_missing"
 
 
 @dataclass(frozen=True, slots=True)

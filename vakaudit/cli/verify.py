@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._keys import KEYS_HELP
 from vakaudit.findings import Severity
 from vakaudit.forensics.policy import TornPolicy
 
@@ -15,6 +16,11 @@ place in the home, and the sidecars and index against the ledgers.
 Output: a table of findings (code, severity, file, line, byte offset, entry id, expected/actual,
 message), or JSON with --json. With --since SEAL, also prove that every append-only file only grew
 since `vakaudit seal` wrote SEAL.
+
+A 7.0 home (tenants/): every session ledger and record chain directory is verified keyless (frame
+links and lengths, torn tails, segments against seals.log, gaps versus retention drops, .sealing
+leftovers), scope keys (an erased conversation is info, never damage), object grants and doc refs;
+--keys also opens every sealed frame and object (ids checked against content).
 
 \b
 --torn (how bad lines are graded; RocksDB WAL recovery modes):
@@ -52,13 +58,17 @@ def register(app: typer.Typer) -> None:
             False, "--deep", help="JSON-decode every ledger line, also those the hash chain already attests."
         ),
         no_cross: bool = typer.Option(False, "--no-cross", help="Skip the cross-artifact checks."),
+        keys: str | None = typer.Option(None, "--keys", help=KEYS_HELP),
     ) -> None:
         import json
 
         from vakaudit.forensics import read_seal, verify_home
 
         seal = read_seal(since) if since is not None else None
-        report = verify_home(home, torn=torn, deep=deep, cross=not no_cross, since=seal)
+        from vakaudit.cli._keys import load_keys
+
+        ring = load_keys(keys, home)
+        report = verify_home(home, torn=torn, deep=deep, cross=not no_cross, since=seal, keys=ring)
         failing = report.at_or_above(fail_on)
         if json_out:
             doc = report.to_dict()

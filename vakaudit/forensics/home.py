@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vakaudit.artifacts import ReadContext
 from vakaudit.findings import Finding, FindingCode, Severity
@@ -23,6 +23,9 @@ from vakaudit.forensics.crosscheck import RAW_KINDS, CrossCollector
 from vakaudit.forensics.ledger import LedgerReport, verify_ledger
 from vakaudit.forensics.policy import TornPolicy, regrade, severity_of
 from vakaudit.scan import detect_layout, iter_home_files, resolve_home
+
+if TYPE_CHECKING:
+    from vakaudit.storage import KeyRing
 
 __all__ = ["HomeReport", "verify_home", "PARALLEL_MIN_BYTES"]
 
@@ -92,6 +95,7 @@ def verify_home(
     since: dict | None = None,
     progress: Callable[[str, int], None] | None = None,
     jobs: int | None = None,
+    keys: KeyRing | None = None,
 ) -> HomeReport:
     """Verify every file of ``home`` (None: ``$VAK_HOME`` or the platform home).
 
@@ -100,7 +104,7 @@ def verify_home(
     by a worker process: when its result is taken, after the other files). ``jobs``: worker processes
     for the session ledgers (default: one per idle core, by the 1-minute load average, when the ledgers
     hold at least :data:`PARALLEL_MIN_BYTES`; fewer than 2: none); the report is the same whatever the
-    number. Raises
+    number. ``keys`` unlocks a 7.0 home's sealed frames and objects (keyless otherwise). Raises
     :class:`~vakaudit.errors.HomeNotFoundError` when the home is not a directory.
     """
     root = resolve_home(home)
@@ -110,12 +114,12 @@ def verify_home(
     out = report.findings
     if layout == "g3":
         out.append(Finding(FindingCode.TENANT_STORE_HOME, severity_of(FindingCode.TENANT_STORE_HOME), "tenants",
-                           "7.0 data-baseline home (layout g3): frame chains, segments, seals, scope keys and "
-                           "object grants are verified keyless; object ids, refs and frame contents are not "
-                           "checked by this version"))  # fmt: skip
+                           "7.0 data-baseline home (layout g3): frame chains, segments, seals, scope keys, "
+                           "object grants and doc refs verified" + (", frames and objects opened with the "
+                           "keys given" if keys is not None else " keyless (--keys opens frames and objects)")))  # fmt: skip
         from vakaudit.forensics.home7 import verify_home7
 
-        rep7 = verify_home7(root, files, progress)
+        rep7 = verify_home7(root, files, keys=keys, progress=progress)
         report.segment_dirs, report.frames = rep7.segment_dirs, rep7.frames
         report.bytes_verified += rep7.bytes_verified
         out.extend(regrade(f, torn) for f in rep7.findings)

@@ -1,17 +1,22 @@
-"""Verify what a 7.0 data-baseline home adds: segment directories, scope keys and object grants.
+"""Verify what a 7.0 data-baseline home adds: segment directories, scope keys, objects and refs.
 
-Keyless, like vak's own ``vak data verify`` but further (baseline7.md §12.1): every segment
-directory of the home (session ledgers and record chains) is read by
+Keyless by default, like vak's own ``vak data verify`` but further (baseline7.md §12.1): every
+segment directory of the home (session ledgers and record chains) is read by
 :func:`vakaudit.storage.iter_segments`, whose frame and segment findings (bad link, bad length,
 torn tail, seal mismatch, discontinuity, gaps versus retention drops, ``.sealing`` leftovers) are
-passed on as they are. On top, per home: a ``KEY`` naming a destroyed scope is an erased
-conversation (``conversation_erased``, info: its frames verify and can never be read, by
-design), a ``KEY`` naming a scope with no key and no tombstone is ``scope_key_missing``; an object
-body with no grant and a grant directory with no body are ``object_without_grant`` and
-``grant_without_object``.
+passed on as they are. On top, per home:
 
-Only names are listed and the plain marker files (``KEY``, ``keys/revoked``) read: no key file, no
-object body and no grant is opened. Never writes, locks or repairs anything.
+- a ``KEY`` naming a destroyed or revoked scope is an erased conversation (``conversation_erased``,
+  info: its frames verify and can never be read, by design); a ``KEY`` naming a scope with no key
+  file is ``scope_key_missing``;
+- an object body with no grant, a grant directory with no body, and a ``doc/`` ref whose version
+  object is missing are ``object_without_grant``, ``grant_without_object`` and
+  ``ref_target_missing``.
+
+With a :class:`~vakaudit.storage.KeyRing`, sealed frames are opened (a frame that does not open
+under its scope's key is damage) and every object is opened through one of its grants, which
+checks its id against its content when the ring holds the id key (``object_id_mismatch``). Never
+writes, locks or repairs anything; ``refs.db`` is read from a private copy by the storage package.
 """
 
 from __future__ import annotations
@@ -20,19 +25,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vakaudit.errors import ObjectUnavailableError
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.scan.walk import HomeFile
-from vakaudit.storage import iter_segments
+from vakaudit.storage import KeyRing, Store, TenantKeys, iter_segments
+from vakaudit.storage.objects import is_object_id, object_rel_path
 
-__all__ = ["Home7Report", "segment_dirs", "verify_home7"]
+__all__ = ["Home7Report", "segment_dirs", "tenant_dirs", "verify_home7"]
 
-# Tenant tree paths (baseline7.md §2.2, §4.2, §6.6). vakaudit.storage's object and key readers own
-# this layout; these names go once they are available from there.
-_SCOPE_KEYS = "keys/scopes/keys"
-_TOMBSTONES = "keys/scopes/tombstones"
-_REVOKED = "keys/revoked"
-_OBJECTS = "store/cas/objects"
-_GRANTS = "store/cas/grants"
+#: ``doc/<name>`` refs point at a Document's version object, or hold this tombstone (§5.4, §7.1).
+_DOC_PREFIX = "doc/"
+_FORGOTTEN = b"forgotten"
 
 
 @dataclass(slots=True)
@@ -43,6 +46,7 @@ class Home7Report:
     segments: int = 0
     frames: int = 0
     bytes_verified: int = 0
+    objects: int = 0
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -63,17 +67,37 @@ def segment_dirs(files: Iterable[HomeFile]) -> list[str]:
     return sorted(dirs)
 
 
+def tenant_dirs(root: Path) -> list[Path]:
+    """The tenant directories under ``root/tenants`` (a local install has one), sorted."""
+    base = root / "tenants"
+    if not base.is_dir() or base.is_symlink():
+        return []
+    return sorted(p for p in base.iterdir() if p.is_dir() and not p.is_symlink())
+
+
 def verify_home7(
-    root: Path, files: list[HomeFile], progress: Callable[[str, int], None] | None = None
+    root: Path,
+    files: list[HomeFile],
+    *,
+    keys: KeyRing | None = None,
+    progress: Callable[[str, int], None] | None = None,
 ) -> Home7Report:
-    """Verify the segment directories, scope keys and object grants of the 7.0 home at ``root``."""
+    """Verify the segment directories, scope keys, objects and refs of the 7.0 home at ``root``."""
     report = Home7Report()
-    sizes = {hf.rel_path: hf.size_bytes for hf in files}
-    tenants = sorted(p for p in (root / "tenants").iterdir() if p.is_dir() and not p.is_symlink())
+    sizes: dict[str, int] = {}
+    for hf in files:
+        if "/" in hf.rel_path:
+            parent = hf.rel_path.rsplit("/", 1)[0]
+            sizes[parent] = sizes.get(parent, 0) + hf.size_bytes
+    tenants = [
+        (t, TenantKeys(t / "keys", keys, rel_dir=f"{t.relative_to(root).as_posix()}/keys"))
+        for t in tenant_dirs(root)
+    ]
     for rel_dir in segment_dirs(files):
         if progress is not None:
-            progress(rel_dir, sum(v for k, v in sizes.items() if k.startswith(rel_dir + "/")))
-        walk = iter_segments(root / rel_dir, None, rel_dir=rel_dir)
+            progress(rel_dir, sizes.get(rel_dir, 0))
+        scope_findings, key = _scope_of(root / rel_dir, rel_dir, tenants)
+        walk = iter_segments(root / rel_dir, key, rel_dir=rel_dir)
         for _segment, _frames in walk:
             pass  # the walk verifies each segment as the next one is taken
         report.segment_dirs += 1
@@ -81,44 +105,40 @@ def verify_home7(
         report.frames += sum(s.chain.entries for s in walk.segments)
         report.bytes_verified += sum(s.size_bytes for s in walk.segments)
         report.findings.extend(walk.findings)  # the segment checks and every segment's chain findings
-        if walk.scope is not None:
-            report.findings.extend(_check_scope(root, tenants, f"{rel_dir}/KEY", walk.scope))
-    for tenant in tenants:
-        report.findings.extend(_check_objects(root, tenant))
+        report.findings.extend(scope_findings)
+    for tenant, tkeys in tenants:
+        report.findings.extend(tkeys.findings)
+        if (tenant / "store").is_dir():
+            report.findings.extend(_check_store(root, tenant / "store", keys, report))
     return report
 
 
-def _scope_file(scope: str) -> str:
-    """A scope's file name under the key and grant directories: lowercase hex of its UTF-8 bytes."""
-    return scope.encode("utf-8").hex()
+def _scope_of(
+    directory: Path, rel_dir: str, tenants: list[tuple[Path, TenantKeys]]
+) -> tuple[list[Finding], bytes | None]:
+    """The findings about the scope a directory's ``KEY`` names, and its key when it unlocks."""
+    from vakaudit.storage.segments import read_key_scope
 
-
-def _revoked(tenant: Path) -> set[str]:
-    try:
-        text = (tenant / _REVOKED).read_bytes().decode("utf-8", "replace")
-    except OSError:
-        return set()
-    return {line.strip() for line in text.splitlines() if line.strip()}
-
-
-def _check_scope(root: Path, tenants: list[Path], key_rel: str, scope: str) -> list[Finding]:
-    """``conversation_erased`` or ``scope_key_missing`` for the scope a ``KEY`` file names."""
-    name = _scope_file(scope)
-    for tenant in tenants:
-        if (tenant / _TOMBSTONES / name).is_file() or scope in _revoked(tenant):
+    scope = read_key_scope(directory)
+    if scope is None:
+        return [], None
+    key_rel = f"{rel_dir}/KEY"
+    for _tenant, tkeys in tenants:
+        state = tkeys.state(scope)
+        if state in ("erased", "revoked"):
             return [
                 Finding(
                     FindingCode.CONVERSATION_ERASED,
                     Severity.INFO,
                     key_rel,
-                    f"scope {scope} was destroyed (crypto-shred): its frames verify and can no longer be "
+                    f"scope {scope} was destroyed ({state}): its frames verify and can no longer be "
                     "decrypted, an erased conversation, not damage",
                     actual=scope,
                 )
-            ]
-        if (tenant / _SCOPE_KEYS / name).is_file():
-            return []
-    where = ", ".join(f"{t.relative_to(root).as_posix()}/{_SCOPE_KEYS}/{name}" for t in tenants) or "tenants/"
+            ], None
+        if state != "missing":
+            return [], tkeys.scope_key(scope)
+    where = ", ".join(f"{t.name}/keys/scopes/keys" for t, _ in tenants) or "no tenant directory"
     return [
         Finding(
             FindingCode.SCOPE_KEY_MISSING,
@@ -126,48 +146,66 @@ def _check_scope(root: Path, tenants: list[Path], key_rel: str, scope: str) -> l
             key_rel,
             f"KEY names scope {scope}, which has no wrapped key and no tombstone ({where}): its frames "
             "cannot be decrypted by anyone",
-            expected=where,
             actual=scope,
         )
-    ]
+    ], None
 
 
-def _check_objects(root: Path, tenant: Path) -> list[Finding]:
-    """Object bodies without any grant, and grant directories without a body."""
-    objects: set[str] = set()
-    obj_dir = tenant / _OBJECTS
-    if obj_dir.is_dir():
-        for fan in sorted(obj_dir.iterdir()):
-            if fan.is_dir() and not fan.is_symlink():
-                objects.update(fan.name + p.name for p in fan.iterdir() if p.is_file())
-    granted: dict[str, int] = {}
-    grant_dir = tenant / _GRANTS
-    if grant_dir.is_dir():
-        for d in sorted(grant_dir.iterdir()):
-            if d.is_dir() and not d.is_symlink():
-                granted[d.name] = sum(1 for p in d.iterdir() if p.is_file())
-    t = tenant.relative_to(root).as_posix()
+def _check_store(root: Path, store_dir: Path, keys: KeyRing | None, report: Home7Report) -> list[Finding]:
+    """Objects without grants, grants without objects, ``doc/`` refs to missing objects; unlocked:
+    every object opened through one of its grants (its id checked against its content)."""
+    rel = store_dir.relative_to(root).as_posix()
+    store = Store(store_dir, keys, rel_dir=rel)
+    objects = store.object_ids()
+    present = set(objects)
+    report.objects += len(objects)
     out: list[Finding] = []
-    for oid in sorted(objects):
-        if granted.get(oid, 0) == 0:
+    for oid in objects:
+        scopes = store.grants(oid)
+        if not scopes:
             out.append(
                 Finding(
                     FindingCode.OBJECT_WITHOUT_GRANT,
                     Severity.WARNING,
-                    f"{t}/{_OBJECTS}/{oid[:2]}/{oid[2:]}",
+                    f"{rel}/{object_rel_path(oid)}",
                     "object has no grant: no scope can read it (garbage collection removes it)",
                     entry_id=oid,
                 )
             )
-    for oid in sorted(granted):
-        if oid not in objects:
+        elif keys is not None:
+            for scope in scopes:
+                try:
+                    store.object(oid, scope)
+                    break
+                except ObjectUnavailableError:
+                    continue
+    for oid in store.granted_ids():
+        if oid not in present:
             out.append(
                 Finding(
                     FindingCode.GRANT_WITHOUT_OBJECT,
                     Severity.WARNING,
-                    f"{t}/{_GRANTS}/{oid}",
-                    f"{granted[oid]} grant(s) for an object whose body is missing",
+                    f"{rel}/cas/grants/{oid}",
+                    f"{len(store.grants(oid))} grant(s) for an object whose body is missing",
                     entry_id=oid,
                 )
             )
+    if (store_dir / "refs.db").is_file():
+        for name, _generation, _epoch, target in store.refs():
+            if not name.startswith(_DOC_PREFIX) or target == _FORGOTTEN:
+                continue
+            text = target.decode("ascii", "replace")
+            if not is_object_id(text) or text not in present:
+                out.append(
+                    Finding(
+                        FindingCode.REF_TARGET_MISSING,
+                        Severity.ERROR,
+                        f"{rel}/refs.db",
+                        f"ref {name} points at object {text}, which is not in the store",
+                        entry_id=name,
+                        expected=f"{rel}/{object_rel_path(text)}" if is_object_id(text) else None,
+                        actual=text,
+                    )
+                )
+    out.extend(store.findings)
     return out
