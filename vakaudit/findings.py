@@ -96,6 +96,8 @@ class FindingCode(StrEnum):
     SEALS_LOG_BAD_ENTRY = "seals_log_bad_entry"
     # 7.0 tenant store and keys (vakaudit.storage)
     SCOPE_KEY_MALFORMED = "scope_key_malformed"
+    SCOPE_KEY_MISSING = "scope_key_missing"
+    SCOPE_ERASED = "scope_erased"
     GRANT_MALFORMED = "grant_malformed"
     OBJECT_ID_MISMATCH = "object_id_mismatch"
     REFS_DB_UNREADABLE = "refs_db_unreadable"

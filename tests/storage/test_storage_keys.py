@@ -130,3 +130,29 @@ def test_key_material_never_appears_in_reprs_errors_or_findings(tmp_path: Path) 
     assert seg.findings
     for secret in [*SECRETS, scope_key]:
         assert secret.hex() not in blob and secret.hex().upper() not in blob and repr(secret) not in blob
+
+
+def test_chain_key_of_an_erased_conversation_is_info_and_a_missing_key_an_error(tmp_path: Path) -> None:
+    t = TenantWriter(tmp_path / "ten", keks={0: KEK0}, id_key=ID_KEY)
+    live = t.scope_key("conversation:live")
+    gone = t.scope_key("conversation:gone")
+    t.shred("conversation:gone")
+    dirs = {}
+    for name, key in [("live", live), ("gone", gone), ("lost", bytes(32))]:
+        dirs[name] = tmp_path / "sessions" / name
+        write_segment_set(dirs[name], [SegmentSpec([b'{"n":1}'], sealed=False)], key=key,
+                          scope=f"conversation:{name}")
+    keys = TenantKeys(t.keys_dir, KeyRing({0: KEK0}))
+    ck = keys.chain_key(dirs["live"], rel_dir="agents/vak/sessions/spc/live")
+    assert (ck.scope, ck.state, ck.key) == ("conversation:live", "ok", live) and keys.findings == []
+    assert [f.entry for f in read_segments(dirs["live"], ck.key).segments[0].chain.frames] == [b'{"n":1}']
+    ck = keys.chain_key(dirs["gone"], rel_dir="agents/vak/sessions/spc/gone")
+    assert (ck.state, ck.key) == ("erased", None)
+    ck = keys.chain_key(dirs["lost"])
+    assert (ck.state, ck.key) == ("missing", None)
+    assert [(str(f.code), str(f.severity), f.rel_path) for f in keys.findings] == [
+        ("scope_erased", "info", "agents/vak/sessions/spc/gone/KEY"), ("scope_key_missing", "error", "KEY")]
+    # locked: the scope has a key but no KEK was given
+    assert TenantKeys(t.keys_dir).chain_key(dirs["live"]).state == "locked"
+    assert keys.chain_key(tmp_path / "sessions").scope is None  # no KEY: a plaintext chain
+    assert live.hex() not in repr(keys.chain_key(dirs["live"]))

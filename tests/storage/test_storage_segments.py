@@ -68,6 +68,24 @@ def test_sealed_segment_whose_count_and_head_disagree_with_its_seal_entry(tmp_pa
     assert [f.entry for f in s.segments[1].chain.frames] == _rows(2, 1)
 
 
+def test_sealed_segment_with_bytes_after_its_last_frame_and_a_log_that_disagrees_with_its_seal(
+        tmp_path: Path) -> None:
+    write_segment_set(tmp_path, [SegmentSpec(_rows(1, 2)), SegmentSpec(_rows(2, 2)),
+                                 SegmentSpec(_rows(3, 1), sealed=False)])
+    w = ChainWriter()
+    w.extend(_rows(1, 2))
+    (tmp_path / "seg-00000001.sealed").write_bytes(sealed_segment_bytes(w.data + b"\x05\x00", any_sealed=False))
+    # segment 2 left as a .log holding one frame more than its seal entry recorded
+    w2 = ChainWriter(read_segments(tmp_path).seals[0].head)
+    w2.extend(_rows(2, 3))
+    (tmp_path / "seg-00000002.sealed").unlink()
+    (tmp_path / "seg-00000002.log").write_bytes(w2.data)
+    s = read_segments(tmp_path)
+    mism = {f.segment: f.message for f in s.findings if f.code == C.SEGMENT_SEAL_MISMATCH}
+    assert "torn tail at byte" in mism[1] and "seal says" not in mism[1]
+    assert mism[2].startswith("log segment 2") and "3 frames, seal says 2" in mism[2]
+
+
 def test_segment_not_starting_at_the_recorded_head_is_discontinuous(tmp_path: Path) -> None:
     write_segment_set(tmp_path, [SegmentSpec(_rows(1, 2)), SegmentSpec(_rows(2, 2), sealed=False)])
     w = ChainWriter(GENESIS)  # a segment 2 that restarts from GENESIS
@@ -137,6 +155,19 @@ def test_malformed_sealed_headers(tmp_path: Path) -> None:
         assert [f.entry for f in s.segments[1].chain.frames] == _rows(2, 1), why
 
 
+def test_truncated_zstd_body_of_a_sealed_segment_is_malformed(tmp_path: Path) -> None:
+    write_segment_set(tmp_path, [SegmentSpec(_rows(1, 40)), SegmentSpec(_rows(2, 1), sealed=False)])
+    p = tmp_path / "seg-00000001.sealed"
+    whole = p.read_bytes()
+    for cut in (len(whole) - 1, 9 + (len(whole) - 9) // 2):
+        p.write_bytes(whole[:cut])
+        s = read_segments(tmp_path)
+        codes = [str(f.code) for f in s.findings]
+        assert "segment_malformed" in codes and "segment_seal_mismatch" in codes, cut
+        assert "ends inside a zstd frame" in next(f.message for f in s.findings if f.code == C.SEGMENT_MALFORMED)
+        assert [f.entry for f in s.segments[1].chain.frames] == _rows(2, 1)
+
+
 def test_torn_seals_log_tail_is_absent_and_a_bad_entry_is_reported(tmp_path: Path) -> None:
     write_segment_set(tmp_path, [SegmentSpec(_rows(1, 1)), SegmentSpec(_rows(2, 1), sealed=False)])
     seals = (tmp_path / "seals.log").read_bytes()
@@ -178,3 +209,12 @@ def test_random_segment_sets_written_then_read_clean(tmp_path_factory, sizes: li
     kept = [i for i, sp in enumerate(specs) if not sp.dropped]
     assert [f.entry for x in s.segments for f in x.chain.frames] == [e for i in kept for e in specs[i].entries]
     assert all(x.chain.broken_at is None and x.chain.torn_tail is None for x in s.segments)
+
+
+def test_a_segment_directory_that_does_not_exist_is_a_caller_error(tmp_path: Path) -> None:
+    import pytest
+
+    from vakaudit.errors import HomeNotFoundError
+
+    with pytest.raises(HomeNotFoundError, match="does not exist"):
+        read_segments(tmp_path / "absent")

@@ -190,3 +190,13 @@ def test_unreadable_refs_db_is_a_finding(tmp_path: Path) -> None:
     (tmp_path / "store" / "refs.db").write_bytes(b"not a database" * 100)
     store = Store(tmp_path / "store")
     assert store.refs() == [] and [f.code for f in store.findings] == [FindingCode.REFS_DB_UNREADABLE]
+
+
+def test_an_object_id_that_is_not_64_hex_digits_never_reaches_the_file_system(tmp_path: Path) -> None:
+    t = _tenant(tmp_path)
+    (t.tenant_dir / "secret").write_bytes(b"x")
+    store = Store(t.store_dir, KeyRing(t.keks, ID_KEY))
+    with pytest.raises(ObjectUnavailableError) as exc:
+        store.object("../../secret", "tenant")
+    assert exc.value.reason == "missing"
+    assert store.grants("../..") == [] and store.stored_bytes("../../secret") is None

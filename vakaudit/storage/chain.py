@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.findings import Finding, FindingCode
 from vakaudit.storage.frames import (
     GENESIS,
     HASH_LEN,
@@ -33,12 +33,12 @@ from vakaudit.storage.frames import (
     length_ok,
     link,
 )
+from vakaudit.storage.policy import finding
 
 __all__ = ["ChainRead", "ChainWalk", "read_chain", "iter_frames"]
 
 _LEN = struct.Struct("<I")
 _C = FindingCode
-_S = Severity
 
 
 @dataclass(slots=True)
@@ -131,9 +131,9 @@ class ChainWalk:
     def _frames(self) -> Iterator[Frame]:
         yield from self._walk()
 
-    def _finding(self, code: FindingCode, sev: Severity, message: str, index: int, offset: int,
+    def _finding(self, code: FindingCode, message: str, index: int, offset: int,
                  expected: str | None = None, actual: str | None = None) -> None:
-        self.findings.append(Finding(code, sev, self._rel_path, message, offset_bytes=offset,
+        self.findings.append(finding(code, self._rel_path, message, offset_bytes=offset,
                                      expected=expected, actual=actual, segment=self._segment,
                                      frame_index=index))
 
@@ -171,8 +171,7 @@ class ChainWalk:
             if sealed:
                 self.encrypted_frames += 1
             if problem is not None:
-                sev = _S.ERROR
-                self._finding(problem, sev, f"frame {index}: {detail}", index, offset)
+                self._finding(problem, f"frame {index}: {detail}", index, offset)
             size = frame_size(length)
             frame = Frame(index, offset, size, flags, sealed, entry, stored, problem, detail)
             prev = stored
@@ -190,11 +189,11 @@ class ChainWalk:
                expected: str | None = None, actual: str | None = None) -> None:
         self.broken_at = index
         self.broken_offset = offset
-        self._finding(code, _S.ERROR, message, index, offset, expected, actual)
+        self._finding(code, message, index, offset, expected, actual)
 
     def _torn(self, index: int, offset: int, have: int, why: str) -> None:
         self.torn_tail = offset
-        self._finding(_C.FRAME_TORN_TAIL, _S.WARNING,
+        self._finding(_C.FRAME_TORN_TAIL,
                       f"torn tail at frame {index}: {have} bytes, {why}", index, offset)
 
     def _tail(self, index: int, offset: int, prev: bytes, rem: bytes, length: int) -> None:
@@ -210,11 +209,11 @@ class ChainWalk:
             return
         nxt = _resync(rem)
         if nxt is not None:
-            p, _count = nxt
+            p, count = nxt
             self._break(index, offset, _C.FRAME_BAD_LENGTH,
                         f"frame {index}: len field says {length}, past the end of the data, but an intact "
-                        f"frame that chains from a recorded hash starts at offset {offset + p}: "
-                        "a corrupted length, not a torn tail",
+                        f"frame that chains from a recorded hash starts at offset {offset + p} "
+                        f"({count} intact frames from there): a corrupted length, not a torn tail",
                         expected=str(p - OVERHEAD), actual=str(length))
             return
         self._torn(index, offset, len(rem), f"the frame needs {frame_size(length)}")

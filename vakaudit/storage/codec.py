@@ -36,6 +36,7 @@ MAX_PLAINTEXT = 256 * 1024 * 1024
 ZSTD_LEVEL = 3
 
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_SKIPPABLE = 0x184D2A50  # skippable frame magics are 0x184D2A50..0x184D2A5F
 _RAW_BLOCK_MAX = (1 << 17) - 1  # a zstd block holds at most 128 KiB; keep under it
 
 
@@ -81,25 +82,38 @@ def zstd_level3(data: bytes) -> bytes:
 
 
 def unzstd(payload: bytes, limit: int = MAX_PLAINTEXT) -> bytes:
-    """The content of one zstd frame, at most ``limit`` bytes; :class:`CodecError` otherwise."""
-    try:
-        params = zstandard.get_frame_parameters(payload)
-    except zstandard.ZstdError as exc:
-        raise CodecError(f"not a zstd frame: {exc}") from None
-    if params.content_size != zstandard.CONTENTSIZE_UNKNOWN and params.content_size > limit:
-        raise CodecError(f"declares {params.content_size} bytes, more than the {limit}-byte limit")
-    dobj = zstandard.ZstdDecompressor().decompressobj()
-    try:
-        out = dobj.decompress(payload)
-    except zstandard.ZstdError as exc:
-        raise CodecError(f"zstd: {exc}") from None
-    if not dobj.eof:
-        raise CodecError("zstd frame is incomplete")
-    if dobj.unused_data:
-        raise CodecError(f"{len(dobj.unused_data)} bytes follow the zstd frame")
-    if len(out) > limit:
-        raise CodecError(f"decompresses to more than the {limit}-byte limit")
-    return out
+    """The content of a zstd payload, at most ``limit`` bytes; :class:`CodecError` otherwise.
+
+    vak writes one frame with its content size. Its reader (``zstd::bulk::decompress``, i.e.
+    ``ZSTD_decompressDCtx``) also takes frames without a content size, several concatenated
+    frames, skippable frames and an empty payload, so all of those are read here too.
+    """
+    out = bytearray()
+    rest = memoryview(payload)
+    while rest:
+        if len(rest) >= 8 and (int.from_bytes(rest[:4], "little") & 0xFFFFFFF0) == _SKIPPABLE:
+            size = int.from_bytes(rest[4:8], "little")
+            if 8 + size > len(rest):
+                raise CodecError("skippable zstd frame runs past the end")
+            rest = rest[8 + size :]
+            continue
+        try:
+            params = zstandard.get_frame_parameters(bytes(rest[:18]))
+        except zstandard.ZstdError as exc:
+            raise CodecError(f"not a zstd frame: {exc}") from None
+        if params.content_size != zstandard.CONTENTSIZE_UNKNOWN and len(out) + params.content_size > limit:
+            raise CodecError(f"declares more than the {limit}-byte limit")
+        dobj = zstandard.ZstdDecompressor().decompressobj()
+        try:
+            out += dobj.decompress(bytes(rest))
+        except zstandard.ZstdError as exc:
+            raise CodecError(f"zstd: {exc}") from None
+        if not dobj.eof:
+            raise CodecError("zstd frame is incomplete")
+        if len(out) > limit:
+            raise CodecError(f"decompresses to more than the {limit}-byte limit")
+        rest = memoryview(dobj.unused_data)
+    return bytes(out)
 
 
 def seal(key: bytes, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vakaudit.errors import ObjectUnavailableError
-from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.findings import FindingCode
+from vakaudit.storage.policy import finding
 
 if TYPE_CHECKING:
     from vakaudit.storage.objects import Store
@@ -60,7 +61,7 @@ def _current(store: Store, name: str) -> bytes | None:
 def _version(store: Store, version_id: str, scope: str, name: str) -> Version | None:
     v = parse_version(version_id, store.object(version_id, scope))
     if v is None:
-        store.findings.append(Finding(FindingCode.DOCUMENT_MALFORMED, Severity.ERROR, store.rel_of("refs.db"),
+        store.findings.append(finding(FindingCode.DOCUMENT_MALFORMED, store.rel_of("refs.db"),
                                       f"document {name!r}: version object {version_id} is not a v1 version"))
     return v
 

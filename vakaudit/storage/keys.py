@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Literal
 
 from vakaudit.errors import KeyFileError
-from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.findings import Finding, FindingCode
 from vakaudit.storage.codec import KEY_LEN, CodecError, unseal
+from vakaudit.storage.policy import finding
+from vakaudit.storage.segments import KEY, read_key_scope
 
 __all__ = [
     "KEY_FILE_MAGIC",
@@ -30,6 +32,7 @@ __all__ = [
     "WrappedKey",
     "KeyRing",
     "TenantKeys",
+    "ChainKey",
     "ScopeState",
     "decode_wrapped",
     "encode_wrapped",
@@ -278,6 +281,18 @@ class KeyRing:
         return cls(keks, _key_from_hex(idk, f"credential {_ID_KEY_VAR}") if idk else None)
 
 
+@dataclass(frozen=True, slots=True)
+class ChainKey:
+    """The key of a chain directory: the scope its ``KEY`` names, that scope's state, the key."""
+
+    scope: str | None
+    state: ScopeState | None
+    key: bytes | None
+
+    def __repr__(self) -> str:
+        return f"ChainKey(scope={self.scope!r}, state={self.state!r}, unlocked={self.key is not None})"
+
+
 class TenantKeys:
     """``<tenant>/keys/`` read-only: which scopes are erased, revoked, held, and their keys."""
 
@@ -337,15 +352,33 @@ class TenantKeys:
         w = decode_wrapped(data)
         rel = f"{self.rel_dir}/scopes/keys/{name}" if self.rel_dir else f"scopes/keys/{name}"
         if w is None:
-            self.findings.append(Finding(FindingCode.SCOPE_KEY_MALFORMED, Severity.ERROR, rel,
+            self.findings.append(finding(FindingCode.SCOPE_KEY_MALFORMED, rel,
                                          f"scope key of {scope!r} is not a WrappedKey"))
             return None
         if w.scope != scope:
-            self.findings.append(Finding(FindingCode.SCOPE_KEY_MALFORMED, Severity.ERROR, rel,
+            self.findings.append(finding(FindingCode.SCOPE_KEY_MALFORMED, rel,
                                          f"scope key file of {scope!r} wraps a key for {w.scope!r}",
                                          expected=scope, actual=w.scope))
             return None
         return w
+
+    def chain_key(self, directory: str | Path, rel_dir: str | None = None) -> ChainKey:
+        """Resolve the ``KEY`` of a ledger or chain directory; an erased scope is reported as
+        ``scope_erased`` (info), a scope with no key at all as ``scope_key_missing``."""
+        scope = read_key_scope(Path(directory))
+        if scope is None:
+            return ChainKey(None, None, None)
+        state = self.state(scope)
+        rel = f"{rel_dir}/{KEY}" if rel_dir else KEY
+        if state in ("erased", "revoked"):
+            self.findings.append(finding(FindingCode.SCOPE_ERASED, rel,
+                                         f"scope {scope!r} was destroyed: an erased conversation, its frames "
+                                         "verify and cannot be read"))
+        elif state == "missing":
+            self.findings.append(finding(FindingCode.SCOPE_KEY_MISSING, rel,
+                                         f"scope {scope!r} named by KEY has no key file and no tombstone"))
+        key = self.scope_key(scope) if state in ("ok", "locked") else None
+        return ChainKey(scope, "ok" if key is not None else state, key)
 
     def scope_key(self, scope: str) -> bytes | None:
         """The 32-byte key of ``scope``, or None (erased, revoked, no key file, locked)."""

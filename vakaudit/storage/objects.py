@@ -16,10 +16,11 @@ import struct
 from pathlib import Path
 
 from vakaudit.errors import ObjectUnavailableError
-from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.findings import Finding, FindingCode
 from vakaudit.storage.codec import CodecError, unseal, unzstd
 from vakaudit.storage.documents import read_document
 from vakaudit.storage.keys import KeyRing, TenantKeys, decode_wrapped, scope_file_name, scope_from_file_name
+from vakaudit.storage.policy import finding
 from vakaudit.storage.refs import read_refs
 
 __all__ = ["Store", "object_rel_path", "is_object_id", "BLOB_MAGIC", "parse_blob_manifest", "blob_manifest"]
@@ -115,6 +116,8 @@ class Store:
         return sorted(d.name for d in root.iterdir() if d.is_dir())
 
     def stored_bytes(self, object_id: str) -> int | None:
+        if not is_object_id(object_id):
+            return None
         try:
             return (self.dir / object_rel_path(object_id)).stat().st_size
         except OSError:
@@ -122,6 +125,8 @@ class Store:
 
     def grants(self, object_id: str) -> list[str]:
         """The scope names ``object_id`` is granted to, from the grant file names, sorted."""
+        if not is_object_id(object_id):
+            return []
         d = self.dir / "cas" / "grants" / object_id
         if not d.is_dir():
             return []
@@ -130,6 +135,8 @@ class Store:
     # unlocked ------------------------------------------------------------------------------
     def object(self, object_id: str, scope: str) -> bytes:
         """The plaintext of ``object_id`` through ``scope``'s grant."""
+        if not is_object_id(object_id):
+            raise ObjectUnavailableError(f"{object_id!r} is not an object id (64 hex digits)", "missing")
         body_path = self.dir / object_rel_path(object_id)
         try:
             body = body_path.read_bytes()
@@ -144,7 +151,7 @@ class Store:
             raise ObjectUnavailableError(f"scope {scope!r} was erased; object {object_id} cannot be opened", "erased")
         w = decode_wrapped(grant)
         if w is None or w.scope != scope:
-            self.findings.append(Finding(FindingCode.GRANT_MALFORMED, Severity.ERROR, self.rel_of(grant_rel),
+            self.findings.append(finding(FindingCode.GRANT_MALFORMED, self.rel_of(grant_rel),
                                          f"grant of {object_id} for {scope!r} is not a WrappedKey for that scope",
                                          expected=scope, actual=None if w is None else w.scope))
             raise ObjectUnavailableError(f"the grant of {object_id} for {scope!r} is malformed", "undecryptable")
@@ -161,7 +168,7 @@ class Store:
             raise ObjectUnavailableError(f"object {object_id} does not open: {exc}", "undecryptable") from None
         want = self.keys.object_id(plain)
         if want is not None and want != object_id.lower():
-            self.findings.append(Finding(FindingCode.OBJECT_ID_MISMATCH, Severity.ERROR,
+            self.findings.append(finding(FindingCode.OBJECT_ID_MISMATCH,
                                          self.rel_of(object_rel_path(object_id)),
                                          f"object {object_id}: its content hashes to another id",
                                          expected=object_id, actual=want))

@@ -14,7 +14,8 @@ import struct
 import tempfile
 from pathlib import Path
 
-from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.findings import Finding, FindingCode
+from vakaudit.storage.policy import finding
 
 __all__ = ["REFS_TABLE", "STORE_COMMIT", "STORE_EPOCH", "read_refs", "u64_target", "export_line"]
 
@@ -48,13 +49,13 @@ def read_refs(db: Path, rel_path: str = "refs.db") -> tuple[list[Ref], list[Find
             if wal.is_file():
                 shutil.copyfile(wal, copy.with_name("refs.db-wal"))
         except OSError as exc:
-            return [], [Finding(FindingCode.REFS_DB_UNREADABLE, Severity.ERROR, rel_path,
+            return [], [finding(FindingCode.REFS_DB_UNREADABLE, rel_path,
                                 f"refs.db cannot be copied: {type(exc).__name__}")]
         con = sqlite3.connect(copy)
         try:
             rows = con.execute("SELECT name, generation, epoch, target FROM refs ORDER BY name").fetchall()
         except sqlite3.DatabaseError as exc:
-            return [], [Finding(FindingCode.REFS_DB_UNREADABLE, Severity.ERROR, rel_path,
+            return [], [finding(FindingCode.REFS_DB_UNREADABLE, rel_path,
                                 f"refs.db cannot be read as vak's ref table: {exc}")]
         finally:
             con.close()

@@ -22,9 +22,11 @@ from typing import BinaryIO, Literal
 
 import zstandard
 
-from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.errors import HomeNotFoundError
+from vakaudit.findings import Finding, FindingCode
 from vakaudit.storage.chain import ChainRead, ChainWalk, collect, iter_frames, read_exact
 from vakaudit.storage.frames import GENESIS, HASH_LEN, MAX_FRAME, Frame, link, read_frame
+from vakaudit.storage.policy import finding
 
 __all__ = [
     "SEALED_MAGIC",
@@ -60,7 +62,6 @@ Form = Literal["log", "sealed"]
 _NAME = re.compile(r"seg-(\d{8,})\.(log|sealed|sealing)")
 _SEAL = re.compile(rb"seal (\d+) (\d+) ([0-9a-f]{64}) ([01])")
 _C = FindingCode
-_S = Severity
 
 
 def segment_name(number: int, form: str) -> str:
@@ -142,7 +143,7 @@ def read_seals(directory: Path, rel_dir: str | None = None) -> tuple[list[SealEn
         entry = parse_seal_entry(fr.entry) if fr.entry is not None else None
         if entry is None or entry.segment in seen:
             why = "a duplicate segment number" if entry is not None else "not a `seal` entry"
-            findings.append(Finding(_C.SEALS_LOG_BAD_ENTRY, _S.ERROR, rel,
+            findings.append(finding(_C.SEALS_LOG_BAD_ENTRY, rel,
                                     f"seals.log frame {fr.index}: {why}", offset_bytes=fr.offset,
                                     frame_index=fr.index))
             continue
@@ -151,27 +152,62 @@ def read_seals(directory: Path, rel_dir: str | None = None) -> tuple[list[SealEn
     return seals, findings
 
 
-class _SafeStream(io.RawIOBase):
-    """Reads a stream and turns a decompression error into the end of data (remembered)."""
+class _ZstdStream:
+    """Decompress a sealed segment's zstd body while it is read; a body that does not decode or
+    ends inside a frame ends the data and is remembered in ``error`` (with ``pos``, the bytes
+    produced so far). Concatenated frames are read on, as vak's one-shot decompression does."""
+
+    _CHUNK = 1 << 16
 
     def __init__(self, inner: BinaryIO) -> None:
         self._inner = inner
+        self._dobj = zstandard.ZstdDecompressor().decompressobj()
+        self._buf = bytearray()
+        self._in_eof = False
         self.error: str | None = None
         self.pos = 0
 
-    def readable(self) -> bool:
-        return True
-
-    def read(self, n: int = -1) -> bytes:  # type: ignore[override]
-        if self.error is not None:
-            return b""
+    def _fill(self) -> None:
+        data = self._inner.read(self._CHUNK)
+        if not data:
+            self._in_eof = True
+            if not self._dobj.eof and self.error is None:
+                self.error = "the body ends inside a zstd frame"
+            return
         try:
-            out = self._inner.read(n)
+            while data:
+                self._buf += self._dobj.decompress(data)
+                data = b""
+                if self._dobj.eof and self._dobj.unused_data:
+                    data = self._dobj.unused_data
+                    self._dobj = zstandard.ZstdDecompressor().decompressobj()
         except zstandard.ZstdError as exc:
             self.error = str(exc)
-            return b""
-        self.pos += len(out)
+            self._in_eof = True
+
+    def read(self, n: int = -1) -> bytes:
+        while (n < 0 or len(self._buf) < n) and not self._in_eof:
+            self._fill()
+        take = len(self._buf) if n < 0 else min(n, len(self._buf))
+        out = bytes(self._buf[:take])
+        del self._buf[:take]
+        self.pos += take
         return out
+
+    def finish(self) -> None:
+        """Decode what is left unread (to learn whether the body is whole)."""
+        while not self._in_eof:
+            self._fill()
+            self._buf.clear()
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def __enter__(self) -> _ZstdStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @dataclass(slots=True)
@@ -194,6 +230,8 @@ class SegmentWalk:
     def __init__(self, directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None,
                  keep_frames: bool = False) -> None:
         self.directory = Path(directory)
+        if not self.directory.is_dir():
+            raise HomeNotFoundError(f"segment directory {self.directory} does not exist")
         self.key = key
         self.rel_dir = rel_dir
         self.keep_frames = keep_frames
@@ -205,10 +243,10 @@ class SegmentWalk:
         self.has_lock = (self.directory / LOCK).exists()
         self._files = self._list()
 
-    def _add(self, code: FindingCode, sev: Severity, rel: str, message: str, *, segment: int | None = None,
+    def _add(self, code: FindingCode, rel: str, message: str, *, segment: int | None = None,
              offset: int | None = None, frame_index: int | None = None, expected: str | None = None,
              actual: str | None = None) -> None:
-        self.findings.append(Finding(code, sev, rel, message, offset_bytes=offset, expected=expected,
+        self.findings.append(finding(code, rel, message, offset_bytes=offset, expected=expected,
                                      actual=actual, segment=segment, frame_index=frame_index))
 
     def _list(self) -> list[_File]:
@@ -219,7 +257,7 @@ class SegmentWalk:
                 continue
             number, form = int(m[1]), m[2]
             if form == "sealing":
-                self._add(_C.SEGMENT_SEALING_LEFTOVER, _S.INFO, _rel(self.rel_dir, p.name),
+                self._add(_C.SEGMENT_SEALING_LEFTOVER, _rel(self.rel_dir, p.name),
                           f"{p.name}: the copy of an interrupted seal (vak deletes it on its next write)",
                           segment=number)
                 continue
@@ -238,17 +276,17 @@ class SegmentWalk:
             elif "sealed" in forms:
                 rel = _rel(self.rel_dir, forms["sealed"].name)
                 if n not in seal_of:
-                    self._add(_C.SEGMENT_SEAL_MISSING, _S.ERROR, rel,
+                    self._add(_C.SEGMENT_SEAL_MISSING, rel,
                               f"sealed segment {n} has no seals.log entry (vak reads it as malformed)",
                               segment=n)
                 files.append(_File(n, "sealed", forms["sealed"], rel))
             elif n in seal_of and n < newest_seal:
-                self._add(_C.SEGMENT_DROPPED, _S.INFO, _rel(self.rel_dir, segment_name(n, "sealed")),
+                self._add(_C.SEGMENT_DROPPED, _rel(self.rel_dir, segment_name(n, "sealed")),
                           f"segment {n} was removed by retention (its seal entry remains)", segment=n)
             else:
                 why = ("the newest sealed segment, which retention never removes" if n in seal_of
                        else "no seal entry records it")
-                self._add(_C.SEGMENT_GAP, _S.ERROR, _rel(self.rel_dir, segment_name(n, "log")),
+                self._add(_C.SEGMENT_GAP, _rel(self.rel_dir, segment_name(n, "log")),
                           f"segment {n} is missing: {why}", segment=n)
         return files
 
@@ -264,7 +302,7 @@ class SegmentWalk:
         agree = a.entries == b.entries and a.head == b.head and a.torn_tail is None
         state = "recorded in seals.log" if seal else "not yet recorded"
         verdict = "the copy matches the .log" if agree else "the copy does not match the .log (vak deletes it)"
-        self._add(_C.SEGMENT_INTERRUPTED_SEAL, _S.INFO, rel,
+        self._add(_C.SEGMENT_INTERRUPTED_SEAL, rel,
                   f"segment {n} has both .log and .sealed ({state}); the .log is read; {verdict}", segment=n)
 
     def _open_sealed(self, path: Path, n: int, rel: str, quiet: bool = False) -> BinaryIO | None:
@@ -276,10 +314,10 @@ class SegmentWalk:
                 what = ("shorter than its 9-byte header" if len(head) < 9 else
                         "does not start with VAKSEG01" if head[:-1] != SEALED_MAGIC else
                         f"compression flag {head[-1]} is neither 0 nor 1")
-                self._add(_C.SEGMENT_MALFORMED, _S.ERROR, rel, f"sealed segment {n}: {what}", segment=n)
+                self._add(_C.SEGMENT_MALFORMED, rel, f"sealed segment {n}: {what}", segment=n)
             return None
         if head[-1] == COMPRESSED:
-            return _SafeStream(zstandard.ZstdDecompressor().stream_reader(fh, closefd=True))
+            return _ZstdStream(fh)  # type: ignore[return-value]
         return fh
 
     def _prev_of(self, n: int) -> bytes:
@@ -312,7 +350,7 @@ class SegmentWalk:
         for cand in candidates:
             if cand != prev and link(cand, body) == fr.hash:
                 what = "GENESIS" if cand == GENESIS else "the previous segment's last frame"
-                self._add(_C.SEGMENT_DISCONTINUOUS, _S.ERROR, f.rel_path,
+                self._add(_C.SEGMENT_DISCONTINUOUS, f.rel_path,
                           f"segment {f.number} does not start at the head recorded for segment "
                           f"{f.number - 1}; it chains from {what}", segment=f.number, offset=0,
                           frame_index=0, expected=prev.hex(), actual=cand.hex())
@@ -328,7 +366,7 @@ class SegmentWalk:
         for f in self._files:
             prev = self._prev_of(f.number)
             if f.number > 1 and not any(s.segment == f.number - 1 for s in self.seals):
-                self._add(_C.SEGMENT_SEAL_MISSING, _S.ERROR, f.rel_path,
+                self._add(_C.SEGMENT_SEAL_MISSING, f.rel_path,
                           f"segment {f.number - 1} has no seals.log entry, so segment {f.number} "
                           "has no recorded start", segment=f.number)
             prev = self._first_frame_prev(f, prev)
@@ -342,36 +380,41 @@ class SegmentWalk:
             try:
                 yield seg, walk
                 walk.finish()
+                if isinstance(stream, _ZstdStream):
+                    stream.finish()
             finally:
                 if stream is not None:
                     stream.close()
             seg.chain = ChainRead(frames, walk.head, walk.valid_len, walk.torn_tail, walk.broken_at,
                                   walk.encrypted_frames, walk.findings, walk.entries)
             self.findings += walk.findings
-            if isinstance(stream, _SafeStream) and stream.error is not None:
-                self._add(_C.SEGMENT_MALFORMED, _S.ERROR, f.rel_path,
+            if isinstance(stream, _ZstdStream) and stream.error is not None:
+                self._add(_C.SEGMENT_MALFORMED, f.rel_path,
                           f"sealed segment {f.number}: its zstd body stops decompressing after "
                           f"{stream.pos} bytes ({stream.error})", segment=f.number, offset=stream.pos)
-            if f.form == "sealed":
-                self._check_seal(seg, stream)
+            self._check_seal(seg, stream)
             self.segments.append(seg)
 
     def _check_seal(self, seg: SegmentRead, stream: BinaryIO | None) -> None:
         seal = next((s for s in self.seals if s.segment == seg.number), None)
         if seal is None or stream is None:
             return
+        # A .log with a seal entry is a seal interrupted after it was recorded: vak keeps the pair
+        # only when they agree, so the .log is held to the entry too (its compression aside).
         c = seg.chain
-        compressed = isinstance(stream, _SafeStream)
-        if c.entries != seal.entries or c.head != seal.head or compressed != seal.compressed:
-            parts = []
-            if c.entries != seal.entries:
-                parts.append(f"{c.entries} frames, seal says {seal.entries}")
-            if c.head != seal.head:
-                parts.append("head differs")
-            if compressed != seal.compressed:
-                parts.append(f"compression flag {int(compressed)}, seal says {int(seal.compressed)}")
-            self._add(_C.SEGMENT_SEAL_MISMATCH, _S.ERROR, seg.rel_path,
-                      f"sealed segment {seg.number} disagrees with its seals.log entry: " + "; ".join(parts),
+        compressed = isinstance(stream, _ZstdStream) if seg.form == "sealed" else seal.compressed
+        parts = []
+        if c.entries != seal.entries:
+            parts.append(f"{c.entries} frames, seal says {seal.entries}")
+        if c.head != seal.head:
+            parts.append("head differs")
+        if c.torn_tail is not None:
+            parts.append(f"ends in a torn tail at byte {c.torn_tail}")
+        if compressed != seal.compressed:
+            parts.append(f"compression flag {int(compressed)}, seal says {int(seal.compressed)}")
+        if parts:
+            self._add(_C.SEGMENT_SEAL_MISMATCH, seg.rel_path,
+                      f"{seg.form} segment {seg.number} disagrees with its seals.log entry: " + "; ".join(parts),
                       segment=seg.number,
                       expected=f"{seal.entries} {seal.head.hex()} {int(seal.compressed)}",
                       actual=f"{c.entries} {c.head.hex()} {int(compressed)}")
