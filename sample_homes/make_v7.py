@@ -37,7 +37,7 @@ from vakaudit.storage.keys import LOCAL_TENANT, scope_file_name
 from vakaudit.storage.objects import object_rel_path
 from vakaudit.storage.segments import seal_entry_text, segment_name
 from vakaudit.storage.tenant_writer import TenantWriter, wrap_key, write_json_key_file
-from vakaudit.storage.writer import ChainWriter, SegmentSpec, encode_frame, write_segment_set
+from vakaudit.storage.writer import ChainWriter, SegmentSpec, write_segment_set
 
 HERE = Path(__file__).resolve().parent
 T = f"tenants/{LOCAL_TENANT}"
@@ -348,7 +348,7 @@ def segment_dropped(f: Facts) -> None:
                       nonces=lambda: f.rnd(12))
 
 
-def conversation_erased(f: Facts) -> None:
+def scope_erased(f: Facts) -> None:
     tw = TenantWriter(f.home / T, keks={0: KEK0}, id_key=ID_KEY, random=f.rnd)
     tw.shred(f"conversation:{SID2}")
 
@@ -441,8 +441,8 @@ BROKEN: dict[str, Broken] = {
                           "removes it)", ("segment_gap",), segment_gap),
     "segment_dropped": Broken(f"clean: {S2} segment 1 removed by retention, its seal entry kept (info)",
                               ("segment_dropped",), segment_dropped),
-    "conversation_erased": Broken(f"clean: conversation 2 crypto-shredded (tombstone, revoked, key file gone) "
-                                  "(info)", ("conversation_erased",), conversation_erased),
+    "scope_erased": Broken("clean: conversation 2 crypto-shredded (tombstone, revoked, key file gone): an erased "
+                           "conversation (info)", ("scope_erased",), scope_erased),
     "scope_key_missing": Broken(f"{S2}/KEY names a scope whose key file is gone, with no tombstone",
                                 ("scope_key_missing",), scope_key_missing),
     "object_without_grant": Broken("the checkpoint file's object has no grant left", ("object_without_grant",),

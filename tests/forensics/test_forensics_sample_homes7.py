@@ -153,8 +153,8 @@ def test_frame_findings_name_the_segment_frame_and_byte_offset(name: str, code: 
 
 
 def test_an_erased_conversation_is_info_never_damage() -> None:
-    rep = verify_home(BROKEN / "conversation_erased/home", keys=KeyRing.from_file(KEYS))
-    (f,) = [f for f in rep.findings if f.code.value == "conversation_erased"]
+    rep = verify_home(BROKEN / "scope_erased/home", keys=KeyRing.from_file(KEYS))
+    (f,) = [f for f in rep.findings if f.code.value == "scope_erased"]
     assert f.severity.value == "info"
     assert not rep.at_or_above(Severity.WARNING)
 
@@ -170,7 +170,7 @@ def test_verify_cli_exit_codes_and_fail_on_on_7_0_homes() -> None:
     warn = BROKEN / "object_without_grant/home"
     assert runner.invoke(app, ["verify", str(warn)]).exit_code == 0
     assert runner.invoke(app, ["verify", str(warn), "--fail-on", "warning"]).exit_code == 1
-    info = BROKEN / "conversation_erased/home"
+    info = BROKEN / "scope_erased/home"
     assert runner.invoke(app, ["verify", str(info), "--fail-on", "warning"]).exit_code == 0
     keyed = runner.invoke(app, ["verify", str(BROKEN / "frame_undecryptable/home"), "--keys", str(KEYS), "--json"])
     assert keyed.exit_code == 1

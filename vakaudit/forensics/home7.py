@@ -6,9 +6,9 @@ segment directory of the home (session ledgers and record chains) is read by
 torn tail, seal mismatch, discontinuity, gaps versus retention drops, ``.sealing`` leftovers) are
 passed on as they are. On top, per home:
 
-- a ``KEY`` naming a destroyed or revoked scope is an erased conversation (``conversation_erased``,
-  info: its frames verify and can never be read, by design); a ``KEY`` naming a scope with no key
-  file is ``scope_key_missing``;
+- each ``KEY`` is resolved by the tenant's key reader (:meth:`vakaudit.storage.TenantKeys.chain_key`):
+  a destroyed or revoked scope is an erased conversation (``scope_erased``, info: its frames
+  verify and can never be read, by design), a scope with no key file ``scope_key_missing``;
 - an object body with no grant, a grant directory with no body, and a ``doc/`` ref whose version
   object is missing are ``object_without_grant``, ``grant_without_object`` and
   ``ref_target_missing``.
@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vakaudit.errors import ObjectUnavailableError
-from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.findings import Finding, FindingCode
+from vakaudit.forensics.policy import severity_of
 from vakaudit.scan.walk import HomeFile
 from vakaudit.storage import KeyRing, Store, TenantKeys, iter_segments
 from vakaudit.storage.objects import is_object_id, object_rel_path
@@ -96,7 +97,7 @@ def verify_home7(
     for rel_dir in segment_dirs(files):
         if progress is not None:
             progress(rel_dir, sizes.get(rel_dir, 0))
-        scope_findings, key = _scope_of(root / rel_dir, rel_dir, tenants)
+        key = _chain_key(root / rel_dir, rel_dir, tenants)
         walk = iter_segments(root / rel_dir, key, rel_dir=rel_dir)
         for _segment, _frames in walk:
             pass  # the walk verifies each segment as the next one is taken
@@ -105,7 +106,6 @@ def verify_home7(
         report.frames += sum(s.chain.entries for s in walk.segments)
         report.bytes_verified += sum(s.size_bytes for s in walk.segments)
         report.findings.extend(walk.findings)  # the segment checks and every segment's chain findings
-        report.findings.extend(scope_findings)
     for tenant, tkeys in tenants:
         report.findings.extend(tkeys.findings)
         if (tenant / "store").is_dir():
@@ -113,42 +113,18 @@ def verify_home7(
     return report
 
 
-def _scope_of(
-    directory: Path, rel_dir: str, tenants: list[tuple[Path, TenantKeys]]
-) -> tuple[list[Finding], bytes | None]:
-    """The findings about the scope a directory's ``KEY`` names, and its key when it unlocks."""
+def _chain_key(directory: Path, rel_dir: str, tenants: list[tuple[Path, TenantKeys]]) -> bytes | None:
+    """The key of a directory's ``KEY`` scope from the tenant that holds it (a local home has one
+    tenant); the tenant's key reader reports an erased scope (info) or a missing key."""
+    if not tenants:
+        return None
     from vakaudit.storage.segments import read_key_scope
 
     scope = read_key_scope(directory)
     if scope is None:
-        return [], None
-    key_rel = f"{rel_dir}/KEY"
-    for _tenant, tkeys in tenants:
-        state = tkeys.state(scope)
-        if state in ("erased", "revoked"):
-            return [
-                Finding(
-                    FindingCode.CONVERSATION_ERASED,
-                    Severity.INFO,
-                    key_rel,
-                    f"scope {scope} was destroyed ({state}): its frames verify and can no longer be "
-                    "decrypted, an erased conversation, not damage",
-                    actual=scope,
-                )
-            ], None
-        if state != "missing":
-            return [], tkeys.scope_key(scope)
-    where = ", ".join(f"{t.name}/keys/scopes/keys" for t, _ in tenants) or "no tenant directory"
-    return [
-        Finding(
-            FindingCode.SCOPE_KEY_MISSING,
-            Severity.ERROR,
-            key_rel,
-            f"KEY names scope {scope}, which has no wrapped key and no tombstone ({where}): its frames "
-            "cannot be decrypted by anyone",
-            actual=scope,
-        )
-    ], None
+        return None
+    holder = next((tk for _t, tk in tenants if tk.state(scope) != "missing"), tenants[0][1])
+    return holder.chain_key(directory, rel_dir).key
 
 
 def _check_store(root: Path, store_dir: Path, keys: KeyRing | None, report: Home7Report) -> list[Finding]:
@@ -166,7 +142,7 @@ def _check_store(root: Path, store_dir: Path, keys: KeyRing | None, report: Home
             out.append(
                 Finding(
                     FindingCode.OBJECT_WITHOUT_GRANT,
-                    Severity.WARNING,
+                    severity_of(FindingCode.OBJECT_WITHOUT_GRANT),
                     f"{rel}/{object_rel_path(oid)}",
                     "object has no grant: no scope can read it (garbage collection removes it)",
                     entry_id=oid,
@@ -184,7 +160,7 @@ def _check_store(root: Path, store_dir: Path, keys: KeyRing | None, report: Home
             out.append(
                 Finding(
                     FindingCode.GRANT_WITHOUT_OBJECT,
-                    Severity.WARNING,
+                    severity_of(FindingCode.GRANT_WITHOUT_OBJECT),
                     f"{rel}/cas/grants/{oid}",
                     f"{len(store.grants(oid))} grant(s) for an object whose body is missing",
                     entry_id=oid,
@@ -199,7 +175,7 @@ def _check_store(root: Path, store_dir: Path, keys: KeyRing | None, report: Home
                 out.append(
                     Finding(
                         FindingCode.REF_TARGET_MISSING,
-                        Severity.ERROR,
+                        severity_of(FindingCode.REF_TARGET_MISSING),
                         f"{rel}/refs.db",
                         f"ref {name} points at object {text}, which is not in the store",
                         entry_id=name,

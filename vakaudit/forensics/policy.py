@@ -87,6 +87,10 @@ SEVERITY: dict[FindingCode, Severity] = {
     C.CHECKPOINT_MISMATCH: S.WARNING,  # a manifest whose name, directory and content disagree
     C.COMMITMENT_EVENT_ILLEGAL: S.WARNING,  # vak's append refuses these: a hand edit or an old build
     C.OUTBOX_JOB_INVALID: S.WARNING,
+    # 7.0 tenant store as a whole (forensics/home7.py)
+    C.OBJECT_WITHOUT_GRANT: S.WARNING,  # unreadable by every scope; vak's GC collects it
+    C.GRANT_WITHOUT_OBJECT: S.WARNING,  # vak writes the grant before the body: an interrupted put
+    C.REF_TARGET_MISSING: S.ERROR,  # a Document whose current version is gone
 }
 
 #: Codes whose grade ``--torn`` changes.
