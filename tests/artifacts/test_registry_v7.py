@@ -190,3 +190,26 @@ def test_a_home_with_a_file_per_entry_has_no_undeclared_file_and_sums_to_the_hom
         "(SELECT kind, sum(size_bytes) AS b FROM files GROUP BY kind)"
     ).fetchone()[0]
     assert shares == pytest.approx(1.0)
+
+
+def test_kinds_json_adds_the_layouts_and_the_7_0_registry_place() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from vakaudit.cli import app
+
+    res = CliRunner().invoke(app, ["kinds", "--json"])
+    assert res.exit_code == 0
+    rows = {r["name"]: r for r in json.loads(res.stdout)}
+    # the JSONL-era fields are unchanged; layouts and v7 are added
+    assert rows["cost_log"]["patterns"] == ["**/cost-log.jsonl", "**/cost-log.jsonl.compact.tmp"]
+    assert rows["cost_log"]["layouts"] == ["g1", "g2", "g3"]
+    assert rows["cost_log"]["v7"]["patterns"] == ["**/cost-log/*"]
+    assert rows["cost_log"]["v7"]["registry_entries"] == [16, 39]
+    assert rows["cost_log"]["v7"]["card"]["barriers_per_write"] == 1
+    assert rows["refs"]["layouts"] == ["g3"] and rows["refs"]["patterns"] == []
+    assert rows["store_db"]["v7"] is None
+    text = CliRunner().invoke(app, ["kinds"]).stdout
+    line = next(x for x in text.splitlines() if x.startswith("objects "))
+    assert " g3 " in line and "tenants/*/store/cas/objects/**" in line
