@@ -26,7 +26,9 @@ def v7_form(path: Path | None) -> str | None:
     g3), else None."""
     if path is None or not path.is_dir():
         return None
-    if (path / "tenants").is_dir() and not (path / "tenants").is_symlink():
+    from vakaudit.scan.walk import has_tenants_tree
+
+    if has_tenants_tree(path):
         return "home"
     manifest = path / "manifest.json"
     if not manifest.is_file():

@@ -23,6 +23,7 @@ __all__ = [
     "HomeFile",
     "default_home",
     "detect_layout",
+    "has_tenants_tree",
     "home_scope_of",
     "iter_home_files",
     "open_read_only",
@@ -80,6 +81,13 @@ def _inside(target: str, root: str) -> bool:
     return target == root or target.startswith(root.rstrip("/") + "/")
 
 
+def has_tenants_tree(home: str | os.PathLike[str]) -> bool:
+    """True when ``home`` holds a ``tenants/`` directory (not a symlink): what marks a data home as
+    written at or after vak's 7.0 data baseline (baseline7.md §1.4, layout g3)."""
+    tenants = Path(home) / "tenants"
+    return tenants.is_dir() and not tenants.is_symlink()
+
+
 def detect_layout(home: str | os.PathLike[str], files: list[HomeFile] | None = None) -> str:
     """The on-disk layout generation of a home (home.md §0.1): ``"g1"``, ``"g2"`` or ``"g3"``.
 
@@ -90,7 +98,7 @@ def detect_layout(home: str | os.PathLike[str], files: list[HomeFile] | None = N
     import orjson
 
     root = Path(home)
-    if (root / "tenants").is_dir() and not (root / "tenants").is_symlink():
+    if has_tenants_tree(root):
         return "g3"
     for hf in files if files is not None else iter_home_files(root, layout="g1"):
         kind = hf.kind
