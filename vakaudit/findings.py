@@ -127,6 +127,10 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        # the 7.0 chain position only where there is one: JSONL-era findings keep their shape
+        for name in ("segment", "frame_index"):
+            if d[name] is None:
+                del d[name]
         d["code"] = str(self.code)
         d["severity"] = str(self.severity)
         return d

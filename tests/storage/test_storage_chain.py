@@ -72,6 +72,16 @@ def test_length_corrupted_past_the_end_is_a_break_not_a_torn_tail() -> None:
     assert f.code == C.FRAME_BAD_LENGTH and f.frame_index == 1 and f.offset_bytes == starts[1]
     assert f"starts at offset {starts[2]}" in f.message
     assert f.expected == str(starts[2] - starts[1] - 36)
+    d = read_chain(bytes(mutated), segment=4).findings[0].to_dict()
+    assert (d["segment"], d["frame_index"], d["offset_bytes"]) == (4, 1, starts[1])
+
+
+def test_findings_without_a_chain_position_keep_their_jsonl_era_shape() -> None:
+    from vakaudit.findings import Finding, Severity
+
+    d = Finding(C.TORN_LAST_LINE, Severity.WARNING, "a.jsonl", "torn", line_no=3).to_dict()
+    assert set(d) == {"code", "severity", "rel_path", "message", "line_no", "offset_bytes", "entry_id",
+                      "expected", "actual"}
 
 
 def test_length_of_the_last_frame_corrupted_past_the_end_is_a_break() -> None:
@@ -144,3 +154,32 @@ def test_random_chains_written_then_read_clean(entries: list[bytes], sealed: boo
     assert r.findings == [] and r.broken_at is None and r.torn_tail is None
     assert r.valid_len == len(w.data) and r.head == w.head
     assert r.encrypted_frames == (len(entries) if sealed else 0)
+
+
+class _CountingStream:
+    """A binary stream that records how much was read, and the largest single read."""
+
+    def __init__(self, data: bytes) -> None:
+        import io
+
+        self._inner = io.BytesIO(data)
+        self.consumed = 0
+        self.largest = 0
+
+    def read(self, n: int = -1) -> bytes:
+        out = self._inner.read(n)
+        self.consumed += len(out)
+        self.largest = max(self.largest, len(out))
+        return out
+
+
+def test_streaming_reads_one_frame_at_a_time() -> None:
+    entries = [b'{"i":%d,"pad":"%s"}' % (i, b"y" * 400) for i in range(200)]
+    data, starts = _chain(entries)
+    stream = _CountingStream(data)
+    walk = iter_frames(stream)  # type: ignore[arg-type]
+    it = iter(walk)
+    first = next(it)
+    assert first.entry == entries[0] and stream.consumed == starts[1]  # nothing read ahead
+    assert sum(1 for _ in it) == 199
+    assert stream.largest <= max(b - a for a, b in zip(starts, starts[1:], strict=False))

@@ -10,7 +10,8 @@ import pytest
 from vakaudit.errors import KeyFileError, ObjectUnavailableError
 from vakaudit.storage import KeyRing, Store, read_segments
 from vakaudit.storage.codec import seal
-from vakaudit.storage.keys import LOCAL_TENANT, PASSPHRASE_ENV, TenantKeys, fnv1a64
+from vakaudit.storage.ids import fnv1a64
+from vakaudit.storage.keys import LOCAL_TENANT, PASSPHRASE_ENV, TenantKeys
 from vakaudit.storage.tenant_writer import (
     TenantWriter,
     write_credential_store,

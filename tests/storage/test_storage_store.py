@@ -200,3 +200,19 @@ def test_an_object_id_that_is_not_64_hex_digits_never_reaches_the_file_system(tm
         store.object("../../secret", "tenant")
     assert exc.value.reason == "missing"
     assert store.grants("../..") == [] and store.stored_bytes("../../secret") is None
+
+
+def test_v8_derived_ids_space_keys_vault_scope_admission_ref_and_export_line() -> None:
+    from vakaudit.storage.ids import admission_ref, derived_id, fnv1a64, unbound_key
+    from vakaudit.storage.keys import LOCAL_TENANT
+
+    v = V["V8"]
+    for prefix, seed, want in v["derived"]:
+        assert derived_id(prefix, seed) == want
+    assert derived_id("ten", "local") == LOCAL_TENANT
+    assert unbound_key(v["unbound_path"]) == v["unbound_key"]
+    assert f"home-{fnv1a64(v['vault_home'].encode()):016x}-tenant-{LOCAL_TENANT}-keys" == v["vault_scope"]
+    assert admission_ref(v["admission_session"], v["admission_request"]) == v["admission_ref"]
+    line = export_line("doc/x", 1, 0, V["V7"]["id"].encode())
+    assert line.startswith(v["export_refs_line_prefix"]) and line.endswith(v["export_refs_line_suffix"])
+    assert line == "646f632f78 1 0 " + V["V7"]["id"].encode().hex()

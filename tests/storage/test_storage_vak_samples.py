@@ -9,7 +9,7 @@ import pytest
 
 from vakaudit.storage import read_chain, read_frame, read_segments
 from vakaudit.storage.segments import seal_entry_text
-from vakaudit.storage.writer import ChainWriter
+from vakaudit.storage.writer import ChainWriter, SegmentSpec, sealed_segment_bytes, write_segment_set
 
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "vak-samples-v7"
 SETS = ["plain_set", "enc_set", "three_set"]
@@ -81,6 +81,13 @@ def test_writer_reproduces_vaks_sealed_frames_and_seals_log(samples: Path) -> No
     w = ChainWriter(seg.prev, key=key, compress="zstd", nonces=lambda: next(nonces))
     w.extend(f.entry for f in seg.chain.frames)
     assert w.data == raw
+    # the sealed segment of encrypted frames: VAKSEG01, flag 0, the frames verbatim
+    sealed = (samples / "segments" / "enc_set" / "seg-00000001.sealed").read_bytes()
+    seg1 = read_segments(samples / "segments" / "enc_set", key).segments[0]
+    nonces = iter([sealed[9 + f.offset + 5 : 9 + f.offset + 17] for f in seg1.chain.frames])
+    w1 = ChainWriter(key=key, compress="zstd", nonces=lambda: next(nonces))
+    w1.extend(f.entry for f in seg1.chain.frames)
+    assert sealed_segment_bytes(w1.data, any_sealed=True) == sealed
     for name in SETS:
         s = read_segments(samples / "segments" / name)
         seals = ChainWriter(compress="zstd")
@@ -101,3 +108,15 @@ def test_writer_reproduces_vaks_plain_frames_up_to_the_zstd_build(samples: Path)
     for i in (0, 1, 2, 4):
         a, b = r.frames[i], got.frames[i]
         assert w.data[b.offset : b.offset + b.size_bytes - 32] == data[a.offset : a.offset + a.size_bytes - 32]
+
+
+def test_writer_reproduces_vaks_three_segment_set_file_for_file(samples: Path, tmp_path: Path) -> None:
+    exp = _expected(samples, "segments")["three_set"]
+    written = exp["written"]
+    numbers = sorted(int(n) for n in written)
+    specs = [SegmentSpec([e.encode() for e in written[str(n)]], sealed=n != numbers[-1]) for n in numbers]
+    write_segment_set(tmp_path, specs, compress="zstd", seals_compress="zstd")
+    src = samples / "segments" / "three_set"
+    assert sorted(p.name for p in tmp_path.iterdir()) == exp["files"]
+    for name in exp["files"]:
+        assert (tmp_path / name).read_bytes() == (src / name).read_bytes(), name

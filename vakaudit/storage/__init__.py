@@ -1,8 +1,11 @@
 """vak's 7.0 storage substrate, read side, plus a writer for tests and synthetic homes.
 
-Frames and record chains (``frames``, ``chain``), segment directories (``segments``), objects,
-grants, refs, documents and keys of the tenant store (``objects``, ``refs``, ``documents``,
-``keys``), and ``writer``. The format facts are baseline7.md §3–§7; each is defined once here.
+Frames and record chains (``codec``: zstd and AES-GCM; ``frames``, ``chain``), segment
+directories (``segments``), the tenant store's objects, grants and blobs (``objects``), refs
+(``refs``), Documents (``documents``) and keys (``keys``); the severity of each finding code
+(``policy``); writers for tests and synthetic homes (``writer``: chains and segment sets;
+``tenant_writer``: store, keys, key files); derived ids and names (``ids``). The format facts are baseline7.md §3–§7; each is
+defined once here.
 
 Reading never raises on bad data: problems are :class:`vakaudit.findings.Finding` rows and the
 rest is still read. Nothing here writes, locks, truncates or repairs anything it reads (a

@@ -22,6 +22,7 @@ from typing import Literal
 from vakaudit.errors import KeyFileError
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.storage.codec import KEY_LEN, CodecError, unseal
+from vakaudit.storage.ids import fnv1a64
 from vakaudit.storage.policy import finding
 from vakaudit.storage.segments import KEY, read_key_scope
 
@@ -39,7 +40,6 @@ __all__ = [
     "wrap_aad",
     "scope_file_name",
     "scope_from_file_name",
-    "fnv1a64",
 ]
 
 KEY_FILE_MAGIC = "vakyartha-key-file-1"
@@ -52,14 +52,7 @@ _KEK_CURRENT = "VAK_TENANT_KEK_CURRENT"
 _ID_KEY_VAR = "VAK_TENANT_OBJECT_ID_KEY"
 _RETIRED = "retired"
 
-ScopeState = Literal["ok", "erased", "revoked", "missing", "locked", "mismatch"]
-
-
-def fnv1a64(data: bytes) -> int:
-    h = 0xCBF29CE484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
+ScopeState = Literal["ok", "erased", "revoked", "missing", "locked"]
 
 
 def scope_file_name(scope: str) -> str:
@@ -303,6 +296,8 @@ class TenantKeys:
         self.findings: list[Finding] = []
         self.revoked = self._revoked()
         self.tombstoned = self._names("tombstones")
+        # any scope may be held; vak's conversation hold scope string is unconfirmed (baseline7.md
+        # §14 point 8: expected `conversation:<sid>`), so holds are kept by whatever name they carry
         self.held = self._names("holds")
         self.scopes_with_keys = self._names("keys")
 
