@@ -23,9 +23,6 @@ FINDING_FIELDS = {
     "message",
     "expected",
     "actual",
-    # 7.0 record chains: the segment number and the frame's index in it (null for JSONL findings)
-    "segment",
-    "frame_index",
 }
 
 
