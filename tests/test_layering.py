@@ -15,7 +15,7 @@ ALLOWED = {
     "artifacts": {"ledger", "_native"},
     "scan": {"ledger", "artifacts"},
     "analyze": {"ledger", "artifacts", "scan"},
-    "forensics": {"ledger", "artifacts", "scan", "_native"},
+    "forensics": {"ledger", "storage", "artifacts", "scan", "_native"},
     "replay": {"ledger"},
     "synth": {"ledger", "replay", "artifacts"},
     "levers": {"ledger", "synth", "scan", "analyze", "artifacts"},

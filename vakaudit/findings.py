@@ -102,6 +102,10 @@ class FindingCode(StrEnum):
     OBJECT_ID_MISMATCH = "object_id_mismatch"
     REFS_DB_UNREADABLE = "refs_db_unreadable"
     DOCUMENT_MALFORMED = "document_malformed"
+    # 7.0 homes: the tenant object store as a whole (vakaudit.forensics.home7)
+    OBJECT_WITHOUT_GRANT = "object_without_grant"
+    GRANT_WITHOUT_OBJECT = "grant_without_object"
+    REF_TARGET_MISSING = "ref_target_missing"
 
 
 @dataclass(frozen=True, slots=True)

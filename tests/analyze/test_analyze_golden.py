@@ -2,7 +2,10 @@
 
 Rewrite with ``pytest tests/analyze --update-golden`` after an intended change, and review the diff.
 Every committed home under ``sample_homes/`` takes part (a folder holding ``sessions/`` or
-``agents/``): their bytes are fixed, so their analysis is too. The synthetic tiny home is checked
+``agents/``): their bytes are fixed, so their analysis is too. The broken 7.0 homes
+(``sample_homes/broken7/``) are left out: each is a smaller copy of the 7.0 shape with one defect
+for ``verify``, and ``scan`` does not read 7.0 frames yet, so their analyses differ from ``v7``'s
+only in file sizes. The synthetic tiny home is checked
 for determinism instead (same seed, same output), since its generator may be re-tuned.
 """
 
@@ -25,6 +28,8 @@ def _committed_homes() -> list[Path]:
         return []
     found = []
     for p in sorted(SAMPLE_HOMES.rglob("*")):
+        if "broken7" in p.relative_to(SAMPLE_HOMES).parts:
+            continue
         if p.is_dir() and ((p / "sessions").is_dir() or (p / "agents").is_dir()):
             if not any(parent in found for parent in p.parents):
                 found.append(p)

@@ -59,7 +59,7 @@ def test_kind_declares_its_write_card(kind: ArtifactKind) -> None:
     assert isinstance(card.group, WriteGroup)
     assert card.read_class in ("flat", "session", "home")
     assert isinstance(kind.registry_class, RegistryClass)
-    assert kind.patterns, "only the unclassified kind may have no pattern"
+    assert kind.all_patterns, "only the unclassified kind may have no pattern"
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.name)
@@ -76,7 +76,7 @@ def test_kind_schema_present_when_reader_present(kind: ArtifactKind) -> None:
 
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.name)
 def test_kind_patterns_match_example_paths_and_win_them(kind: ArtifactKind) -> None:
-    for pattern in kind.patterns:
+    for pattern in kind.all_patterns:
         assert not pattern.startswith("/") and "\\" not in pattern, pattern
         for path in _examples(pattern):
             assert kind.matches(path), (pattern, path)
@@ -152,7 +152,7 @@ def test_unclassified_catches_what_nothing_else_claims() -> None:
     kind = classify("no/such/artifact.bin")
     assert kind.name == UNCLASSIFIED
     assert kind.registry_class is RegistryClass.UNDECLARED
-    assert kind.reader is None and kind.patterns == ()
+    assert kind.reader is None and kind.all_patterns == ()
 
 
 def test_duplicate_kind_name_fails_loudly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,11 +15,19 @@ import pkgutil
 import threading
 from functools import lru_cache
 
-from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import (
+    ArtifactKind,
+    Baseline7,
+    ReadContext,
+    RegistryClass,
+    WriteCard,
+    WriteGroup,
+)
 from vakaudit.errors import VakauditError
 
 __all__ = [
     "ArtifactKind",
+    "Baseline7",
     "DuplicateKindError",
     "ReadContext",
     "RegistryClass",
@@ -77,7 +85,7 @@ def _load() -> dict[str, ArtifactKind]:
         by_base: dict[str, list[tuple[ArtifactKind, str]]] = {}
         wild: list[tuple[ArtifactKind, str]] = []
         for kind in kinds.values():
-            for pattern in kind.patterns:
+            for pattern in kind.all_patterns:
                 last = pattern.rsplit("/", 1)[-1]
                 if any(c in last for c in "*?"):
                     wild.append((kind, pattern))

@@ -63,6 +63,30 @@ class WriteCard:
     read_class: str = "flat"  # flat | session | home: what its turn-path read scales with
 
 
+#: The on-disk layouts (home.md §0.1): G1 and G2 are the JSONL-era homes, G3 the 7.0 data baseline.
+JSONL_LAYOUTS: tuple[str, ...] = ("g1", "g2")
+V7_LAYOUTS: tuple[str, ...] = ("g3",)
+ALL_LAYOUTS = (*JSONL_LAYOUTS, *V7_LAYOUTS)
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline7:
+    """Where a kind sits in vak's 7.0 REGISTRY (baseline7.md §2.6).
+
+    ``patterns`` are the kind's paths in a 7.0 home, in the globs of :class:`ArtifactKind`
+    (``ArtifactKind.patterns`` are its JSONL-era paths). ``entries`` are the row numbers of the
+    REGISTRY table those paths fall under (one entry may be split over several kinds, e.g. entry 2
+    ``tenants/{tenant}/store``). ``card`` is the 7.0 write-map card when it differs from the kind's
+    JSONL-era card (a side ledger that became a record chain), else None.
+    """
+
+    patterns: tuple[str, ...]
+    entries: tuple[int, ...]
+    vak_class: str            # the 7.0 REGISTRY class: Record, Object, Document, Desired, Secret, ...
+    owner: str                # the writing crate the REGISTRY names
+    card: WriteCard | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class ReadContext:
     """What a reader gets for one file. Readers must only read through ``open()``."""
@@ -113,9 +137,32 @@ class ArtifactKind:
     priority: int = 0               # higher wins when several kinds match one path
     # which session a file belongs to, from its path alone (e.g. :func:`stem_session_id`); None = none
     session_id_of: Callable[[str], str | None] | None = None
+    # its place in the 7.0 REGISTRY and its 7.0 paths; None for a kind of JSONL-era homes only
+    v7: Baseline7 | None = None
+
+    @property
+    def all_patterns(self) -> tuple[str, ...]:
+        """The JSONL-era patterns, then the 7.0 ones: what classification matches against."""
+        return self.patterns if self.v7 is None else (*self.patterns, *self.v7.patterns)
+
+    @property
+    def layouts(self) -> tuple[str, ...]:
+        """The layouts (home.md §0.1) this kind occurs in: g1/g2 with JSONL-era patterns, g3 with 7.0 ones."""
+        jsonl = JSONL_LAYOUTS if self.patterns or self.v7 is None else ()
+        return (*jsonl, *(V7_LAYOUTS if self.v7 is not None and self.v7.patterns else ()))
 
     def matches(self, rel_path: str) -> bool:
-        return any(_compile(p).fullmatch(rel_path) for p in self.patterns)
+        return any(_compile(p).fullmatch(rel_path) for p in self.all_patterns)
+
+    def reads(self, rel_path: str) -> bool:
+        """True when :attr:`reader` is for this path: one of the kind's JSONL-era files.
+
+        The readers read the JSONL-era forms; a file only the 7.0 patterns match (a record chain's
+        segment, a ledger directory's ``KEY``) is never handed to them.
+        """
+        if self.reader is None or self.secret:
+            return False
+        return self.v7 is None or any(_compile(p).fullmatch(rel_path) for p in self.patterns)
 
 
 _CACHE: dict[str, re.Pattern[str]] = {}
@@ -160,19 +207,31 @@ def parent_session_id(rel_path: str) -> str | None:
     return parts[-2] if len(parts) >= 2 and parts[-2] else None
 
 
+def ledger_session_id(rel_path: str) -> str | None:
+    """The session of a per-session file: ``<id>.jsonl`` in the JSONL era, its directory in 7.0."""
+    if rel_path.endswith(".jsonl"):
+        return stem_session_id(rel_path)
+    return parent_session_id(rel_path)
+
+
 def glob_matches(pattern: str, rel_path: str) -> bool:
     """True when ``rel_path`` matches ``pattern`` under the rules of :class:`ArtifactKind`."""
     return _compile(pattern).fullmatch(rel_path) is not None
 
 
 __all__ = [
+    "ALL_LAYOUTS",
+    "JSONL_LAYOUTS",
+    "V7_LAYOUTS",
     "ArtifactKind",
+    "Baseline7",
     "ReadContext",
     "Reader",
     "RegistryClass",
     "WriteCard",
     "WriteGroup",
     "glob_matches",
+    "ledger_session_id",
     "parent_session_id",
     "stem_session_id",
 ]

@@ -6,13 +6,16 @@ from three closures in the run path: append, no fsync, no compaction, no bound. 
 ``all_rows()`` for digests and the FinOps page (home.md §4.4). ``kind`` is an open set: ``provider``
 and ``mcp`` are confirmed, hook and built-in tool strings are unconfirmed; ``None`` fields may be
 left out or written as null (both accepted).
+
+In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``agents/<a>/activity-log/`` and ``activity-log/``, appended without a sync of its own (telemetry rows).
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 ROWS = RowSpec(
@@ -43,6 +46,20 @@ KIND = ROWS.kind(
         group=WriteGroup.EVIDENCE,
         read_class="flat",
     ),
+    v7=Baseline7(
+        chain_patterns('**/activity-log'),
+        (17, 25),
+        vak_class="Record",
+        owner='vak-core',
+        card=chain_card(
+            "RecordChain::append — vak-core",
+            'tool calls, plugin runs and other telemetry rows',
+            'not aged (unconfirmed)',
+            WriteGroup.EVIDENCE,
+            relaxed=True,
+        ),
+    ),
+    priority=12,  # its 7.0 segments (seg-*.log) beat the `**/*.log` catch-all of `logs`
     registry_class=RegistryClass.LEDGER,
     append_only=True,
 )

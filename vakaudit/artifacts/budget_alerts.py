@@ -5,13 +5,16 @@ Lives at ``<home>/budget-alerts.jsonl`` next to the cost log; undeclared in the 
 fsync; when the file is >= 1 MiB an append keeps only the last 2000 lines through
 ``budget-alerts.jsonl.compact.tmp`` + rename (this kind owns the temp file; it gives no rows).
 Readers skip rows whose ``kind`` is not ``budget_alert`` (home.md §4.3).
+
+In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``budget-alerts/``.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 ROWS = RowSpec(
@@ -39,6 +42,19 @@ KIND = ROWS.kind(
         group=WriteGroup.EVIDENCE,
         read_class="flat",
     ),
+    v7=Baseline7(
+        chain_patterns('budget-alerts'),
+        (27,),
+        vak_class="Record",
+        owner='vak-core',
+        card=chain_card(
+            "RecordChain::append — vak-core",
+            'a day total crosses 80 % or 100 % of the budget',
+            'none',
+            WriteGroup.EVIDENCE,
+        ),
+    ),
+    priority=12,  # its 7.0 segments (seg-*.log) beat the `**/*.log` catch-all of `logs`
     registry_class=RegistryClass.UNDECLARED,
     names=("budget-alerts.jsonl",),
 )

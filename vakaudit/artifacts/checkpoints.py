@@ -25,7 +25,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import (
+    ArtifactKind,
+    Baseline7,
+    ReadContext,
+    RegistryClass,
+    WriteCard,
+    WriteGroup,
+)
 from vakaudit.artifacts._jsonl import BATCH_ROWS, TIMESTAMP, Bundled, parse_ts
 from vakaudit.artifacts._jsonstream import (
     _MARK,
@@ -355,6 +362,7 @@ KIND = ArtifactKind(
         group=WriteGroup.CHECKPOINT,
         read_class="flat",
     ),
+    v7=Baseline7(('**/checkpoints/**',), (10, 44), vak_class='Record', owner='vak-core'),
     registry_class=RegistryClass.LEDGER,
     description=__doc__,
     schema=SCHEMA,

@@ -7,13 +7,16 @@ create-new ``commitments.jsonl.lock`` broken after 2 s (constant unconfirmed); l
 on ``commitments.lock``, created once and never deleted. Both lock names belong to this kind and give
 no rows. Every append and every scheduler pass replays the whole file (home.md §4.8). Variant fields
 are flattened into the row; shapes marked unconfirmed in the spec are kept as JSON text.
+
+In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``agents/<a>/commitments/`` (rows naming a session keep only ids, ts and kind; the rest is sealed).
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 ROWS = RowSpec(
@@ -56,8 +59,20 @@ KIND = ROWS.kind(
         group=WriteGroup.EVIDENCE,
         read_class="home",
     ),
+    v7=Baseline7(
+        chain_patterns('**/commitments'),
+        (12,),
+        vak_class="Record",
+        owner='vak-commit',
+        card=chain_card(
+            "RecordChain::append — vak-commit",
+            'every commitment event',
+            'rollup Document commitments-rollup',
+            WriteGroup.SERVER,
+        ),
+    ),
     registry_class=RegistryClass.LEDGER,
     names=("commitments.jsonl",),
     append_only=True,
-    priority=10,  # its lock files beat the generic `*.lock` of `locks`
+    priority=12,  # its lock files beat the generic `*.lock` of `locks`; its 7.0 segments beat the `**/*.log` catch-all
 )

@@ -16,6 +16,11 @@ Rows: one per file — ``config_name`` (the file or tree it belongs to), its for
 summary: top-level type, entry count, top-level keys and a schema version. Values are never stored
 (bots.json holds env-var names, allowlists hold chat keys; ``auth/`` holds passkey keys and
 recovery-code digests and is only sized). JSON/TOML files over 16 MiB are sized, not parsed.
+
+In a 7.0 home (baseline7.md §2.6) the same files and trees are the REGISTRY's Desired entries
+(``tenants/<t>/auth``, ``credential_index.json``, ``gateway``, ``desktop.json``, ``tray.json``,
+``trusted``, ``output.toml``, ``flows``, ``agent-network``, ``release``, the shared ``.vak/``, the
+legacy ``coworking/`` and ``mail-calendar/``), plus ``social-x-usage.json``.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import pyarrow as pa
 
 from vakaudit.artifacts._base import (
     ArtifactKind,
+    Baseline7,
     ReadContext,
     RegistryClass,
     WriteCard,
@@ -69,6 +75,7 @@ CONFIGS: tuple[tuple[str, str], ...] = (
     ("**/office-workspaces/**", "office-workspaces"),
     ("**/mail-calendar/**", "mail-calendar"),
     ("**/.vak/**", ".vak"),
+    ("**/social-x-usage.json", "social-x-usage.json"),
 )
 OPAQUE = frozenset({"auth"})  # sized only: key material and digests
 
@@ -183,6 +190,13 @@ KIND = ArtifactKind(
         bound="size follows configuration, not usage",
         group=WriteGroup.CONFIG,
         read_class="flat",
+    ),
+    v7=Baseline7(
+        # the same trees as in the JSONL era, as the 7.0 REGISTRY declares them
+        tuple(p for p, _ in CONFIGS),
+        (1, 19, 20, 22, 26, 41, 46, 47, 48, 49, 50, 51, 52, 59, 61, 62, 65),
+        vak_class="Desired",
+        owner="vak-server, vak-config, vak-core, vak-flow, vak-delivery, vak-desktop, vak-tray, vak-plugin",
     ),
     registry_class=RegistryClass.CONFIG,
     description=__doc__,

@@ -7,13 +7,16 @@ then append, no fsync. When the file is >= 5 MiB an append rewrites it keeping 9
 this ledger is NOT append-only (doc 73 D19). Budget caps come from in-memory counters; the file is
 read once per UTC day for the day baseline and in full by the admin chart and digests (home.md §4.2).
 ``usd`` is left out when the model has no price: null means unknown, not zero.
+
+In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``agents/<a>/cost-log/`` and ``cost-log/``, no compaction; sealed segments age out after 400 days.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 ROWS = RowSpec(
@@ -45,6 +48,19 @@ KIND = ROWS.kind(
         group=WriteGroup.EVIDENCE,
         read_class="flat",
     ),
+    v7=Baseline7(
+        chain_patterns('**/cost-log'),
+        (16, 39),
+        vak_class="Record",
+        owner='vak-core',
+        card=chain_card(
+            "RecordChain::append — vak-core",
+            'once per settled paid dispatch',
+            'ActivitySegment 400 d (sealed segments)',
+            WriteGroup.EVIDENCE,
+        ),
+    ),
+    priority=12,  # its 7.0 segments (seg-*.log) beat the `**/*.log` catch-all of `logs`
     registry_class=RegistryClass.LEDGER,
     names=("cost-log.jsonl",),
 )

@@ -3,13 +3,16 @@
 Lives at ``<sessions_home>/coworking/grants.jsonl`` (G2 ``agents/{agent}/coworking``, a Ledger).
 Written by vak-server (``AudienceGrant``, Record reference v1): append, no fsync (unconfirmed
 beyond "append"). ``token_hash`` is a digest, never a token (home.md §6.2).
+
+In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``grants/`` at the data root (coworking grants moved there, M8.2).
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, count_of, ts_cols
 
 ROWS = RowSpec(
@@ -42,7 +45,19 @@ KIND = ROWS.kind(
         group=WriteGroup.SERVER,
         read_class="flat",
     ),
+    v7=Baseline7(
+        chain_patterns('grants'),
+        (30,),
+        vak_class="Record",
+        owner='vak-core',
+        card=chain_card(
+            "RecordChain::append — vak-core",
+            'a grant is made, revoked, or inheritance broken or restored',
+            'none',
+            WriteGroup.SERVER,
+        ),
+    ),
     registry_class=RegistryClass.LEDGER,
     append_only=True,
-    priority=10,  # beats config_files' `coworking/**`
+    priority=12,  # beats config_files' `coworking/**`; its 7.0 segments beat the `**/*.log` catch-all
 )

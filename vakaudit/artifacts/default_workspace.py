@@ -8,7 +8,7 @@ project is chosen — files vak's tools write on the user's behalf, not vak's ow
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Baseline7, RegistryClass, WriteCard, WriteGroup
 
 KIND = ArtifactKind(
     name="default_workspace",
@@ -24,6 +24,7 @@ KIND = ArtifactKind(
         group=WriteGroup.OTHER,
         read_class="flat",
     ),
+    v7=Baseline7(('**/vak-home/**',), (66,), vak_class='Workspace', owner='vak-config'),
     registry_class=RegistryClass.CONFIG,
     description=__doc__,
     priority=3,  # its .vak layer (config, 4), skills (6) and secrets (100) win

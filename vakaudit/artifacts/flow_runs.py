@@ -18,7 +18,14 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import (
+    ArtifactKind,
+    Baseline7,
+    ReadContext,
+    RegistryClass,
+    WriteCard,
+    WriteGroup,
+)
 from vakaudit.artifacts._jsonl import TIMESTAMP, parse_ts, read_small, to_json, too_large
 from vakaudit.findings import Finding, FindingCode, Severity
 
@@ -116,6 +123,7 @@ KIND = ArtifactKind(
         group=WriteGroup.SERVER,
         read_class="flat",
     ),
+    v7=Baseline7(('**/flow-runs/**',), (18, 53), vak_class='Record', owner='vak-flow'),
     registry_class=RegistryClass.LEDGER,
     description=__doc__,
     schema=SCHEMA,

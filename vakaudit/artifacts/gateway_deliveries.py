@@ -5,6 +5,8 @@ Lives at ``<data>/gateway/deliveries.jsonl``. Written by vak-server gateway ``de
 are typed when present (``ts``, ``kind``, ``target``, ``surface``, ``session_id``, ``job_id``,
 ``state``, ``ok``/``success``)
 and ``keys`` lists every top-level key of the row (names only, no values).
+
+In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``gateway/deliveries/``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 
@@ -56,7 +59,19 @@ KIND = ROWS.kind(
         group=WriteGroup.SERVER,
         read_class="flat",
     ),
+    v7=Baseline7(
+        chain_patterns('**/gateway/deliveries'),
+        (46,),
+        vak_class="Record",
+        owner='vak-server',
+        card=chain_card(
+            "RecordChain::append — vak-server",
+            'a gateway delivery attempt',
+            'none',
+            WriteGroup.SERVER,
+        ),
+    ),
     registry_class=RegistryClass.CONFIG,  # declared only as part of the `gateway` Config entry
     append_only=True,
-    priority=10,  # beats config_files' `gateway/*`
+    priority=12,  # beats config_files' `gateway/*`; its 7.0 segments beat the `**/*.log` catch-all
 )

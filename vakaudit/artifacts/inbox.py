@@ -7,13 +7,16 @@ kind; the lock gives no rows). Written by vak-core ``inbox.rs`` on every ``gatew
 create-new lock file (200 × 5 ms retries) around check-and-append. ``inbox::list`` reads only the
 trailing ``MAX_SCAN = 10 000`` lines (home.md §4.7). ``row_type`` is ``ack`` when ``ack_of`` is
 present, else ``entry``.
+
+In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``inbox/`` (and ``agents/<a>/inbox/``); entries naming a session seal ``title`` and ``body``.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 ROWS = RowSpec(
@@ -47,8 +50,20 @@ KIND = ROWS.kind(
         group=WriteGroup.SERVER,
         read_class="flat",
     ),
+    v7=Baseline7(
+        chain_patterns('**/inbox'),
+        (42,),
+        vak_class="Record",
+        owner='vak-core',
+        card=chain_card(
+            "RecordChain::append — vak-core",
+            'an inbox entry or its acknowledgement',
+            'InboxEntry 90 d (sealed segments)',
+            WriteGroup.SERVER,
+        ),
+    ),
     registry_class=RegistryClass.LEDGER,
     names=("inbox.jsonl",),
     append_only=True,
-    priority=10,  # its lock file beats the generic `*.lock` of `locks`
+    priority=12,  # its lock file beats the generic `*.lock` of `locks`; its 7.0 segments beat the `**/*.log` catch-all
 )

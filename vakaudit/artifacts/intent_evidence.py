@@ -4,13 +4,16 @@ Lives at ``<sessions_home>/intent-evidence.jsonl`` (per agent). Written by vak-c
 ``MisreadLedger::record``: best-effort append, errors swallowed, no fsync. Read whole with a 30-day
 TTL at read time, aggregated per cell; not on the turn path (home.md §4.5). The row has no session
 id (D8). ``sliced`` exists only in later G2 builds (default false when missing: kept null here).
+
+In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``agents/<a>/intent-evidence/``.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 ROWS = RowSpec(
@@ -41,6 +44,19 @@ KIND = ROWS.kind(
         group=WriteGroup.EVIDENCE,
         read_class="flat",
     ),
+    v7=Baseline7(
+        chain_patterns('**/intent-evidence'),
+        (14,),
+        vak_class="Record",
+        owner='vak-core',
+        card=chain_card(
+            "RecordChain::append — vak-core",
+            'once per resolved intent',
+            'ActivitySegment 400 d (sealed segments)',
+            WriteGroup.EVIDENCE,
+        ),
+    ),
+    priority=12,  # its 7.0 segments (seg-*.log) beat the `**/*.log` catch-all of `logs`
     registry_class=RegistryClass.LEDGER,
     append_only=True,
 )

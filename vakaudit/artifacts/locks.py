@@ -9,7 +9,7 @@ No rows: sockets and locks are never opened.
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Baseline7, RegistryClass, WriteCard, WriteGroup
 
 KIND = ArtifactKind(
     name="locks",
@@ -25,6 +25,7 @@ KIND = ArtifactKind(
         group=WriteGroup.OTHER,
         read_class="flat",
     ),
+    v7=Baseline7(('**/locks/**', '**/*.lock', '**/broker.sock', '**/*.sock'), (63, 64), vak_class='Ephemeral', owner='vak-server, vak-tools'),
     registry_class=RegistryClass.DERIVED,
     description=__doc__,
     priority=4,  # same layer as the config trees: the more specific pattern wins

@@ -10,7 +10,7 @@ the text is not structured.
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Baseline7, RegistryClass, WriteCard, WriteGroup
 
 KIND = ArtifactKind(
     name="logs",
@@ -26,6 +26,7 @@ KIND = ArtifactKind(
         group=WriteGroup.OTHER,
         read_class="flat",
     ),
+    v7=Baseline7(('logs/**',), (68,), vak_class='Telemetry', owner='vak-ops'),
     registry_class=RegistryClass.LEDGER,
     description=__doc__,
     priority=1,

@@ -22,7 +22,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import (
+    ArtifactKind,
+    Baseline7,
+    ReadContext,
+    RegistryClass,
+    WriteCard,
+    WriteGroup,
+)
 from vakaudit.artifacts._jsonl import TIMESTAMP, BatchBuilder, Line, iter_lines, parent_name, parse_ts
 from vakaudit.ledger.keys import fnv1a64
 
@@ -145,6 +152,7 @@ KIND = ArtifactKind(
         group=WriteGroup.MEMORY,
         read_class="flat",
     ),
+    v7=Baseline7(('**/learning/**',), (45,), vak_class='Record', owner='vak-core'),
     registry_class=RegistryClass.DOCUMENT,
     description=__doc__,
     schema=SCHEMA,

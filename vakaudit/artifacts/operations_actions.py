@@ -2,13 +2,16 @@
 
 Lives at ``<server sessions_home>/operations/actions.jsonl``. Written by vak-server ``operations.rs``
 (``ActionReceipt``): append, no fsync. Read newest first, up to a limit (home.md §6.3).
+
+In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``operations/actions/``.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 ROWS = RowSpec(
@@ -40,6 +43,19 @@ KIND = ROWS.kind(
         group=WriteGroup.SERVER,
         read_class="flat",
     ),
+    v7=Baseline7(
+        chain_patterns('**/operations/actions'),
+        (43,),
+        vak_class="Record",
+        owner='vak-server',
+        card=chain_card(
+            "RecordChain::append — vak-server",
+            'an operations action completes',
+            'Incident 400 d (sealed segments)',
+            WriteGroup.SERVER,
+        ),
+    ),
+    priority=12,  # its 7.0 segments (seg-*.log) beat the `**/*.log` catch-all of `logs`
     registry_class=RegistryClass.LEDGER,
     append_only=True,
 )

@@ -5,13 +5,16 @@ Lives at ``<server sessions_home>/operations/incidents.jsonl``. Written by vak-s
 incident opens, at most once per minute while it is still observed, when it reopens and when it
 resolves; single ``write_all`` append, no fsync, best effort. Readers parse the whole file and fold
 by ``incident.id``, last line wins (home.md §6.3). One row per event; fold with ``incident_id``.
+
+In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``operations/incidents/``.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import TIMESTAMP, RowSpec, col, ts_cols
 
 
@@ -54,6 +57,19 @@ KIND = ROWS.kind(
         group=WriteGroup.SERVER,
         read_class="flat",
     ),
+    v7=Baseline7(
+        chain_patterns('**/operations/incidents'),
+        (43,),
+        vak_class="Record",
+        owner='vak-server',
+        card=chain_card(
+            "RecordChain::append — vak-server",
+            'an incident is opened, seen again or resolved',
+            'Incident 400 d (sealed segments)',
+            WriteGroup.SERVER,
+        ),
+    ),
+    priority=12,  # its 7.0 segments (seg-*.log) beat the `**/*.log` catch-all of `logs`
     registry_class=RegistryClass.LEDGER,
     append_only=True,
 )

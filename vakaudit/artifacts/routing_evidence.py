@@ -5,13 +5,16 @@ root and in nested homes). Written by vak-core ``EvidenceLedger::record_receipts
 one row per attempt leg (``Cancelled`` attempts write nothing), open + append + close, no fsync.
 Read in full on every turn by ``plan_route_ladder`` -> ``snapshot()``, which drops rows older than
 30 days while scanning; the file itself is never shrunk (home.md §4.1).
+
+In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``agents/<a>/routing-evidence/`` and ``routing-evidence/``.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 ROWS = RowSpec(
@@ -39,6 +42,19 @@ KIND = ROWS.kind(
         group=WriteGroup.EVIDENCE,
         read_class="home",
     ),
+    v7=Baseline7(
+        chain_patterns('**/routing-evidence'),
+        (13, 40),
+        vak_class="Record",
+        owner='vak-core',
+        card=chain_card(
+            "RecordChain::append — vak-core",
+            'once per provider attempt',
+            'ActivitySegment 400 d (sealed segments)',
+            WriteGroup.EVIDENCE,
+        ),
+    ),
+    priority=12,  # its 7.0 segments (seg-*.log) beat the `**/*.log` catch-all of `logs`
     registry_class=RegistryClass.LEDGER,
     append_only=True,
 )

@@ -12,6 +12,8 @@ sequence. Unconfirmed whether G1/G2 lines wrap the event: a top-level ``event``/
 object with a ``kind`` is unwrapped and wrapper keys ``ts``/``execution_id``/``tool_use_id`` are
 kept. Output text is not stored: ``chunk_bytes`` is the UTF-8 size of a chunk, ``code_preview_bytes``
 of the preview. G3 ``Output`` rows give ``stream``.
+
+In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``agents/<a>/sandbox/executions/<session id>/``, every frame sealed under the conversation key.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from typing import Any
 import pyarrow as pa
 
 from vakaudit.artifacts._base import (
+    Baseline7,
     RegistryClass,
     WriteCard,
     WriteGroup,
-    stem_session_id,
+    ledger_session_id,
 )
+from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import FileCol, RowSpec, col, count_of, file_stem, ts_cols, utf8_len
 
 _WRAPPERS = ("event", "sandbox_event")
@@ -85,8 +89,20 @@ KIND = ROWS.kind(
         group=WriteGroup.SANDBOX,
         read_class="session",
     ),
+    v7=Baseline7(
+        chain_patterns('**/sandbox/executions/*'),
+        (21,),
+        vak_class="Record",
+        owner='vak-server',
+        card=chain_card(
+            "RecordChain::append — vak-server",
+            'command output of an execution (sealed under the conversation key)',
+            'none',
+            WriteGroup.SANDBOX,
+        ),
+    ),
     registry_class=RegistryClass.LEDGER,
     append_only=True,
     priority=30,  # beats the generic sandbox working-tree kind
-    session_id_of=stem_session_id,
+    session_id_of=ledger_session_id,
 )

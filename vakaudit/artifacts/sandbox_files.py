@@ -9,7 +9,7 @@ it prepares, verifies and promotes sandboxed changes: working trees and objects,
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Baseline7, RegistryClass, WriteCard, WriteGroup
 
 KIND = ArtifactKind(
     name="sandbox_files",
@@ -32,6 +32,7 @@ KIND = ArtifactKind(
         group=WriteGroup.SANDBOX,
         read_class="flat",
     ),
+    v7=Baseline7(('**/sandbox/candidates/**', '**/sandbox/*'), (21,), vak_class='Record', owner='vak-server'),
     registry_class=RegistryClass.LEDGER,
     description=__doc__,
     priority=28,  # below the two sandbox row kinds (30), above checkpoints and session ledgers

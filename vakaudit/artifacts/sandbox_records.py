@@ -6,6 +6,8 @@ Lives at ``<sessions_home>/sandbox/records.jsonl`` (Record reference v1; rows ma
 exists is unconfirmed, so ``record_type`` is inferred from which keys are present (home.md §6.2):
 ``receipt`` -> promotion, ``candidate_digest`` + ``command`` -> preview_preparation, ``candidate`` ->
 candidate, ``plan`` -> environment, else null.
+
+In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``agents/<a>/sandbox/records/``; a session's records are sealed under its conversation.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 
@@ -64,6 +67,18 @@ KIND = ROWS.kind(
         bound="none",
         group=WriteGroup.SANDBOX,
         read_class="flat",
+    ),
+    v7=Baseline7(
+        chain_patterns('**/sandbox/records'),
+        (21,),
+        vak_class="Record",
+        owner='vak-server',
+        card=chain_card(
+            "RecordChain::append — vak-server",
+            'a candidate, environment, preview or promotion record',
+            'none',
+            WriteGroup.SANDBOX,
+        ),
     ),
     registry_class=RegistryClass.LEDGER,
     append_only=True,

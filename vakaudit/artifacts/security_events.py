@@ -4,13 +4,16 @@ Lives at ``<home>/security-events.jsonl``: the agent home at most call sites, th
 few. Written by vak-core ``security_events::record``: one ``write_all`` of line + LF with O_APPEND,
 no fsync, best effort. ``list(home, limit)`` reads the whole file, newest first (home.md §4.6).
 ``kind`` is an open snake_case set; ``ip`` is left out when unknown.
+
+In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``security-events/`` and ``agents/<a>/security-events/``.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 ROWS = RowSpec(
@@ -38,6 +41,19 @@ KIND = ROWS.kind(
         group=WriteGroup.EVIDENCE,
         read_class="flat",
     ),
+    v7=Baseline7(
+        chain_patterns('**/security-events'),
+        (15, 24),
+        vak_class="Record",
+        owner='vak-core',
+        card=chain_card(
+            "RecordChain::append — vak-core",
+            'auth failures, denials, caps, config and key changes',
+            'none',
+            WriteGroup.EVIDENCE,
+        ),
+    ),
+    priority=12,  # its 7.0 segments (seg-*.log) beat the `**/*.log` catch-all of `logs`
     registry_class=RegistryClass.LEDGER,
     append_only=True,
 )

@@ -15,6 +15,11 @@ writes their whole rows straight into Arrow column buffers (``linescan.EntryCols
 line, and every line without the extension, is read by :meth:`LedgerScanner._line`, the reference,
 whose rows go into the same buffers in file order (Python lists without the extension); both give the
 same rows and findings.
+
+In a 7.0 home (baseline7.md §1.4, §8) a session ledger is a directory
+``agents/<a>/sessions/<space-key>/<session id>/`` of hash-chained zstd frames sealed under the
+conversation's key (``seg-NNNNNNNN.log`` / ``.sealed``, ``seals.log``, ``LOCK``, ``KEY``), appended
+with group commit: one frame per entry, ``fdatasync`` only after commit points.
 """
 
 from __future__ import annotations
@@ -33,10 +38,12 @@ import pyarrow.compute as pc
 from vakaudit._native import arrow_column, linescan
 from vakaudit.artifacts._base import (
     ArtifactKind,
+    Baseline7,
     ReadContext,
     RegistryClass,
     WriteCard,
     WriteGroup,
+    ledger_session_id,
     stem_session_id,
 )
 from vakaudit.findings import Finding, FindingCode, Severity
@@ -1070,5 +1077,22 @@ KIND = ArtifactKind(
     reader=read_entries,
     append_only=True,
     priority=20,
-    session_id_of=stem_session_id,
+    session_id_of=ledger_session_id,
+    v7=Baseline7(
+        ("**/sessions/*/*/*",),
+        (9,),
+        vak_class="Record",
+        owner="vak-session",
+        card=WriteCard(
+            writer="SessionLog::append — vak-session",
+            trigger="every entry of a turn; one frame per entry, sealed under conversation:<session id>",
+            discipline="group commit: frames appended unsynced, fdatasync after commit points "
+            "(header, turn card, call effect, user message, admitted activity)",
+            barriers_per_write=1,
+            read="verified read of every segment on open (keyless chain check, then decrypt)",
+            bound="kept; erased by crypto-shred (the scope key is destroyed)",
+            group=WriteGroup.LEDGER,
+            read_class="session",
+        ),
+    ),
 )

@@ -14,7 +14,14 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import (
+    ArtifactKind,
+    Baseline7,
+    ReadContext,
+    RegistryClass,
+    WriteCard,
+    WriteGroup,
+)
 from vakaudit.artifacts._jsonl import parent_name
 from vakaudit.artifacts._markdown import scan_document
 
@@ -63,6 +70,7 @@ KIND = ArtifactKind(
         group=WriteGroup.MEMORY,
         read_class="flat",
     ),
+    v7=Baseline7(('**/skills/**',), (11, 54, 60), vak_class='Desired', owner='vak-core'),
     registry_class=RegistryClass.CONFIG,
     description=__doc__,
     schema=SCHEMA,

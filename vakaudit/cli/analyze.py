@@ -49,6 +49,9 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Print the capacity metrics of a home: ledger bytes, barriers, duplication, growth projection."""
+        from vakaudit.cli._layout import note_v7
+
+        note_v7(home_or_scan, "analyze")
         from vakaudit.analyze import analyze
         from vakaudit.analyze.projection import DEFAULT_TURNS
 
@@ -90,6 +93,7 @@ def register(app: typer.Typer) -> None:
         for row in p.rows:
             cells = " | ".join(_fmt_bytes(row.projected_bytes[str(n)]) for n in p.turns)
             typer.echo(f"   {row.artifact} | {_fmt_bytes(row.per_turn_bytes)} | {cells} | {row.bound}")
-        typer.echo("   total | | " + " | ".join(_fmt_bytes(p.total_bytes[str(n)]) for n in p.turns) + " |")
+        if p.total_bytes:  # empty when no turn was observed (nothing to project)
+            typer.echo("   total | | " + " | ".join(_fmt_bytes(p.total_bytes[str(n)]) for n in p.turns) + " |")
         for d in p.days_until:
             typer.echo(f"   {d['gb']} GB: after {_fmt(d['turns'])} turns, in {_fmt(d['days'])} days")

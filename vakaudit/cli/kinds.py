@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import typer
+
+if TYPE_CHECKING:
+    from vakaudit.artifacts import Baseline7
 
 
 def register(app: typer.Typer) -> None:
@@ -12,7 +17,8 @@ def register(app: typer.Typer) -> None:
             False, "--json", help='Print every kind with its card as JSON ({"schema_version", "kinds": [...]}).'
         ),
     ) -> None:
-        """List the artifact kinds: name, registry class, write discipline and path patterns."""
+        """List the artifact kinds: name, registry class, group, layouts (g1/g2 JSONL era, g3 the 7.0
+        baseline) and path patterns."""
         import json
 
         from vakaudit.artifacts import all_kinds
@@ -44,6 +50,8 @@ def register(app: typer.Typer) -> None:
                             "read_class": k.card.read_class,
                         },
                         "description": (k.description or "").strip(),
+                        "layouts": list(k.layouts),
+                        "v7": None if k.v7 is None else _v7_json(k.v7),
                     }
                 )
             from vakaudit.schemas import schema_version
@@ -53,5 +61,30 @@ def register(app: typer.Typer) -> None:
             return
         width = max(len(k.name) for k in kinds)
         for k in kinds:
-            patterns = ", ".join(k.patterns) or "(everything no other kind claims)"
-            typer.echo(f"{k.name:<{width}}  {str(k.registry_class):<10}  {k.card.group:<10}  {patterns}")
+            patterns = ", ".join(dict.fromkeys(k.all_patterns)) or "(everything no other kind claims)"
+            layouts = ",".join(k.layouts)
+            typer.echo(
+                f"{k.name:<{width}}  {str(k.registry_class):<10}  {k.card.group:<10}  {layouts:<8}  {patterns}"
+            )
+
+
+def _v7_json(v7: Baseline7) -> dict[str, Any]:
+    """A kind's place in vak's 7.0 REGISTRY, as ``kinds --json`` prints it."""
+    card = v7.card
+    return {
+        "patterns": list(v7.patterns),
+        "registry_entries": list(v7.entries),
+        "vak_class": v7.vak_class,
+        "owner": v7.owner,
+        "card": None
+        if card is None
+        else {
+            "writer": card.writer,
+            "trigger": card.trigger,
+            "discipline": card.discipline,
+            "barriers_per_write": card.barriers_per_write,
+            "read": card.read,
+            "bound": card.bound,
+            "read_class": card.read_class,
+        },
+    }

@@ -38,6 +38,9 @@ def register(app: typer.Typer) -> None:
         lines; in --json, the "ledgers" list with its "error" and "line"), the other ledgers are
         replayed, and it does not change the exit code (`vakaudit verify` reports the defect).
         """
+        from vakaudit.cli._layout import note_v7
+
+        note_v7(home_or_ledger, "replay")
         import json
 
         from vakaudit.errors import HomeNotFoundError, LedgerError, UsageError

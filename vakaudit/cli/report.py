@@ -43,6 +43,9 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
     ) -> None:
         """Scan (if needed), analyze and render the write-paths-and-growth report of a home."""
+        from vakaudit.cli._layout import note_v7
+
+        note_v7(home_or_scan, "report")
         from datetime import UTC, datetime
 
         from vakaudit.report import FORMATS, build_report

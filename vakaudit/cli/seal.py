@@ -20,6 +20,9 @@ def register(app: typer.Typer) -> None:
 
         Exit codes: 0 sealed; 2 usage error (home not found, output inside the home).
         """
+        from vakaudit.cli._layout import note_v7
+
+        note_v7(home, "seal")
         from vakaudit.errors import UsageError
         from vakaudit.forensics import is_inside, seal_home, write_seal
         from vakaudit.scan import resolve_home

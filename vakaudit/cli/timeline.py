@@ -27,6 +27,9 @@ def register(app: typer.Typer) -> None:
 
         Exit codes: 0 written; 2 usage error (home not found, output inside the home).
         """
+        from vakaudit.cli._layout import note_v7
+
+        note_v7(home, "timeline")
         from vakaudit.errors import UsageError
         from vakaudit.forensics import build_timeline, is_inside, write_timeline
         from vakaudit.scan import resolve_home

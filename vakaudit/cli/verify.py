@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._keys import KEYS_HELP
 from vakaudit.findings import Severity
 from vakaudit.forensics.policy import TornPolicy
 
@@ -15,6 +16,11 @@ place in the home, and the sidecars and index against the ledgers.
 Output: a table of findings (code, severity, file, line, byte offset, entry id, expected/actual,
 message), or JSON with --json. With --since SEAL, also prove that every append-only file only grew
 since `vakaudit seal` wrote SEAL.
+
+A 7.0 home (tenants/): every session ledger and record chain directory is verified keyless (frame
+links and lengths, torn tails, segments against seals.log, gaps versus retention drops, .sealing
+leftovers), scope keys (an erased conversation is info, never damage), object grants and doc refs;
+--keys also opens every sealed frame and object (ids checked against content).
 
 \b
 --torn (how bad lines are graded; RocksDB WAL recovery modes):
@@ -52,13 +58,17 @@ def register(app: typer.Typer) -> None:
             False, "--deep", help="JSON-decode every ledger line, also those the hash chain already attests."
         ),
         no_cross: bool = typer.Option(False, "--no-cross", help="Skip the cross-artifact checks."),
+        keys: str | None = typer.Option(None, "--keys", help=KEYS_HELP),
     ) -> None:
         import json
 
         from vakaudit.forensics import read_seal, verify_home
 
         seal = read_seal(since) if since is not None else None
-        report = verify_home(home, torn=torn, deep=deep, cross=not no_cross, since=seal)
+        from vakaudit.cli._keys import load_keys
+
+        ring = load_keys(keys, home)
+        report = verify_home(home, torn=torn, deep=deep, cross=not no_cross, since=seal, keys=ring)
         failing = report.at_or_above(fail_on)
         if json_out:
             from vakaudit.schemas import schema_version
@@ -78,7 +88,7 @@ def _print_table(report, fail_on: Severity, failing: int) -> None:  # noqa: ANN0
             f.severity.value,
             f.code.value,
             f.rel_path or "",
-            "" if f.line_no is None else str(f.line_no),
+            _line_or_frame(f),
             "" if f.offset_bytes is None else str(f.offset_bytes),
             f.message + _expected_actual(f),
         )
@@ -94,6 +104,8 @@ def _print_table(report, fail_on: Severity, failing: int) -> None:  # noqa: ANN0
             typer.echo("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + "  " + r[5])
         typer.echo("")
     counts = report.counts()
+    if report.segment_dirs:
+        typer.echo(f"7.0 segment directories: {report.segment_dirs}, frames verified: {report.frames:,}")
     typer.echo(
         f"verified {report.ledger_count} ledger(s), {report.bytes_verified:,} bytes, {report.file_count} file(s) "
         f"({report.layout} layout, --torn {report.torn.value}); cross checks: "
@@ -103,6 +115,18 @@ def _print_table(report, fail_on: Severity, failing: int) -> None:  # noqa: ANN0
         "findings: " + ", ".join(f"{counts[s.value]} {s.value}" for s in reversed(Severity))
         + f"; {failing} at or above {fail_on.value}"
     )  # fmt: skip
+
+
+def _line_or_frame(f) -> str:  # noqa: ANN001 - a Finding
+    """A JSONL line number, or a 7.0 frame as ``seg <n> frame <i>`` (either part may be unknown)."""
+    if f.line_no is not None:
+        return str(f.line_no)
+    parts = []
+    if f.segment is not None:
+        parts.append(f"seg {f.segment}")
+    if f.frame_index is not None:
+        parts.append(f"frame {f.frame_index}")
+    return " ".join(parts)
 
 
 def _expected_actual(f) -> str:  # noqa: ANN001 - a Finding

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vakaudit.artifacts import ReadContext
 from vakaudit.findings import Finding, FindingCode, Severity
@@ -23,6 +23,9 @@ from vakaudit.forensics.crosscheck import RAW_KINDS, CrossCollector
 from vakaudit.forensics.ledger import LedgerReport, verify_ledger
 from vakaudit.forensics.policy import TornPolicy, regrade, severity_of
 from vakaudit.scan import detect_layout, iter_home_files, resolve_home
+
+if TYPE_CHECKING:
+    from vakaudit.storage import KeyRing
 
 __all__ = ["HomeReport", "verify_home", "PARALLEL_MIN_BYTES"]
 
@@ -51,6 +54,8 @@ class HomeReport:
     file_count: int = 0
     ledger_count: int = 0
     bytes_verified: int = 0
+    segment_dirs: int = 0  # 7.0 homes: session ledger and record chain directories verified
+    frames: int = 0  # 7.0 homes: frames verified in them
     ledgers: list[LedgerReport] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     cross_checks: list[str] = field(default_factory=list)  # the cross checks that had both sides
@@ -72,6 +77,8 @@ class HomeReport:
             "file_count": self.file_count,
             "ledger_count": self.ledger_count,
             "bytes_verified": self.bytes_verified,
+            "segment_dirs": self.segment_dirs,
+            "frames": self.frames,
             "counts": self.counts(),
             "cross_checks": self.cross_checks,
             "ledgers": [{k: v for k, v in r.to_dict().items() if k != "findings"} for r in self.ledgers],
@@ -88,6 +95,7 @@ def verify_home(
     since: dict | None = None,
     progress: Callable[[str, int], None] | None = None,
     jobs: int | None = None,
+    keys: KeyRing | None = None,
 ) -> HomeReport:
     """Verify every file of ``home`` (None: ``$VAK_HOME`` or the platform home).
 
@@ -96,7 +104,7 @@ def verify_home(
     by a worker process: when its result is taken, after the other files). ``jobs``: worker processes
     for the session ledgers (default: one per idle core, by the 1-minute load average, when the ledgers
     hold at least :data:`PARALLEL_MIN_BYTES`; fewer than 2: none); the report is the same whatever the
-    number. Raises
+    number. ``keys`` unlocks a 7.0 home's sealed frames and objects (keyless otherwise). Raises
     :class:`~vakaudit.errors.HomeNotFoundError` when the home is not a directory.
     """
     root = resolve_home(home)
@@ -106,13 +114,20 @@ def verify_home(
     out = report.findings
     if layout == "g3":
         out.append(Finding(FindingCode.TENANT_STORE_HOME, severity_of(FindingCode.TENANT_STORE_HOME), "tenants",
-                           "a G3 tenant-store home: its segmented record chains are not plain JSONL and are not "
-                           "verified here"))  # fmt: skip
+                           "7.0 data-baseline home (layout g3): frame chains, segments, seals, scope keys, "
+                           "object grants and doc refs verified" + (", frames and objects opened with the "
+                           "keys given" if keys is not None else " keyless (--keys opens frames and objects)")))  # fmt: skip
+        from vakaudit.forensics.home7 import verify_home7
+
+        rep7 = verify_home7(root, files, keys=keys, progress=progress)
+        report.segment_dirs, report.frames = rep7.segment_dirs, rep7.frames
+        report.bytes_verified += rep7.bytes_verified
+        out.extend(regrade(f, torn) for f in rep7.findings)
     collector = CrossCollector()
 
     def visit(hf: Any) -> None:
         out.extend(regrade(f, torn) for f in hf.findings)
-        if not hf.readable:
+        if not hf.should_read:  # 7.0 segments are not JSONL: their verification is the frame chain's
             return
         name = hf.kind.name
         if name == "session_ledger":
@@ -176,7 +191,7 @@ def _start_workers(root, files, torn, deep, cross, jobs) -> tuple[Any, dict[str,
     (line bytes only for :data:`~vakaudit.forensics.crosscheck.RAW_KINDS`), replayed into the collector
     in walk order, so the cross checks see exactly what a verification in this process would have fed
     them. ``(None, {})`` when the ledgers are verified in this process."""
-    ledgers = [hf for hf in files if hf.readable and hf.kind.name == "session_ledger"]
+    ledgers = [hf for hf in files if hf.should_read and hf.kind.name == "session_ledger"]
     if jobs is not None:
         n = jobs
     elif sum(hf.size_bytes for hf in ledgers) < PARALLEL_MIN_BYTES:

@@ -73,7 +73,7 @@ SEVERITY: dict[FindingCode, Severity] = {
     C.UNREADABLE_FILE: S.ERROR,  # could not be verified at all
     C.SECRET_FILE: S.INFO,
     C.NESTED_HOME: S.INFO,  # known vak defect D2
-    C.TENANT_STORE_HOME: S.WARNING,  # segmented G3 store: not verifiable by this reader
+    C.TENANT_STORE_HOME: S.INFO,  # a 7.0 home: says which of its parts are verified
     C.APPEND_ONLY_VIOLATION: S.ERROR,
     C.SIDECAR_UNPARSEABLE_ROW: S.WARNING,
     C.READER_FAILED: S.ERROR,  # a file could not be read as its kind at all
@@ -87,6 +87,10 @@ SEVERITY: dict[FindingCode, Severity] = {
     C.CHECKPOINT_MISMATCH: S.WARNING,  # a manifest whose name, directory and content disagree
     C.COMMITMENT_EVENT_ILLEGAL: S.WARNING,  # vak's append refuses these: a hand edit or an old build
     C.OUTBOX_JOB_INVALID: S.WARNING,
+    # 7.0 tenant store as a whole (forensics/home7.py)
+    C.OBJECT_WITHOUT_GRANT: S.WARNING,  # unreadable by every scope; vak's GC collects it
+    C.GRANT_WITHOUT_OBJECT: S.WARNING,  # vak writes the grant before the body: an interrupted put
+    C.REF_TARGET_MISSING: S.ERROR,  # a Document whose current version is gone
 }
 
 #: Chain breaks: bytes changed after they were written (errors under every ``--torn`` policy; the

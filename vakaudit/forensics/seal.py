@@ -99,6 +99,9 @@ def seal_home(
     for hf in iter_home_files(root):
         if not hf.kind.append_only or hf.kind.secret or hf.rel_path.endswith(".lock"):
             continue
+        if not hf.kind.reads(hf.rel_path):  # a 7.0 segment: its growth is the frame chain's to prove
+            unsealed.append({"rel_path": hf.rel_path, "reason": "7.0 record segment: not sealed by this version"})
+            continue
         if hf.file_type != "file" or not hf.readable:
             unsealed.append(
                 {"rel_path": hf.rel_path, "reason": f"not a readable regular file ({hf.file_type})"}

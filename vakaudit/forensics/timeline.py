@@ -143,12 +143,7 @@ def iter_timeline_rows(
                        "source": "file", "message": _clip(f"{rel} inode changed (write, rename or chmod)"),
                        "rel_path": rel, "line_no": None, "entry_id": None}  # fmt: skip
         # every JSON-lines file a kind reads (ledgers and sidecars, compacting ones like the cost log too)
-        if (
-            not hf.readable
-            or hf.kind.secret
-            or hf.kind.reader is None
-            or not rel.endswith((".jsonl", ".log"))
-        ):
+        if not hf.should_read or not rel.endswith((".jsonl", ".log")):
             continue
         if progress is not None:
             progress(rel, hf.size_bytes)

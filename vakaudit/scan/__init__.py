@@ -1,8 +1,8 @@
 """Scan a vak home: walk it, send every file to one artifact kind, and write Arrow/Parquet tables.
 
 Public names: :func:`scan_home`, :class:`ScanResult`, :func:`open_scan`, :func:`iter_home_files`,
-:class:`HomeFile`, :func:`detect_layout`, :func:`default_home`, :class:`ScanProgress`,
-:class:`ScanStats`, :func:`ledger_kind_bytes`. A scan only reads the home. Names are imported
+:class:`HomeFile`, :func:`detect_layout`, :func:`has_tenants_tree`, :func:`default_home`,
+:class:`ScanProgress`, :class:`ScanStats`, :func:`ledger_kind_bytes`. A scan only reads the home. Names are imported
 lazily, so the quick byte-share path does not pay for pyarrow.
 """
 
@@ -15,6 +15,7 @@ _LAZY = {
     "HomeFile": "vakaudit.scan.walk",
     "default_home": "vakaudit.scan.walk",
     "detect_layout": "vakaudit.scan.walk",
+    "has_tenants_tree": "vakaudit.scan.walk",
     "iter_home_files": "vakaudit.scan.walk",
     "resolve_home": "vakaudit.scan.walk",
     "ScanProgress": "vakaudit.scan.engine",

@@ -72,7 +72,14 @@ from vakaudit.scan.tables import (
     TURNS_SCHEMA,
     all_tables,
 )
-from vakaudit.scan.walk import HomeFile, detect_layout, iter_home_files, open_read_only, resolve_home
+from vakaudit.scan.walk import (
+    HomeFile,
+    detect_layout,
+    has_tenants_tree,
+    iter_home_files,
+    open_read_only,
+    resolve_home,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from vakaudit.scan.result import ScanResult
@@ -954,7 +961,7 @@ def scan_home(
     prev_files: dict[str, dict[str, Any]] = (manifest or {}).get("files", {})
     gen = int((manifest or {}).get("generation", 0)) + 1
 
-    g3 = (home_p / "tenants").is_dir() and not (home_p / "tenants").is_symlink()
+    g3 = has_tenants_tree(home_p)
     files = list(iter_home_files(home_p, layout="g3" if g3 else None))
     layout = "g3" if g3 else detect_layout(home_p, files)
     items, states, plan_findings = _plan(files, prev_files, layout, full)
@@ -963,10 +970,10 @@ def scan_home(
         scan_findings.append(
             Finding(
                 FindingCode.TENANT_STORE_HOME,
-                Severity.WARNING,
+                Severity.INFO,
                 "tenants",
-                "G3 tenant-store home (5.0/7.0): sealed segment files under tenants/ need another reader; "
-                "files are sized and classified but not read",
+                "7.0 data-baseline home (layout g3): every file is classified by the 7.0 REGISTRY and sized; "
+                "ledger frames, record-chain rows, objects and refs are not read into tables by this version",
             )
         )
 

@@ -23,6 +23,7 @@ __all__ = [
     "HomeFile",
     "default_home",
     "detect_layout",
+    "has_tenants_tree",
     "home_scope_of",
     "iter_home_files",
     "open_read_only",
@@ -64,7 +65,7 @@ class HomeFile:
     @property
     def should_read(self) -> bool:
         """True when the engine runs the kind's reader on it."""
-        return self.readable and self.kind.reader is not None and not self.kind.secret
+        return self.readable and self.kind.reads(self.rel_path)
 
 
 def home_scope_of(rel_path: str) -> str:
@@ -80,6 +81,13 @@ def _inside(target: str, root: str) -> bool:
     return target == root or target.startswith(root.rstrip("/") + "/")
 
 
+def has_tenants_tree(home: str | os.PathLike[str]) -> bool:
+    """True when ``home`` holds a ``tenants/`` directory (not a symlink): what marks a data home as
+    written at or after vak's 7.0 data baseline (baseline7.md §1.4, layout g3)."""
+    tenants = Path(home) / "tenants"
+    return tenants.is_dir() and not tenants.is_symlink()
+
+
 def detect_layout(home: str | os.PathLike[str], files: list[HomeFile] | None = None) -> str:
     """The on-disk layout generation of a home (home.md §0.1): ``"g1"``, ``"g2"`` or ``"g3"``.
 
@@ -90,7 +98,7 @@ def detect_layout(home: str | os.PathLike[str], files: list[HomeFile] | None = N
     import orjson
 
     root = Path(home)
-    if (root / "tenants").is_dir() and not (root / "tenants").is_symlink():
+    if has_tenants_tree(root):
         return "g3"
     for hf in files if files is not None else iter_home_files(root, layout="g1"):
         kind = hf.kind
@@ -124,8 +132,8 @@ def iter_home_files(home: str | os.PathLike[str], *, layout: str | None = None) 
     Findings ride on the file they concern: ``undeclared_file``, ``symlink_outside_home``,
     ``unreadable_file``, ``secret_file``, ``nested_home`` (once per nested agent home). A directory
     that cannot be listed gives an ``unreadable_file`` finding on a pseudo file of kind
-    ``unclassified`` with size 0, and the walk goes on. ``layout="g3"`` marks undeclared files as
-    informational (a tenant-store home is not read, only sized).
+    ``unclassified`` with size 0, and the walk goes on. ``layout`` is accepted for callers that know
+    it already; classification does not depend on it (the kinds carry their 7.0 paths).
     """
     root = os.path.abspath(os.fspath(home))
     real_root = os.path.realpath(root)
@@ -218,13 +226,7 @@ def _home_file(
     readable = False
     if kind.name == UNCLASSIFIED:
         findings.append(
-            Finding(
-                FindingCode.UNDECLARED_FILE,
-                Severity.INFO if layout == "g3" else Severity.WARNING,
-                rel,
-                "file matches no declared artifact kind"
-                + (" (tenant-store home: not read)" if layout == "g3" else ""),
-            )
+            Finding(FindingCode.UNDECLARED_FILE, Severity.WARNING, rel, "file matches no declared artifact kind")
         )
     if ftype == "symlink":
         try:

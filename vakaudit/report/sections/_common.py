@@ -48,9 +48,9 @@ def group_of(kinds: dict[str, Any], name: str) -> str:
 
 def first_pattern(kinds: dict[str, Any], name: str) -> str:
     k = kinds.get(name)
-    if k is None or not k.patterns:
+    if k is None or not k.all_patterns:
         return ""
-    return str(k.patterns[0]).removeprefix("**/")
+    return str(k.all_patterns[0]).removeprefix("**/")
 
 
 def by_key(rows: list[dict[str, Any]], key: str) -> dict[Any, dict[str, Any]]:

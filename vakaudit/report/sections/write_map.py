@@ -70,9 +70,12 @@ def build(inputs: ReportInputs) -> WriteMap:
     ov = inputs.one("overview")
     turns = int(ov.get("turns") or 0)
     cards: list[Card] = []
+    layout = inputs.manifest.get("layout")
     for name in sorted(inputs.kinds):
         k = inputs.kinds[name]
         d = disk.get(name, {})
+        if layout and layout not in k.layouts and not d:
+            continue  # a kind of the other generation of homes (JSONL era or 7.0) and absent here
         g = growth.get(name, {})
         if name == LEDGER_KIND and turns:
             bpt = (d.get("size_bytes") or 0) / turns
@@ -87,7 +90,7 @@ def build(inputs: ReportInputs) -> WriteMap:
                 kind=name,
                 title=k.title,
                 summary=_summary(k.description),
-                path=str(k.patterns[0]) if k.patterns else "",
+                path=str(k.all_patterns[0]) if k.all_patterns else "",
                 group=str(c.group),
                 writer=c.writer,
                 trigger=c.trigger,

@@ -1,0 +1,51 @@
+"""``--keys``: the one place a command turns the option into a :class:`~vakaudit.storage.KeyRing`.
+
+``--keys FILE`` reads vak's portable key file (its passphrase from ``$VAKAUDIT_KEY_PASSPHRASE``,
+else a hidden prompt when stdin is a terminal) or vakaudit's JSON key file; ``--keys home`` reads
+vak's file credential store in the home (``credentials.enc`` with ``.credential_key``), only when
+asked. Nothing read here is ever printed, logged or written.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from vakaudit.storage import KeyRing
+
+#: What ``--keys`` says in every command's ``--help``.
+KEYS_HELP = (
+    "Unlock a 7.0 home's sealed frames and objects: vak's key file (passphrase from "
+    "$VAKAUDIT_KEY_PASSPHRASE or a prompt), a JSON key file, or `home` for vak's file credential "
+    "store in the home. Keyless without it."
+)
+
+
+def load_keys(value: str | None, home: Path | None) -> KeyRing | None:
+    """The key ring ``--keys value`` names, or None without the option."""
+    if value is None:
+        return None
+    from vakaudit.errors import KeyFileError, UsageError
+    from vakaudit.scan import resolve_home
+    from vakaudit.storage import KeyRing
+    from vakaudit.storage.keys import KEY_FILE_MAGIC, PASSPHRASE_ENV
+
+    if value == "home":
+        return KeyRing.from_home(resolve_home(home))
+    path = Path(value)
+    if not path.is_file():
+        raise UsageError(f"--keys {value}: no such file (give a key file, or `home` for the home's credential store)")
+    passphrase = None
+    try:
+        with path.open("rb") as fh:
+            sealed = fh.read(len(KEY_FILE_MAGIC)) == KEY_FILE_MAGIC.encode("ascii")
+    except OSError as exc:
+        raise KeyFileError(f"cannot read key file {path}: {type(exc).__name__}") from None
+    if sealed and os.environ.get(PASSPHRASE_ENV) is None and sys.stdin.isatty():
+        passphrase = typer.prompt(f"passphrase for {path}", hide_input=True, err=True)
+    return KeyRing.from_file(path, passphrase)

@@ -1,0 +1,48 @@
+"""The one line a command prints on stderr when its home is a 7.0 data-baseline home (layout g3).
+
+What each command reads of such a home, said once, so that a report with no sessions in it is not
+taken for a home with no sessions.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+#: What applies of a 7.0 home, per command (``scan`` and ``verify`` say it as a finding instead).
+V7_PARTS = {
+    "seal": "its record segments are listed under 'unsealed', not sealed; JSONL-form files are sealed",
+    "timeline": "file times of every file apply; 7.0 ledger frames and record-chain rows give no rows yet",
+    "replay": "only JSONL ledgers are replayed; 7.0 ledger frames are not read, so there is nothing to replay",
+    "analyze": "sizes by kind and file apply; per-turn figures need ledger entries, which 7.0 frames do not give yet",
+    "report": "sizes by kind and file apply; per-turn figures need ledger entries, which 7.0 frames do not give yet",
+}
+
+
+def v7_form(path: Path | None) -> str | None:
+    """``"home"`` for a 7.0 home (``tenants/`` in it), ``"scan"`` for a scan of one (manifest layout
+    g3), else None."""
+    if path is None or not path.is_dir():
+        return None
+    from vakaudit.scan.walk import has_tenants_tree
+
+    if has_tenants_tree(path):
+        return "home"
+    manifest = path / "manifest.json"
+    if not manifest.is_file():
+        return None
+    try:
+        layout = json.loads(manifest.read_text(encoding="utf-8")).get("layout")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return "scan" if layout == "g3" else None
+
+
+def note_v7(path: Path | None, command: str) -> None:
+    """Print, on stderr, what ``command`` reads of ``path`` when it is a 7.0 home or a scan of one."""
+    form = v7_form(path)
+    if form is not None:
+        what = "a 7.0 data-baseline home" if form == "home" else "a scan of a 7.0 data-baseline home"
+        typer.echo(f"note: {path} is {what} (layout g3): {V7_PARTS[command]}", err=True)

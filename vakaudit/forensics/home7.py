@@ -1,0 +1,186 @@
+"""Verify what a 7.0 data-baseline home adds: segment directories, scope keys, objects and refs.
+
+Keyless by default, like vak's own ``vak data verify`` but further (baseline7.md §12.1): every
+segment directory of the home (session ledgers and record chains) is read by
+:func:`vakaudit.storage.iter_segments`, whose frame and segment findings (bad link, bad length,
+torn tail, seal mismatch, discontinuity, gaps versus retention drops, ``.sealing`` leftovers) are
+passed on as they are. On top, per home:
+
+- each ``KEY`` is resolved by the tenant's key reader (:meth:`vakaudit.storage.TenantKeys.chain_key`):
+  a destroyed or revoked scope is an erased conversation (``scope_erased``, info: its frames
+  verify and can never be read, by design), a scope with no key file ``scope_key_missing``;
+- an object body with no grant, a grant directory with no body, and a ``doc/`` ref whose version
+  object is missing are ``object_without_grant``, ``grant_without_object`` and
+  ``ref_target_missing``.
+
+With a :class:`~vakaudit.storage.KeyRing`, sealed frames are opened (a frame that does not open
+under its scope's key is damage) and every object is opened through one of its grants, which
+checks its id against its content when the ring holds the id key (``object_id_mismatch``). Never
+writes, locks or repairs anything; ``refs.db`` is read from a private copy by the storage package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vakaudit.errors import ObjectUnavailableError
+from vakaudit.findings import Finding, FindingCode
+from vakaudit.forensics.policy import severity_of
+from vakaudit.scan.walk import HomeFile, has_tenants_tree
+from vakaudit.storage import KeyRing, Store, TenantKeys, iter_segments
+from vakaudit.storage.objects import is_object_id, object_rel_path
+
+__all__ = ["Home7Report", "segment_dirs", "tenant_dirs", "verify_home7"]
+
+#: ``doc/<name>`` refs point at a Document's version object, or hold this tombstone (§5.4, §7.1).
+_DOC_PREFIX = "doc/"
+_FORGOTTEN = b"forgotten"
+
+
+@dataclass(slots=True)
+class Home7Report:
+    """What :func:`verify_home7` checked and found."""
+
+    segment_dirs: int = 0
+    segments: int = 0
+    frames: int = 0
+    bytes_verified: int = 0
+    objects: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+
+def segment_dirs(files: Iterable[HomeFile]) -> list[str]:
+    """The directories (relative to the home) holding a ``seg-*`` file or a ``seals.log``, sorted.
+
+    vak's rule is "any ``seg-*.log|.sealed``" (baseline7.md §12.1); a directory left with only a
+    ``.sealing`` copy or only its ``seals.log`` (every segment dropped) is read too, so that the
+    segment reader can say what is wrong with it.
+    """
+    dirs: set[str] = set()
+    for hf in files:
+        if hf.file_type != "file" or "/" not in hf.rel_path:
+            continue
+        parent, name = hf.rel_path.rsplit("/", 1)
+        if name.startswith("seg-") or name == "seals.log":
+            dirs.add(parent)
+    return sorted(dirs)
+
+
+def tenant_dirs(root: Path) -> list[Path]:
+    """The tenant directories under ``root/tenants`` (a local install has one), sorted."""
+    if not has_tenants_tree(root):
+        return []
+    return sorted(p for p in (root / "tenants").iterdir() if p.is_dir() and not p.is_symlink())
+
+
+def verify_home7(
+    root: Path,
+    files: list[HomeFile],
+    *,
+    keys: KeyRing | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> Home7Report:
+    """Verify the segment directories, scope keys, objects and refs of the 7.0 home at ``root``."""
+    report = Home7Report()
+    sizes: dict[str, int] = {}
+    for hf in files:
+        if "/" in hf.rel_path:
+            parent = hf.rel_path.rsplit("/", 1)[0]
+            sizes[parent] = sizes.get(parent, 0) + hf.size_bytes
+    tenants = [
+        (t, TenantKeys(t / "keys", keys, rel_dir=f"{t.relative_to(root).as_posix()}/keys"))
+        for t in tenant_dirs(root)
+    ]
+    for rel_dir in segment_dirs(files):
+        if progress is not None:
+            progress(rel_dir, sizes.get(rel_dir, 0))
+        key = _chain_key(root / rel_dir, rel_dir, tenants)
+        walk = iter_segments(root / rel_dir, key, rel_dir=rel_dir)
+        for _segment, _frames in walk:
+            pass  # the walk verifies each segment as the next one is taken
+        report.segment_dirs += 1
+        report.segments += len(walk.segments)
+        report.frames += sum(s.chain.entries for s in walk.segments)
+        report.bytes_verified += sum(s.size_bytes for s in walk.segments)
+        report.findings.extend(walk.findings)  # the segment checks and every segment's chain findings
+    for tenant, tkeys in tenants:
+        report.findings.extend(tkeys.findings)
+        if (tenant / "store").is_dir():
+            report.findings.extend(_check_store(root, tenant / "store", keys, report))
+    return report
+
+
+def _chain_key(directory: Path, rel_dir: str, tenants: list[tuple[Path, TenantKeys]]) -> bytes | None:
+    """The key of a directory's ``KEY`` scope from the tenant that holds it (a local home has one
+    tenant); the tenant's key reader reports an erased scope (info) or a missing key."""
+    if not tenants:
+        return None
+    from vakaudit.storage.segments import read_key_scope
+
+    scope = read_key_scope(directory)
+    if scope is None:
+        return None
+    holder = next((tk for _t, tk in tenants if tk.state(scope) != "missing"), tenants[0][1])
+    return holder.chain_key(directory, rel_dir).key
+
+
+def _check_store(root: Path, store_dir: Path, keys: KeyRing | None, report: Home7Report) -> list[Finding]:
+    """Objects without grants, grants without objects, ``doc/`` refs to missing objects; unlocked:
+    every object opened through one of its grants (its id checked against its content)."""
+    rel = store_dir.relative_to(root).as_posix()
+    store = Store(store_dir, keys, rel_dir=rel)
+    objects = store.object_ids()
+    present = set(objects)
+    report.objects += len(objects)
+    out: list[Finding] = []
+    for oid in objects:
+        scopes = store.grants(oid)
+        if not scopes:
+            out.append(
+                Finding(
+                    FindingCode.OBJECT_WITHOUT_GRANT,
+                    severity_of(FindingCode.OBJECT_WITHOUT_GRANT),
+                    f"{rel}/{object_rel_path(oid)}",
+                    "object has no grant: no scope can read it (garbage collection removes it)",
+                    entry_id=oid,
+                )
+            )
+        elif keys is not None:
+            for scope in scopes:
+                try:
+                    store.object(oid, scope)
+                    break
+                except ObjectUnavailableError:
+                    continue
+    for oid in store.granted_ids():
+        if oid not in present:
+            out.append(
+                Finding(
+                    FindingCode.GRANT_WITHOUT_OBJECT,
+                    severity_of(FindingCode.GRANT_WITHOUT_OBJECT),
+                    f"{rel}/cas/grants/{oid}",
+                    f"{len(store.grants(oid))} grant(s) for an object whose body is missing",
+                    entry_id=oid,
+                )
+            )
+    if (store_dir / "refs.db").is_file():
+        for name, _generation, _epoch, target in store.refs():
+            if not name.startswith(_DOC_PREFIX) or target == _FORGOTTEN:
+                continue
+            text = target.decode("ascii", "replace")
+            if not is_object_id(text) or text not in present:
+                out.append(
+                    Finding(
+                        FindingCode.REF_TARGET_MISSING,
+                        severity_of(FindingCode.REF_TARGET_MISSING),
+                        f"{rel}/refs.db",
+                        f"ref {name} points at object {text}, which is not in the store",
+                        entry_id=name,
+                        expected=f"{rel}/{object_rel_path(text)}" if is_object_id(text) else None,
+                        actual=text,
+                    )
+                )
+    out.extend(store.findings)
+    return out
