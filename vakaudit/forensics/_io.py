@@ -12,7 +12,7 @@ import os
 import stat
 from collections.abc import Iterator
 
-__all__ = ["open_evidence", "iter_framed_lines", "is_inside", "CHUNK_BYTES"]
+__all__ = ["open_evidence", "iter_framed_lines", "CHUNK_BYTES"]
 
 CHUNK_BYTES = 1 << 20
 
@@ -88,10 +88,3 @@ def iter_framed_lines(
         base += len(chunk)
     if pieces:
         yield line_no + 1, start, b"".join(pieces), False
-
-
-def is_inside(home: str | os.PathLike, path: str | os.PathLike) -> bool:
-    """True when ``path`` (resolved) is ``home`` or below it: vakaudit never writes there."""
-    h = os.path.realpath(home)
-    p = os.path.realpath(path)
-    return p == h or p.startswith(h.rstrip("/") + "/")
