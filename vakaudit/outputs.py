@@ -70,11 +70,11 @@ def check_output(path: str | os.PathLike[str], homes: Homes, *, folder: bool = F
     for home in _homes(homes):
         if _under(real, home):
             raise UsageError(
-                f"{path} is inside the vak home {home}; vakaudit never writes into a home: choose a path outside it"
+                f"{path} is inside the home {home}; vakaudit never writes into a home: choose a path outside it"
             )
         if folder and _under(home, real):
             raise UsageError(
-                f"{path} holds the vak home {home}; vakaudit never writes into a home: choose a folder outside it"
+                f"{path} holds the home {home}; vakaudit never writes into a home: choose a folder outside it"
             )
     try:
         st = os.stat(target)  # follows a final symlink: the file a write would have reached
@@ -84,7 +84,7 @@ def check_output(path: str | os.PathLike[str], homes: Homes, *, folder: bool = F
         for home in _homes(homes):
             if (st.st_dev, st.st_ino) in _inodes(home, st.st_dev):
                 raise UsageError(
-                    f"{path} is a hard link to a file of the vak home {home}; vakaudit never writes into a "
+                    f"{path} is a hard link to a file of the home {home}; vakaudit never writes into a "
                     "home: choose another path"
                 )
     return target
