@@ -24,8 +24,9 @@ def open_evidence(path: str | os.PathLike) -> int:
     """Open ``path`` read-only without following a final symlink; returns a descriptor.
 
     Raises ``OSError`` (``ELOOP`` for a symlink, ``EACCES`` when unreadable, ...). Refuses anything
-    but a regular file with ``IsADirectoryError``/``OSError``.
+    but a regular file with ``IsADirectoryError``/``OSError``. ``~`` is expanded.
     """
+    path = os.path.expanduser(os.fspath(path))
     try:
         fd = os.open(path, _BASE_FLAGS | _NOATIME)
     except PermissionError:

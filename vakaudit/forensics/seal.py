@@ -135,7 +135,7 @@ def write_seal(
 
 def read_seal(path: str | os.PathLike) -> dict[str, Any]:
     """Load and check a seal file; raises :class:`UsageError` when it is not one."""
-    p = Path(path)
+    p = Path(path).expanduser()
     try:
         seal = orjson.loads(p.read_bytes())
     except FileNotFoundError:

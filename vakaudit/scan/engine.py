@@ -688,8 +688,9 @@ def _file_key(rel_path: str) -> str:
     return hashlib.sha256(rel_path.encode("utf-8", "surrogateescape")).hexdigest()[:20]
 
 
-def default_out(home: Path) -> Path:
+def default_out(home: str | os.PathLike[str]) -> Path:
     """Where a scan goes when no ``--out`` is given: a per-home folder in the user cache, never in the home."""
+    home = Path(home).expanduser()
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     tag = hashlib.sha256(str(home).encode()).hexdigest()[:12]
     out = Path(cache) / "vakaudit" / "scans" / f"{home.name or 'home'}-{tag}"
