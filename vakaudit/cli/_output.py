@@ -20,16 +20,24 @@ OUTPUT_NAMES = frozenset(
 )
 
 
-def output_option(default: Any, *param_decls: str, help: str, stdout: bool = False) -> Any:  # noqa: A002
-    """A ``typer.Option`` for a path vakaudit writes; ``stdout``: ``-`` means standard output."""
+def output_option(default: Any, *param_decls: str, help: str, folder: bool = False) -> Any:  # noqa: A002
+    """A ``typer.Option`` for a path vakaudit writes: a file, where ``-`` means standard output (the
+    command must honour it: :func:`vakaudit.outputs.is_stdout`), or with ``folder`` a folder."""
     return typer.Option(
-        default, *param_decls, help=help, writable=True, allow_dash=stdout, path_type=Path, metavar="PATH"
+        default,
+        *param_decls,
+        help=help,
+        writable=True,
+        allow_dash=not folder,
+        file_okay=not folder,
+        path_type=Path,
+        metavar="DIR" if folder else "PATH",
     )
 
 
 def output_argument(default: Any, *, help: str) -> Any:  # noqa: A002
-    """A ``typer.Argument`` for a path vakaudit writes."""
-    return typer.Argument(default, help=help, writable=True, path_type=Path, metavar="OUT")
+    """A ``typer.Argument`` for a folder vakaudit writes."""
+    return typer.Argument(default, help=help, writable=True, file_okay=False, path_type=Path, metavar="OUT")
 
 
 def stdout_binary():  # noqa: ANN201 - a binary stream

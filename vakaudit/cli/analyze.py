@@ -50,7 +50,10 @@ def register(app: typer.Typer) -> None:
             None, "--turns", help="Projection points, comma-separated (default 1000,10000,100000)."
         ),
         scan_out: Path | None = output_option(
-            None, "--scan-out", help="Where to write the scan when given a home (default: the scan engine's)."
+            None,
+            "--scan-out",
+            help="Where to write the scan when given a home (default: the scan engine's).",
+            folder=True,
         ),
     ) -> None:
         """Print the capacity metrics of a home: ledger bytes, barriers, duplication, growth projection."""

@@ -27,7 +27,6 @@ def register(app: typer.Typer) -> None:
             "--export",
             help="Write the reconstructed requests as JSONL to this file (outside the home; - for standard "
             "output, the summary then goes to standard error).",
-            stdout=True,
         ),
         temporal: str = typer.Option(
             "", "--turn-context", help="Host <turn_context> text (not in 3.x ledgers)."

@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
             help="A vak home (scanned first) or a scan directory (default: $VAK_HOME, else the platform data home).",
         ),
         out: Path | None = output_option(
-            None, "-o", "--out", help="Write the report here, outside the home (default, or -: stdout).", stdout=True
+            None, "-o", "--out", help="Write the report here, outside the home (default, or -: stdout)."
         ),
         fmt: str = typer.Option("html", "--format", help="html (one self-contained file), md or json."),
         include_content: bool = typer.Option(
@@ -32,7 +32,10 @@ def register(app: typer.Typer) -> None:
             help="A stored readscale result (default: readscale.json in the scan directory).",
         ),
         scan_out: Path | None = output_option(
-            None, "--scan-out", help="Where to write the scan when given a home (default: the scan engine's)."
+            None,
+            "--scan-out",
+            help="Where to write the scan when given a home (default: the scan engine's).",
+            folder=True,
         ),
         link_base: str | None = typer.Option(
             None, "--link-base", help="Prefix that turns findings' home-relative paths into links."

@@ -20,6 +20,7 @@ def register(app: typer.Typer) -> None:
             None,
             "--out",
             help="Output directory, outside the home (default: a per-home folder under ~/.cache/vakaudit/scans).",
+            folder=True,
         ),
         jobs: int | None = typer.Option(None, "--jobs", "-j", help="Worker processes (default: CPU count)."),
         full: bool = typer.Option(

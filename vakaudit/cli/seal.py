@@ -20,7 +20,6 @@ def register(app: typer.Typer) -> None:
             "-o",
             "--out",
             help="Seal file to write (outside the home; - for standard output).",
-            stdout=True,
         ),
     ) -> None:
         """Seal the append-only files of a home: per file its size, line count, head digest and a

@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
         query: str = typer.Argument(..., help="One SQL statement over the scan's views."),
         json_out: bool = typer.Option(False, "--json", help="Print the rows as a JSON array."),
         scan_out: Path | None = output_option(
-            None, "--scan-out", help="Where to write the scan when given a home."
+            None, "--scan-out", help="Where to write the scan when given a home.", folder=True
         ),
     ) -> None:
         """Run one SQL statement with DuckDB over a scan's tables and the analysis views."""

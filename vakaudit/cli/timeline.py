@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
             None, help="The vak home directory (default: $VAK_HOME, else the platform data home)."
         ),
         out: Path = output_option(
-            ..., "-o", "--out", help="File to write (outside the home; - for standard output).", stdout=True
+            ..., "-o", "--out", help="File to write (outside the home; - for standard output)."
         ),
         fmt: TimelineFormat = typer.Option(TimelineFormat.JSONL, "--format", case_sensitive=False),
     ) -> None:
