@@ -243,3 +243,10 @@ def test_open_output_keeps_the_old_file_when_writing_fails(tmp_path: Path) -> No
         raise RuntimeError("disk full")
     assert out.read_bytes() == b"before"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.txt"]
+
+
+def test_a_file_output_that_is_a_folder_is_a_usage_error(tmp_path: Path) -> None:
+    # seal -o DIR used to end in an internal error from the final rename
+    with pytest.raises(UsageError, match="is a folder"):
+        write_output(tmp_path, "x")
+    assert list(tmp_path.iterdir()) == []

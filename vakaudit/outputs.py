@@ -113,6 +113,8 @@ def open_output(path: str | os.PathLike[str], homes: Homes = None) -> Iterator[B
     error the temporary file is removed and ``path`` is left as it was).
     """
     target = check_output(path, homes)
+    if target.is_dir():
+        raise UsageError(f"{path} is a folder; name the file to write")
     target.parent.mkdir(parents=True, exist_ok=True)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
     while True:

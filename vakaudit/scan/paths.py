@@ -10,6 +10,7 @@ import re
 import stat as stat_mod
 import sys
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 from vakaudit.errors import HomeNotFoundError, NotAHomeError
@@ -82,33 +83,40 @@ def default_home(env: dict[str, str] | None = None) -> Path:
 def is_vak_home(path: str | os.PathLike[str]) -> bool:
     """True when the directory ``path`` holds something vak writes at the top of a data home.
 
-    The marks: a directory of :data:`HOME_MARKER_DIRS`, or a top-level file whose exact name an
-    artifact kind declares (``cost-log.jsonl``, ``tasks.json``, …; a wildcard such as ``*.log`` is
-    no mark). An empty ``agents/`` is enough: an empty but real home is a home. Only the top level
-    is listed, so a large directory that is no home is refused fast.
+    The marks: a directory of :data:`HOME_MARKER_DIRS`, or a top-level file or directory whose exact
+    name an artifact kind's path pattern spells out (``cost-log.jsonl``, ``tasks.json``,
+    ``gateway/``, ``delivery/``, …; a wildcard such as ``*.log`` is no mark). Symlinks are no mark.
+    An empty ``agents/`` is enough: an empty but real home is a home. Only the top level is listed,
+    so a large directory that is no home is refused fast.
     """
     try:
-        with os.scandir(os.fspath(path)) as it:
+        with os.scandir(os.fspath(Path(os.fspath(path)).expanduser())) as it:
             entries = [(e.name, e.is_dir(follow_symlinks=False), e.is_file(follow_symlinks=False)) for e in it]
     except OSError:
         return False
     if any(is_dir and name in HOME_MARKER_DIRS for name, is_dir, _ in entries):
         return True
-    files = {name for name, _, is_file in entries if is_file}
-    return bool(files) and not files.isdisjoint(_declared_file_names())
+    if not entries:
+        return False
+    files, dirs = _declared_names()
+    return any((is_dir and name in dirs) or (is_file and name in files) for name, is_dir, is_file in entries)
 
 
-def _declared_file_names() -> frozenset[str]:
-    """Every file name an artifact kind's path pattern spells out literally at any depth."""
+@cache
+def _declared_names() -> tuple[frozenset[str], frozenset[str]]:
+    """(file names, directory names) the artifact kinds' path patterns spell out literally as their
+    first component at any depth (``**/cost-log.jsonl``: a file; ``**/gateway/**``: a directory)."""
     from vakaudit.artifacts import all_kinds  # the registry loads pyarrow: only when needed
 
-    names = set()
+    files: set[str] = set()
+    dirs: set[str] = set()
     for kind in all_kinds():
         for pattern in kind.patterns:
-            last = pattern.removeprefix("**/")
-            if "/" not in last and not any(c in last for c in "*?["):
-                names.add(last)
-    return frozenset(names)
+            first, sep, _rest = pattern.removeprefix("**/").partition("/")
+            if any(c in first for c in "*?["):
+                continue
+            (dirs if sep else files).add(first)
+    return frozenset(files), frozenset(dirs)
 
 
 def resolve_home(home: str | os.PathLike[str] | None) -> Path:
@@ -140,7 +148,7 @@ def _checked(path: Path) -> Path:
     if not is_vak_home(path):
         raise NotAHomeError(
             f"not a vak home: {path} holds none of {', '.join(d + '/' for d in HOME_MARKER_DIRS)} "
-            "or a file vak writes at the data root (such as cost-log.jsonl or tasks.json); "
+            "or another file or folder vak writes at the data root (such as cost-log.jsonl or gateway/); "
             "pass the data home (the folder $VAK_HOME names)"
         )
     return path
