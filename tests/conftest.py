@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,3 +34,35 @@ def vak_samples() -> Path:
 @pytest.fixture(scope="session")
 def sample_homes() -> Path:
     return SAMPLE_HOMES
+
+
+Snapshot = dict[str, tuple[int, int, bytes | None]]
+
+
+def _tree_snapshot(home: Path) -> Snapshot:
+    """(mtime, mode, bytes) of every file and directory under ``home``, by relative path."""
+    snap: Snapshot = {}
+    for dirpath, dirnames, filenames in os.walk(home):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            st = path.lstat()
+            data = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+            snap[str(path.relative_to(home))] = (st.st_mtime_ns, st.st_mode, data)
+    return snap
+
+
+@pytest.fixture
+def tree_snapshot() -> Callable[[Path], Snapshot]:
+    """A function that snapshots a tree: a created, changed or touched file changes the snapshot."""
+    return _tree_snapshot
+
+
+@pytest.fixture
+def tiny_home_copy(tmp_path: Path) -> Path:
+    """A copy of the committed tiny sample home with its mtimes preserved and its directories pinned."""
+    dst = tmp_path / "home"
+    shutil.copytree(SAMPLE_HOMES / "tiny", dst, symlinks=True, copy_function=shutil.copy2)
+    # copytree sets directory mtimes as it fills them; pin them so a snapshot is stable
+    for dirpath, _dirs, _files in os.walk(dst, topdown=False):
+        os.utime(dirpath, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    return dst

@@ -7,8 +7,6 @@ made with its mtimes preserved; the snapshot covers every file and directory, so
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,31 +14,14 @@ from typer.testing import CliRunner
 
 from vakaudit.cli import app
 
-REPO = Path(__file__).resolve().parent.parent
-
-
-def _snapshot(home: Path) -> dict[str, tuple[int, int, bytes | None]]:
-    snap: dict[str, tuple[int, int, bytes | None]] = {}
-    for dirpath, dirnames, filenames in os.walk(home):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            st = path.lstat()
-            data = path.read_bytes() if path.is_file() and not path.is_symlink() else None
-            snap[str(path.relative_to(home))] = (st.st_mtime_ns, st.st_mode, data)
-    return snap
-
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    dst = tmp_path / "home"
-    shutil.copytree(REPO / "sample_homes" / "tiny", dst, symlinks=True, copy_function=shutil.copy2)
-    # copytree sets directory mtimes as it fills them; pin them so the snapshot is stable
-    for dirpath, _dirs, _files in os.walk(dst, topdown=False):
-        os.utime(dirpath, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
-    return dst
+def home(tiny_home_copy: Path) -> Path:
+    return tiny_home_copy
 
 
-def test_every_reading_command_leaves_the_home_untouched(home: Path, tmp_path: Path) -> None:
+def test_every_reading_command_leaves_the_home_untouched(home: Path, tmp_path: Path, tree_snapshot) -> None:  # noqa: ANN001
+    _snapshot = tree_snapshot
     before = _snapshot(home)
     assert any(name.endswith("store.db") for name in before)
     scan = tmp_path / "scan"

@@ -5,6 +5,7 @@ rows. Exceptions are for the caller or the tool being wrong::
 
     VakauditError
     ├── HomeNotFoundError      the home (or scan dir) given does not exist
+    │   └── NotAHomeError      the directory exists but holds nothing vak writes
     ├── UsageError             a bad option or argument combination
     ├── LedgerError            a ledger operation the caller asked for cannot be done
     │   ├── LockedError        the ledger is locked by another handle (or the handle is read-only)
@@ -24,6 +25,10 @@ class VakauditError(Exception):
 
 class HomeNotFoundError(VakauditError):
     """The home or scan directory named by the caller does not exist."""
+
+
+class NotAHomeError(HomeNotFoundError):
+    """The directory named as a home exists but holds nothing vak writes."""
 
 
 class UsageError(VakauditError):

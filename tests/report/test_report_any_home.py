@@ -20,7 +20,7 @@ def test_empty_home_renders_every_format(tmp_path: Path, clock) -> None:
     from vakaudit.report import build_report
 
     home = tmp_path / "home"
-    home.mkdir()
+    (home / "agents").mkdir(parents=True)  # an empty but real home (an empty folder is no home)
     html = build_report(home, clock=clock, scan_out=tmp_path / "scan")
     assert "No turn (intent entry) was found in this home" in html
     assert "nothing to project" in html

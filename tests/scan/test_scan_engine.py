@@ -276,7 +276,7 @@ def test_out_dir_rules(small_home: Path, tmp_path: Path) -> None:
         scan_home(small_home, out=other)
     assert (other / "precious.txt").read_text() == "keep me"
     second_home = tmp_path / "home2"
-    second_home.mkdir()
+    (second_home / "agents").mkdir(parents=True)  # an empty but real home
     with pytest.raises(ScanError):
         scan_home(second_home, out=tmp_path / "out")
 

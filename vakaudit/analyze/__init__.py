@@ -27,7 +27,7 @@ from typing import Any
 
 from vakaudit.analyze import projection as _projection
 from vakaudit.analyze import readscale
-from vakaudit.analyze._open import LEDGER_KIND, open_scan, resolve_scan
+from vakaudit.analyze._open import LEDGER_KIND, open_scan, resolve_scan, scan_home_of
 from vakaudit.analyze.metrics import MetricResult, metric_names, run_metric
 from vakaudit.analyze.projection import ArtifactGrowth, HomeRates, Projection, project
 
@@ -181,4 +181,5 @@ __all__ = [
     "project",
     "readscale",
     "run_metric",
+    "scan_home_of",
 ]

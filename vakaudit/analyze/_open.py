@@ -7,7 +7,6 @@ The only tables built in Python are tiny registries (one row per artifact kind: 
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import pkgutil
 from collections.abc import Callable
@@ -20,13 +19,9 @@ import duckdb
 import pyarrow as pa
 
 from vakaudit.errors import HomeNotFoundError, ScanError
+from vakaudit.scan.manifest import MANIFEST, is_scan_dir, read_manifest
 
-MANIFEST = "manifest.json"
 LEDGER_KIND = "session_ledger"
-
-
-def is_scan_dir(path: Path) -> bool:
-    return (path / MANIFEST).is_file()
 
 
 def _quote(name: str) -> str:
@@ -103,11 +98,12 @@ def open_scan(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     artifact kind); ``ledger_file``; ``artifact_writes``; ``ledger_entry`` and ``ledger_turn``
     (``base_views.sql``).
     """
-    scan = Path(path)
+    scan = Path(os.fspath(path)).expanduser()
     if not scan.is_dir():
         raise HomeNotFoundError(f"scan directory {scan} does not exist")
     if not is_scan_dir(scan):
         raise ScanError(f"{scan} is not a scan directory (no {MANIFEST}); scan the home first")
+    read_manifest(scan)  # a damaged manifest is named, with what to do
     con = duckdb.connect(":memory:")
     tables = _table_dirs(scan)
     for name, schema in _scan_schemas().items():
@@ -201,11 +197,11 @@ def resolve_scan(
 ) -> Path:
     """The scan directory for ``home_or_scan``: itself when it is a scan (or a ``ScanResult``), else a
     fresh scan of the home written to ``out`` (or to the scan engine's default location)."""
-    out_attr = getattr(home_or_scan, "out", None)  # a vakaudit.scan.ScanResult
-    p = Path(out_attr) if out_attr is not None else Path(home_or_scan)
+    p = _given_path(home_or_scan)
     if not p.exists():
         raise HomeNotFoundError(f"{p} does not exist; give a vak home or a scan directory")
     if is_scan_dir(p):
+        read_manifest(p)
         return p
     from vakaudit.scan import scan_home
 
@@ -215,5 +211,15 @@ def resolve_scan(
     return Path(result.out)
 
 
-def read_manifest(scan: Path) -> dict[str, Any]:
-    return json.loads((scan / MANIFEST).read_text(encoding="utf-8"))
+def _given_path(home_or_scan: str | os.PathLike[str] | Any) -> Path:
+    out_attr = getattr(home_or_scan, "out", None)  # a vakaudit.scan.ScanResult
+    return Path(os.fspath(out_attr if out_attr is not None else home_or_scan)).expanduser()
+
+
+def scan_home_of(home_or_scan: str | os.PathLike[str] | Any) -> Path:
+    """The home ``home_or_scan`` stands for: the home a scan folder was scanned from (its manifest's
+    ``home``), else the path itself; what an output of a command given either must stay out of."""
+    p = _given_path(home_or_scan)
+    if is_scan_dir(p):
+        return Path(read_manifest(p)["home"])
+    return Path(os.path.abspath(p))

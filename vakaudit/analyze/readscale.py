@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from vakaudit.errors import UsageError
+from vakaudit.outputs import write_output
 
 DEFAULT_TURNS = (1000, 5000, 20000)
 SESSION_TURNS = 23  # reference home: 1 386 turns over 60 sessions
@@ -712,17 +713,11 @@ def _rmtree(path: Path) -> None:
 
 def store(result: ReadScaleResult, out: str | os.PathLike[str]) -> Path:
     """Write ``result`` as JSON to ``out`` (a ``.json`` path, or a directory that gets readscale.json)."""
-    path = Path(out)
+    path = Path(os.fspath(out)).expanduser()
     if path.suffix != ".json":
-        path.mkdir(parents=True, exist_ok=True)
         path = path / RESULT_FILE
-    else:
-        path.parent.mkdir(parents=True, exist_ok=True)
     result.stored_at = str(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(result.to_json(), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_output(path, result.to_json())
 
 
 def load(path: str | os.PathLike[str]) -> ReadScaleResult:

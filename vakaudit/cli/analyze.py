@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._output import output_option
+
 
 def _parse_turns(text: str | None) -> tuple[int, ...] | None:
     from vakaudit.errors import UsageError
@@ -39,13 +41,19 @@ def _fmt(v: object) -> str:
 def register(app: typer.Typer) -> None:
     @app.command("analyze")
     def analyze_cmd(
-        home_or_scan: Path = typer.Argument(..., help="A vak home (scanned first) or a scan directory."),
+        home_or_scan: Path | None = typer.Argument(
+            None,
+            help="A vak home (scanned first) or a scan directory (default: $VAK_HOME, else the platform data home).",
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print every result as JSON."),
         turns: str | None = typer.Option(
             None, "--turns", help="Projection points, comma-separated (default 1000,10000,100000)."
         ),
-        scan_out: Path | None = typer.Option(
-            None, "--scan-out", help="Where to write the scan when given a home (default: the scan engine's)."
+        scan_out: Path | None = output_option(
+            None,
+            "--scan-out",
+            help="Where to write the scan when given a home (default: the scan engine's).",
+            folder=True,
         ),
     ) -> None:
         """Print the capacity metrics of a home: ledger bytes, barriers, duplication, growth projection."""
@@ -54,8 +62,11 @@ def register(app: typer.Typer) -> None:
         note_v7(home_or_scan, "analyze")
         from vakaudit.analyze import analyze
         from vakaudit.analyze.projection import DEFAULT_TURNS
+        from vakaudit.scan import resolve_home
 
         points = _parse_turns(turns) or DEFAULT_TURNS
+        if home_or_scan is None:
+            home_or_scan = resolve_home(None)
         result = analyze(home_or_scan, turns=points, scan_out=scan_out)
         if json_out:
             import json

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._output import output_option
+
 HELP = """Record a baseline of a fixture home for `vakaudit check`: bytes per turn by ledger entry kind and by
 artifact, entries and barriers per turn, sidecar bytes per turn, read-scaling classes (when a readscale
 result is stored in the scan directory), finding counts by code, replay check results and undeclared
@@ -22,22 +24,29 @@ def register(app: typer.Typer) -> None:
     @app.command("baseline", help=HELP)
     def baseline_cmd(
         home: Path = typer.Argument(..., help="The vak home (a fixture home) to record."),
-        out: Path = typer.Option(..., "-o", "--out", help="Baseline file to write (outside the home; - for stdout)."),
-        scan_out: Path | None = typer.Option(
-            None, "--scan-out", help="Where to write the scan (default: the scan engine's location)."
+        out: Path = output_option(..., "-o", "--out", help="Baseline file to write (outside the home; - for stdout)."),
+        scan_out: Path | None = output_option(
+            None, "--scan-out", help="Where to write the scan (default: the scan engine's location).", folder=True
         ),
         json_out: bool = typer.Option(False, "--json", help="Also print the baseline as JSON on stdout."),
     ) -> None:
         import json
 
-        from vakaudit.cli._output import write_output
+        from vakaudit.cli._output import stdout_binary
         from vakaudit.gates import build_baseline
+        from vakaudit.outputs import check_output, is_stdout, write_output
         from vakaudit.scan import resolve_home
 
         root = resolve_home(home)
+        target = None if is_stdout(out) else check_output(out, root)
+        if scan_out is not None:
+            check_output(scan_out, root, folder=True)
         doc = build_baseline(root, scan_out=scan_out)
         data = (json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
-        write_output(root, out, data)
+        if target is None:
+            stdout_binary().write(data)
+        else:
+            write_output(target, data, root)
         if json_out:
             if str(out) != "-":
                 typer.echo(data.decode("utf-8"), nl=False)

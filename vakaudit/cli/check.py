@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._output import output_option
+
 HELP = """Compare a freshly built fixture home with a baseline from `vakaudit baseline`, under a budget: growth
 tolerances per metric (bytes per turn may grow at most 5%), absolute ceilings (zero chain findings;
 e.g. barriers per turn <= 14) and rules (no warning or worse counted more often, no new undeclared file, no replay check
@@ -29,24 +31,30 @@ def register(app: typer.Typer) -> None:
         home: Path = typer.Argument(..., help="The vak home to check (a freshly built fixture home)."),
         baseline: Path = typer.Option(..., "--baseline", help="Baseline file from `vakaudit baseline`."),
         budget: Path | None = typer.Option(None, "--budget", help="Budget TOML (default: the documented defaults)."),
-        junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML here (outside the home)."),
+        junit: Path | None = output_option(None, "--junit", help="Write JUnit XML here (outside the home; - for stdout)."),
         json_out: bool = typer.Option(False, "--json", help="Print every compared row as JSON."),
-        scan_out: Path | None = typer.Option(
-            None, "--scan-out", help="Where to write the scan (default: the scan engine's location)."
+        scan_out: Path | None = output_option(
+            None, "--scan-out", help="Where to write the scan (default: the scan engine's location).", folder=True
         ),
     ) -> None:
         import json
 
-        from vakaudit.cli._output import write_output
+        from vakaudit.cli._output import stdout_binary
         from vakaudit.gates import build_baseline, compare, load_budget, read_baseline, render_junit
+        from vakaudit.outputs import check_output, is_stdout, write_output
         from vakaudit.scan import resolve_home
 
         root = resolve_home(home)
+        junit_target = None if junit is None or is_stdout(junit) else check_output(junit, root)
+        if scan_out is not None:
+            check_output(scan_out, root, folder=True)
         base = read_baseline(baseline)
         rules = load_budget(budget)
         result = compare(base, build_baseline(root, scan_out=scan_out), rules)
-        if junit is not None:
-            write_output(root, junit, render_junit(result))
+        if junit_target is not None:
+            write_output(junit_target, render_junit(result), root)
+        elif junit is not None:
+            stdout_binary().write(render_junit(result))
         if json_out:
             typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
         elif result.ok:

@@ -6,23 +6,37 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._output import output_option
+
 
 def register(app: typer.Typer) -> None:
     @app.command("readscale")
     def readscale_cmd(
         turns: str = typer.Option("1000,5000,20000", "--turns", help="Home sizes in turns, comma-separated."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-        out: Path | None = typer.Option(
-            None, "--out", help="Store the result as JSON here (a .json path, or a directory, e.g. a scan)."
+        out: Path | None = output_option(
+            None,
+            "--out",
+            help="Store the result as JSON here (a .json path, or a directory, e.g. a scan; - prints it like --json).",
         ),
         repeats: int = typer.Option(3, "--repeats", help="Timed runs per read and size (best is kept)."),
-        workdir: Path | None = typer.Option(None, "--workdir", help="Where to build the synthetic homes."),
+        workdir: Path | None = output_option(
+            None, "--workdir", help="Where to build the synthetic homes.", folder=True
+        ),
     ) -> None:
         """Build synthetic homes of growing size, time each read, fit cost against size, classify it."""
         from vakaudit.analyze import readscale
+        from vakaudit.cli._output import homes_around
         from vakaudit.cli.analyze import _parse_turns
+        from vakaudit.outputs import check_output, is_stdout
 
         sizes = _parse_turns(turns) or readscale.DEFAULT_TURNS
+        if is_stdout(out):
+            out, json_out = None, True
+        if out is not None:
+            out = check_output(out, homes_around(out))
+        if workdir is not None:
+            workdir = check_output(workdir, homes_around(workdir), folder=True)
 
         def progress(msg: str) -> None:
             if not json_out:

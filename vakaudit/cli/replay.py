@@ -6,19 +6,27 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._output import output_option
+
 
 def register(app: typer.Typer) -> None:
     @app.command("replay")
     def replay(
-        home_or_ledger: Path = typer.Argument(..., help="A vak home directory or one ledger .jsonl file."),
+        home_or_ledger: Path | None = typer.Argument(
+            None,
+            help="A vak home directory or one ledger .jsonl file (default: $VAK_HOME, else the platform data home).",
+        ),
         session: str | None = typer.Option(None, "--session", help="Only this session id."),
         turn: int | None = typer.Option(None, "--turn", min=1, help="Only steps of this turn number."),
         step: int | None = typer.Option(None, "--step", min=1, help="Only this step within each turn."),
         provider: str = typer.Option("anthropic", "--provider", help="Wire format: anthropic or openai."),
         as_json: bool = typer.Option(False, "--json", help="Print every step and check as JSON."),
         diff: bool = typer.Option(False, "--diff", help="Show what changed between consecutive requests."),
-        export: Path | None = typer.Option(
-            None, "--export", help="Write the reconstructed requests as JSONL."
+        export: Path | None = output_option(
+            None,
+            "--export",
+            help="Write the reconstructed requests as JSONL to this file (outside the home; - for standard "
+            "output, the summary then goes to standard error).",
         ),
         temporal: str = typer.Option(
             "", "--turn-context", help="Host <turn_context> text (not in 3.x ledgers)."
@@ -42,20 +50,37 @@ def register(app: typer.Typer) -> None:
 
         note_v7(home_or_ledger, "replay")
         import json
+        from contextlib import ExitStack
 
+        from vakaudit.cli._output import stdout_binary
         from vakaudit.errors import HomeNotFoundError, LedgerError, UsageError
         from vakaudit.ledger.jsonenc import dumps
+        from vakaudit.outputs import check_output, is_stdout, open_output
         from vakaudit.replay import HostParams, Regime, iter_ledger_paths, iter_requests, serialize
         from vakaudit.replay.checks import CHECK_NAMES
         from vakaudit.replay.diff import request_diff
+        from vakaudit.scan.paths import is_vak_home, resolve_home
 
         try:
             if provider not in ("anthropic", "openai"):
                 raise UsageError(f"--provider must be anthropic or openai, not {provider!r}")
             if regime is not None and regime.upper() not in ("A", "B"):
                 raise UsageError(f"--regime must be A or B, not {regime!r}")
-            if not home_or_ledger.exists():
+            if home_or_ledger is not None and home_or_ledger.expanduser().is_file():
+                home_or_ledger = home_or_ledger.expanduser()
+                # the home a single ledger lives in: the nearest folder above it that is a vak home
+                home = next(
+                    (p for p in home_or_ledger.resolve().parents if is_vak_home(p)), home_or_ledger.parent
+                )
+            elif home_or_ledger is not None and not home_or_ledger.expanduser().exists():
                 raise HomeNotFoundError(f"{home_or_ledger} does not exist; pass a vak home or a ledger file")
+            else:
+                home = home_or_ledger = resolve_home(home_or_ledger)
+            export_to_stdout = is_stdout(export)
+            if export_to_stdout and as_json:
+                raise UsageError("--export - and --json both write to standard output; choose one")
+            if export is not None and not export_to_stdout:
+                export = check_output(export, home)
         except (UsageError, HomeNotFoundError) as exc:
             # same line and code as cli/_errors.py, also when the app runs without it (CliRunner)
             typer.echo(f"vakaudit: {exc}", err=True)
@@ -89,8 +114,18 @@ def register(app: typer.Typer) -> None:
                 if record["steps"] or record["error"]:
                     ledgers.append(record)
 
-        export_fh = export.open("w", encoding="utf-8") if export is not None else None
-        try:
+        echo = typer.echo
+        if export_to_stdout:
+
+            def echo(message: str = "", **kwargs: object) -> None:
+                typer.echo(message, err=True)
+
+        with ExitStack() as stack:
+            export_fh = None
+            if export_to_stdout:
+                export_fh = stdout_binary()
+            elif export is not None:
+                export_fh = stack.enter_context(open_output(export, home))
             for s in steps_of_each_ledger():
                 key = s.ledger_path
                 prev = prev_by_session.get(key)
@@ -119,8 +154,8 @@ def register(app: typer.Typer) -> None:
                     out_json.append(item)
                 elif diff and prev is not None:
                     d = request_diff(prev, s.request)
-                    typer.echo(f"--- {s.session_id} turn {s.turn} step {s.step} ({s.receipt_id})")
-                    typer.echo(json.dumps(d, ensure_ascii=False, indent=2))
+                    echo(f"--- {s.session_id} turn {s.turn} step {s.step} ({s.receipt_id})")
+                    echo(json.dumps(d, ensure_ascii=False, indent=2))
                 if export_fh is not None:
                     row = {
                         "session_id": s.session_id,
@@ -131,32 +166,29 @@ def register(app: typer.Typer) -> None:
                         "neutral": s.request.to_dict(),
                         "body": serialize(s.request, provider),
                     }
-                    export_fh.write(dumps(row).decode("utf-8") + "\n")
-        finally:
-            if export_fh is not None:
-                export_fh.close()
+                    export_fh.write(dumps(row) + b"\n")
         if as_json:
             from vakaudit.schemas import schema_version
 
             doc = {"schema_version": schema_version("replay"), "steps": out_json, "summary": counts, "ledgers": ledgers}
             typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
         else:
-            typer.echo(f"steps replayed: {steps_total}")
-            typer.echo(f"{'check':<26}{'pass':>7}{'fail':>7}{'n/c':>7}")
+            echo(f"steps replayed: {steps_total}")
+            echo(f"{'check':<26}{'pass':>7}{'fail':>7}{'n/c':>7}")
             for name in CHECK_NAMES:
                 c = counts[name]
-                typer.echo(f"{name:<26}{c['pass']:>7}{c['fail']:>7}{c['not_checkable']:>7}")
+                echo(f"{name:<26}{c['pass']:>7}{c['fail']:>7}{c['not_checkable']:>7}")
             for name in CHECK_NAMES:
                 for label, n in sorted(reasons[name].items(), key=lambda kv: -kv[1])[:5]:
-                    typer.echo(f"  {name} × {n}: {label}")
-            typer.echo(f"prefix-cache breaks: {len(breaks)}")
+                    echo(f"  {name} × {n}: {label}")
+            echo(f"prefix-cache breaks: {len(breaks)}")
             for line in breaks:
-                typer.echo(line)
+                echo(line)
             bad = [r for r in ledgers if r["error"]]
             if bad:
-                typer.echo(f"ledgers not replayable: {len(bad)}")
+                echo(f"ledgers not replayable: {len(bad)}")
                 for r in bad:
                     at = f" (line {r['line']})" if r["line"] else ""
-                    typer.echo(f"  {r['ledger']}{at}: {r['error']}")
+                    echo(f"  {r['ledger']}{at}: {r['error']}")
         if any_fail:
             raise typer.Exit(1)

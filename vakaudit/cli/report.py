@@ -6,12 +6,19 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._output import output_option
+
 
 def register(app: typer.Typer) -> None:
     @app.command("report")
     def report_cmd(
-        home_or_scan: Path = typer.Argument(..., help="A vak home (scanned first) or a scan directory."),
-        out: Path | None = typer.Option(None, "-o", "--out", help="Write the report here (default: stdout)."),
+        home_or_scan: Path | None = typer.Argument(
+            None,
+            help="A vak home (scanned first) or a scan directory (default: $VAK_HOME, else the platform data home).",
+        ),
+        out: Path | None = output_option(
+            None, "-o", "--out", help="Write the report here, outside the home (default, or -: stdout)."
+        ),
         fmt: str = typer.Option("html", "--format", help="html (one self-contained file), md or json."),
         include_content: bool = typer.Option(
             False,
@@ -24,8 +31,11 @@ def register(app: typer.Typer) -> None:
             "--readscale",
             help="A stored readscale result (default: readscale.json in the scan directory).",
         ),
-        scan_out: Path | None = typer.Option(
-            None, "--scan-out", help="Where to write the scan when given a home (default: the scan engine's)."
+        scan_out: Path | None = output_option(
+            None,
+            "--scan-out",
+            help="Where to write the scan when given a home (default: the scan engine's).",
+            folder=True,
         ),
         link_base: str | None = typer.Option(
             None, "--link-base", help="Prefix that turns findings' home-relative paths into links."
@@ -48,7 +58,14 @@ def register(app: typer.Typer) -> None:
         note_v7(home_or_scan, "report")
         from datetime import UTC, datetime
 
+        from vakaudit.outputs import is_stdout
         from vakaudit.report import FORMATS, build_report
+        from vakaudit.scan import resolve_home
+
+        if home_or_scan is None:
+            home_or_scan = resolve_home(None)
+        if is_stdout(out):
+            out = None
 
         if fmt not in FORMATS:
             raise typer.BadParameter(

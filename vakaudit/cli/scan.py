@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._output import output_option
+
 
 def register(app: typer.Typer) -> None:
     @app.command("scan")
@@ -14,8 +16,11 @@ def register(app: typer.Typer) -> None:
         home: Path | None = typer.Argument(
             None, help="The vak home (default: $VAK_HOME, else the platform data home)."
         ),
-        out: Path | None = typer.Option(
-            None, "--out", help="Output directory (default: a per-home folder under ~/.cache/vakaudit/scans)."
+        out: Path | None = output_option(
+            None,
+            "--out",
+            help="Output directory, outside the home (default: a per-home folder under ~/.cache/vakaudit/scans).",
+            folder=True,
         ),
         jobs: int | None = typer.Option(None, "--jobs", "-j", help="Worker processes (default: CPU count)."),
         full: bool = typer.Option(

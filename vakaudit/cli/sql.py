@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._output import output_option
+
 
 def register(app: typer.Typer) -> None:
     @app.command("sql")
@@ -13,8 +15,8 @@ def register(app: typer.Typer) -> None:
         home_or_scan: Path = typer.Argument(..., help="A vak home (scanned first) or a scan directory."),
         query: str = typer.Argument(..., help="One SQL statement over the scan's views."),
         json_out: bool = typer.Option(False, "--json", help="Print the rows as a JSON array."),
-        scan_out: Path | None = typer.Option(
-            None, "--scan-out", help="Where to write the scan when given a home."
+        scan_out: Path | None = output_option(
+            None, "--scan-out", help="Where to write the scan when given a home.", folder=True
         ),
     ) -> None:
         """Run one SQL statement with DuckDB over a scan's tables and the analysis views."""

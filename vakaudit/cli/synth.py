@@ -6,11 +6,15 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._output import output_argument
+
 
 def register(app: typer.Typer) -> None:
     @app.command("synth")
     def synth(
-        out: Path = typer.Argument(..., help="Directory to create the home in (missing or empty)."),
+        out: Path = output_argument(
+            ..., help="Directory to create the home in (missing or empty; not inside another vak home)."
+        ),
         profile: str = typer.Option(
             "tiny", "--profile", help="tiny | measured (the capacity report's home)."
         ),
@@ -30,7 +34,11 @@ def register(app: typer.Typer) -> None:
         """Write a complete synthetic vak home (ledgers, side ledgers, checkpoints, store.db, config)."""
         import time
 
+        from vakaudit.cli._output import homes_around
+        from vakaudit.outputs import check_output
         from vakaudit.synth import build_home
+
+        out = check_output(out, homes_around(out), folder=True)
 
         started = time.perf_counter()
         last = [0.0]

@@ -33,14 +33,16 @@ Chain breaks (prev_hash_mismatch, line_modified, lines_reordered) are errors in 
 Exit codes:
   0  no finding at or above --fail-on (default: error)
   1  findings at or above --fail-on
-  2  usage error (bad option, home not found, unreadable seal file)
+  2  usage error (bad option, home not found, not a vak home, unreadable seal file)
 """
 
 
 def register(app: typer.Typer) -> None:
     @app.command("verify", help=HELP)
     def verify_cmd(
-        home: Path = typer.Argument(..., help="The vak home directory (the data home, e.g. $VAK_HOME)."),
+        home: Path | None = typer.Argument(
+            None, help="The vak home directory (default: $VAK_HOME, else the platform data home)."
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print the report as JSON on stdout."),
         torn: TornPolicy = typer.Option(
             TornPolicy.TOLERATE_TAIL, "--torn", case_sensitive=False, help="How bad lines are graded."

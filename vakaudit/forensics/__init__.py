@@ -21,7 +21,6 @@ from typing import Any
 # name -> submodule; loaded on first use, so that importing one small part (the CLI needs only the
 # severity policy to declare its options) does not import the whole verifier and pyarrow with it
 _EXPORTS = {
-    "is_inside": "_io",
     "HomeReport": "home",
     "verify_home": "home",
     "LONG_LINE_BYTES": "ledger",
@@ -68,7 +67,6 @@ __all__ = [
     "TIMELINE_SCHEMA",
     "TornPolicy",
     "build_timeline",
-    "is_inside",
     "read_seal",
     "seal_file",
     "seal_home",

@@ -12,7 +12,7 @@ import os
 import stat
 from collections.abc import Iterator
 
-__all__ = ["open_evidence", "iter_framed_lines", "is_inside", "CHUNK_BYTES"]
+__all__ = ["open_evidence", "iter_framed_lines", "CHUNK_BYTES"]
 
 CHUNK_BYTES = 1 << 20
 
@@ -24,8 +24,9 @@ def open_evidence(path: str | os.PathLike) -> int:
     """Open ``path`` read-only without following a final symlink; returns a descriptor.
 
     Raises ``OSError`` (``ELOOP`` for a symlink, ``EACCES`` when unreadable, ...). Refuses anything
-    but a regular file with ``IsADirectoryError``/``OSError``.
+    but a regular file with ``IsADirectoryError``/``OSError``. ``~`` is expanded.
     """
+    path = os.path.expanduser(os.fspath(path))
     try:
         fd = os.open(path, _BASE_FLAGS | _NOATIME)
     except PermissionError:
@@ -88,10 +89,3 @@ def iter_framed_lines(
         base += len(chunk)
     if pieces:
         yield line_no + 1, start, b"".join(pieces), False
-
-
-def is_inside(home: str | os.PathLike, path: str | os.PathLike) -> bool:
-    """True when ``path`` (resolved) is ``home`` or below it: vakaudit never writes there."""
-    h = os.path.realpath(home)
-    p = os.path.realpath(path)
-    return p == h or p.startswith(h.rstrip("/") + "/")

@@ -27,7 +27,7 @@ import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -35,6 +35,7 @@ from vakaudit.errors import UsageError
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.forensics._io import iter_framed_lines, open_evidence
 from vakaudit.forensics.policy import severity_of
+from vakaudit.outputs import write_output
 from vakaudit.scan import iter_home_files, resolve_home
 
 __all__ = [
@@ -123,14 +124,21 @@ def seal_home(
     }
 
 
-def write_seal(seal: dict[str, Any], out: str | os.PathLike) -> None:
-    """Write a seal as pretty JSON (the caller makes sure ``out`` is not inside the home)."""
-    Path(out).write_bytes(orjson.dumps(seal, option=orjson.OPT_INDENT_2) + b"\n")
+def write_seal(
+    seal: dict[str, Any], out: str | os.PathLike | BinaryIO, home: str | os.PathLike | None = None
+) -> None:
+    """Write a seal as pretty JSON to the path ``out`` (refused inside ``home``, written through
+    :func:`vakaudit.outputs.write_output`) or to an open binary stream."""
+    data = orjson.dumps(seal, option=orjson.OPT_INDENT_2) + b"\n"
+    if hasattr(out, "write"):
+        out.write(data)
+    else:
+        write_output(out, data, home)
 
 
 def read_seal(path: str | os.PathLike) -> dict[str, Any]:
     """Load and check a seal file; raises :class:`UsageError` when it is not one."""
-    p = Path(path)
+    p = Path(path).expanduser()
     try:
         seal = orjson.loads(p.read_bytes())
     except FileNotFoundError:

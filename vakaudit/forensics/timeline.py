@@ -24,7 +24,7 @@ import io
 import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 import pyarrow as pa
@@ -32,9 +32,17 @@ import pyarrow.compute as pc
 
 from vakaudit.forensics._io import iter_framed_lines, open_evidence
 from vakaudit.ledger import parse_ts
+from vakaudit.outputs import open_output
 from vakaudit.scan import iter_home_files, resolve_home
 
-__all__ = ["TIMELINE_SCHEMA", "build_timeline", "iter_timeline_rows", "write_timeline", "TIMELINE_FORMATS"]
+__all__ = [
+    "TIMELINE_SCHEMA",
+    "build_timeline",
+    "csv_cell",
+    "iter_timeline_rows",
+    "write_timeline",
+    "TIMELINE_FORMATS",
+]
 
 TIMELINE_SCHEMA = pa.schema(
     [
@@ -195,23 +203,48 @@ def build_timeline(
     return table.take(order)
 
 
-def write_timeline(table: pa.Table, out: str | os.PathLike, fmt: str = "jsonl") -> int:
-    """Write ``table`` as JSON Lines or CSV (header row, RFC 4180 quoting); returns the row count."""
+def write_timeline(
+    table: pa.Table, out: str | os.PathLike | BinaryIO, fmt: str = "jsonl", home: str | os.PathLike | None = None
+) -> int:
+    """Write ``table`` as JSON Lines or CSV (header row, RFC 4180 quoting, :func:`csv_cell` cells) to
+    the path ``out`` (refused inside ``home``, written through :func:`vakaudit.outputs.open_output`)
+    or to an open binary stream; returns the row count."""
     if fmt not in TIMELINE_FORMATS:
         raise ValueError(f"unknown timeline format {fmt!r}")
-    names = table.schema.names
-    with open(out, "wb") as f:
-        if fmt == "jsonl":
-            for batch in table.to_batches(65_536):
-                for row in batch.to_pylist():
-                    f.write(orjson.dumps(row) + b"\n")
-        else:
-            text = io.TextIOWrapper(f, encoding="utf-8", newline="")
-            w = csv.writer(text)
-            w.writerow(names)
-            for batch in table.to_batches(65_536):
-                for row in batch.to_pylist():
-                    w.writerow(["" if row[n] is None else row[n] for n in names])
-            text.flush()
-            text.detach()
+    if hasattr(out, "write"):
+        _write_rows(table, out, fmt)
+    else:
+        with open_output(out, home) as f:
+            _write_rows(table, f, fmt)
     return table.num_rows
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text: a string that starts with ``=``, ``+``, ``-``, ``@``,
+    a tab or a carriage return (a formula to Excel, LibreOffice and Sheets) gets a leading ``'``
+    (OWASP "CSV injection"); None is the empty cell; anything else is unchanged."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value[:1] in _FORMULA_STARTS:
+        return "'" + value
+    return value
+
+
+_FORMULA_STARTS = frozenset("=+-@\t\r")
+
+
+def _write_rows(table: pa.Table, f: BinaryIO, fmt: str) -> None:
+    names = table.schema.names
+    if fmt == "jsonl":
+        for batch in table.to_batches(65_536):
+            for row in batch.to_pylist():
+                f.write(orjson.dumps(row) + b"\n")
+        return
+    text = io.TextIOWrapper(f, encoding="utf-8", newline="")
+    w = csv.writer(text)
+    w.writerow(names)
+    for batch in table.to_batches(65_536):
+        for row in batch.to_pylist():
+            w.writerow([csv_cell(row[n]) for n in names])
+    text.flush()
+    text.detach()

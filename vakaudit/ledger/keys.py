@@ -39,18 +39,21 @@ def _lossy_utf8(path: str | bytes | os.PathLike) -> bytes:
 
 
 def workspace_key(path: str | bytes | os.PathLike) -> str:
-    """vak's per-workspace directory name: FNV-1a 64 as 16 lowercase hex digits."""
+    """vak's per-workspace directory name: FNV-1a 64 as 16 lowercase hex digits.
+
+    ``path`` is the workspace path as vak recorded it, hashed byte for byte: ``~`` is not expanded
+    (vak hashes the absolute cwd; expanding would change the key of the very string given)."""
     return f"{fnv1a64(_lossy_utf8(path)):016x}"
 
 
 def agent_sessions_home(data_home: str | os.PathLike, agent_id: str = "vak") -> Path:
     """Sessions home of an agent (3.2.0 on): ``<data-home>/agents/<agent-id>``."""
-    return Path(data_home) / "agents" / agent_id
+    return Path(data_home).expanduser() / "agents" / agent_id
 
 
 def session_dir(sessions_home: str | os.PathLike, cwd: str | bytes | os.PathLike) -> Path:
     """``<sessions-home>/sessions/<workspace_key(cwd)>``."""
-    return Path(sessions_home) / "sessions" / workspace_key(cwd)
+    return Path(sessions_home).expanduser() / "sessions" / workspace_key(cwd)
 
 
 def session_path(sessions_home: str | os.PathLike, cwd: str | bytes | os.PathLike, session_id: str) -> Path:

@@ -94,7 +94,7 @@ class SessionLog:
         generation: str | None = None,
     ) -> SessionLog:
         """Create a new ledger and write its header (§6.1). Refuses a non-empty file (ExistsError)."""
-        p = Path(path)
+        p = Path(path).expanduser()
         p.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
         cls._lock(fd, p)
@@ -117,7 +117,7 @@ class SessionLog:
         strict_utf8: bool = True,
     ) -> SessionLog:
         """Open an existing ledger for appending: exclusive lock for the handle's lifetime (§6.2)."""
-        p = Path(path)
+        p = Path(path).expanduser()
         fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)  # missing -> FileNotFoundError
         cls._lock(fd, p)
         log = cls(p, fd=fd, clock=clock, new_id=new_id, fsync=fsync, generation=generation)
@@ -134,7 +134,7 @@ class SessionLog:
     ) -> SessionLog:
         """Open without a lock (works while another process holds it and appends); appends raise
         :class:`~vakaudit.errors.LockedError`."""
-        log = cls(Path(path), fd=None, clock=None, new_id=None, fsync=False, generation=generation)
+        log = cls(Path(path).expanduser(), fd=None, clock=None, new_id=None, fsync=False, generation=generation)
         log._read(strict_utf8)
         return log
 

@@ -597,7 +597,7 @@ def _child_status(
         return None
     from vakaudit.ledger.log import SessionLog
 
-    path = session_path(Path(sessions_home), cwd, child_id)
+    path = session_path(Path(sessions_home).expanduser(), cwd, child_id)
     # vak opens the child for writing: a child still held by a live process (or missing) yields no
     # status, so its item is interrupted rather than trusted. The handle writes nothing.
     try:

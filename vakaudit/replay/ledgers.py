@@ -17,7 +17,7 @@ def iter_ledger_paths(home_or_ledger: str | os.PathLike) -> Iterator[Path]:
     Covers `sessions/<key>/` at the root, `agents/<id>/sessions/<key>/` and nested homes. Symlinks
     are never followed (a home is read without leaving it).
     """
-    root = Path(home_or_ledger)
+    root = Path(home_or_ledger).expanduser()
     if root.is_file():
         yield root
         return

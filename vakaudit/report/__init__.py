@@ -19,9 +19,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 
 from vakaudit.errors import UsageError
+from vakaudit.outputs import check_output, write_output
 from vakaudit.report.inputs import ReportInputs, load_inputs
 
 FORMATS = ("html", "md", "json")
@@ -63,6 +63,11 @@ def build_report(
     """
     if format not in FORMATS:
         raise UsageError(f"unknown report format {format!r}; choose one of {', '.join(FORMATS)}")
+    from vakaudit.analyze._open import scan_home_of
+
+    home = scan_home_of(home_or_scan)
+    if out is not None:
+        check_output(out, home)  # before any work: nothing is written when it is refused
     inputs = load_inputs(
         home_or_scan,
         include_content=include_content,
@@ -80,11 +85,7 @@ def build_report(
     finally:
         inputs.con.close()
     if out is not None:
-        path = Path(out)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        write_output(out, text, home)
     return text
 
 

@@ -62,4 +62,30 @@ def ms(value: float | None) -> str:
     return f"{v / 1000:.1f}{THIN}s"
 
 
+class MarkdownText(str):
+    """Text already escaped for Markdown (a macro's output): :func:`md_escape` passes it through."""
+
+
+#: what a value from the home may not bring into Markdown: raw HTML (``<script>``, ``<img onerror>``,
+#: entities), a backtick that ends the code span around it, a ``|`` that splits a table cell,
+#: brackets that start a link, and line breaks that end a table row
+_MD_ESCAPES = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", ">": "&gt;", "`": "&#96;", "|": "\\|", "[": "\\[", "]": "\\]",
+     "\r": " ", "\n": " "}
+)  # fmt: skip
+
+
+def md_escape(value: object) -> object:
+    """The one escaping of the Markdown report: every ``{{ … }}`` output goes through it (the
+    environment's ``finalize``), so text from the home renders as text, never as HTML or markup."""
+    if isinstance(value, MarkdownText) or not isinstance(value, str):
+        return value
+    return value.translate(_MD_ESCAPES)
+
+
+def md_safe(value: object) -> MarkdownText:
+    """Mark a macro's output (its own expressions already escaped) so it is not escaped twice."""
+    return MarkdownText(value)
+
+
 FILTERS = {"num": num, "size": size, "pct": pct, "ratio": ratio, "ms": ms}

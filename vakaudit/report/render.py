@@ -25,7 +25,7 @@ from markupsafe import Markup
 
 from vakaudit.report import sections as sections_pkg
 from vakaudit.report.charts import ENABLED as CHARTS_ENABLED
-from vakaudit.report.filters import FILTERS
+from vakaudit.report.filters import FILTERS, md_escape, md_safe
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -86,8 +86,10 @@ def markdown_environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=md_escape,
     )
     env.filters.update(FILTERS)
+    env.filters["md_safe"] = md_safe
     return env
 
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import io
-import json
 import os
 import shutil
 import time
@@ -64,6 +63,8 @@ from vakaudit.artifacts.session_ledger import (
 )
 from vakaudit.errors import ScanError, UsageError
 from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
+from vakaudit.outputs import check_output
+from vakaudit.scan.manifest import MANIFEST, read_manifest
 from vakaudit.scan.tables import (
     CORE_TABLES,
     FILES_SCHEMA,
@@ -84,7 +85,6 @@ from vakaudit.scan.walk import (
 if TYPE_CHECKING:  # pragma: no cover
     from vakaudit.scan.result import ScanResult
 
-MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 2
 SIDE_PART_BYTES = 1 << 20  # side files whose rows take this many Arrow bytes stream into their own part
 # side tables are small and varied: zstd alone compresses them smaller than dictionary pages, ~20 % faster
@@ -695,25 +695,25 @@ def _file_key(rel_path: str) -> str:
     return hashlib.sha256(rel_path.encode("utf-8", "surrogateescape")).hexdigest()[:20]
 
 
-def default_out(home: Path) -> Path:
+def default_out(home: str | os.PathLike[str]) -> Path:
     """Where a scan goes when no ``--out`` is given: a per-home folder in the user cache, never in the home."""
+    home = Path(home).expanduser()
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     tag = hashlib.sha256(str(home).encode()).hexdigest()[:12]
     out = Path(cache) / "vakaudit" / "scans" / f"{home.name or 'home'}-{tag}"
-    if _is_inside(out, home):
+    try:
+        check_output(out, home, folder=True)
+    except UsageError:  # a home under the cache folder (or holding it): use the temp folder instead
         import tempfile
 
         out = Path(tempfile.gettempdir()) / "vakaudit-scans" / f"{home.name or 'home'}-{tag}"
+        check_output(out, home, folder=True)
     return out
 
 
-def _is_inside(path: Path, root: Path) -> bool:
-    p = os.path.realpath(path)
-    r = os.path.realpath(root)
-    return p == r or p.startswith(r.rstrip("/") + "/")
-
-
-def _load_manifest(out: Path, home: Path) -> dict[str, Any] | None:
+def _load_manifest(out: Path, home: Path, *, full: bool = False) -> dict[str, Any] | None:
+    """The previous scan's manifest in ``out`` (None: start over); with ``full`` an unreadable one
+    is started over too."""
     from vakaudit import __version__
 
     path = out / MANIFEST
@@ -724,9 +724,11 @@ def _load_manifest(out: Path, home: Path) -> dict[str, Any] | None:
             )
         return None
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ScanError(f"cannot read {path}: {exc}; delete the directory or choose another --out") from exc
+        manifest = read_manifest(out)
+    except ScanError:
+        if full:
+            return None
+        raise
     if manifest.get("home") != str(home):
         raise ScanError(
             f"{out} holds a scan of another home ({manifest.get('home')}); choose another --out for {home}"
@@ -948,12 +950,10 @@ def scan_home(
 
     t0 = time.perf_counter()
     home_p = resolve_home(home)
-    out_p = Path(os.path.abspath(out)) if out is not None else default_out(home_p)
-    if _is_inside(out_p, home_p):
-        raise UsageError(f"--out {out_p} lies inside the home {home_p}; a scan never writes into the home")
+    out_p = check_output(out, home_p, folder=True) if out is not None else default_out(home_p)
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {jobs}")
-    manifest = _load_manifest(out_p, home_p)
+    manifest = _load_manifest(out_p, home_p, full=full)
     if manifest is None and out_p.exists():
         for child in out_p.iterdir():  # stale scan by another vakaudit version: start over
             shutil.rmtree(child) if child.is_dir() else child.unlink()

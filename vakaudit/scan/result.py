@@ -6,7 +6,6 @@ one costs nothing. :func:`open_scan` reopens a scan written earlier.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from vakaudit.errors import ScanError
-from vakaudit.scan.engine import MANIFEST, ScanStats
+from vakaudit.scan.engine import ScanStats
+from vakaudit.scan.manifest import read_manifest
 from vakaudit.scan.tables import all_tables
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -110,14 +109,8 @@ def _schema(name: str) -> pa.Schema | None:
 
 def open_scan(out: str | os.PathLike[str]) -> ScanResult:
     """Reopen the scan written into ``out`` (raises :class:`ScanError` when there is none)."""
-    out_p = Path(os.path.abspath(out))
-    path = out_p / MANIFEST
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ScanError(
-            f"no vakaudit scan in {out_p} ({exc}); run `vakaudit scan HOME --out {out_p}`"
-        ) from exc
+    out_p = Path(os.path.abspath(Path(os.fspath(out)).expanduser()))
+    doc = read_manifest(out_p)
     stats = ScanStats(**{k: v for k, v in doc.get("stats", {}).items() if k in ScanStats.__slots__})
     return ScanResult(
         Path(doc["home"]), out_p, doc["layout"], doc["scanned_at"], doc["tool_version"], stats, doc["tables"]

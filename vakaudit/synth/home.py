@@ -489,7 +489,7 @@ def build_home(
     if layout not in ("g1", "g2"):
         raise UsageError(f"unknown layout {layout!r}; choose g1 or g2")
     prof = get_profile(profile, turns=turns, sessions=sessions)
-    out = Path(out)
+    out = Path(out).expanduser()
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out} exists and is not an empty directory; choose a new output directory")
     out.mkdir(parents=True, exist_ok=True)
@@ -515,7 +515,7 @@ def build_one_session(
         raise UsageError(f"unknown app_version {app_version!r}; choose one of: {', '.join(APP_VERSIONS)}")
     if turns < 1:
         raise UsageError("turns must be at least 1")
-    out = Path(out)
+    out = Path(out).expanduser()
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out} exists and is not an empty directory; choose a new output directory")
     out.mkdir(parents=True, exist_ok=True)

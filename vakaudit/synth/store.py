@@ -9,6 +9,7 @@ removed, which keeps the file byte-for-byte reproducible for a given SQLite vers
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -82,7 +83,8 @@ def _message_row(obj: dict) -> tuple[str | None, str | None, str | None, str, in
 class StoreWriter:
     """A v1 store under ``cache_dir``; import ledgers with :meth:`import_session`."""
 
-    def __init__(self, cache_dir: Path) -> None:
+    def __init__(self, cache_dir: str | os.PathLike[str]) -> None:
+        cache_dir = Path(cache_dir).expanduser()
         cache_dir.mkdir(parents=True, exist_ok=True)
         self.path = cache_dir / "store.db"
         self._db = sqlite3.connect(self.path, isolation_level=None)
@@ -92,12 +94,15 @@ class StoreWriter:
         self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('version', '1')")
         self.rows = 0
 
-    def import_session(self, ledger: Path, project_hash: str, *, max_bytes: int | None = None) -> int | None:
+    def import_session(
+        self, ledger: str | os.PathLike[str], project_hash: str, *, max_bytes: int | None = None
+    ) -> int | None:
         """Index every entry of ``ledger`` not yet in the store; return how many were added.
 
         With ``max_bytes``, an import that would grow the database past it is rolled back and None
         is returned (the store is left as it was).
         """
+        ledger = Path(ledger).expanduser()
         session_id = ledger.stem
         db = self._db
         added = 0
