@@ -20,6 +20,8 @@ from vakaudit.cli._output import OUTPUT_NAMES
 from vakaudit.errors import UsageError
 from vakaudit.outputs import check_output, open_output, write_output
 
+REPO = Path(__file__).resolve().parent.parent
+
 #: how each command is called apart from the output under test ({home} is the home)
 BASE_ARGS = {
     "scan": ["{home}", "-q"],
@@ -31,6 +33,8 @@ BASE_ARGS = {
     "timeline": ["{home}"],
     "readscale": ["--turns", "10", "--repeats", "1"],  # reads no home: guarded against $VAK_HOME
     "synth": [],  # writes a new home: guarded against $VAK_HOME and any home above it
+    "baseline": ["{home}"],
+    "check": ["{home}", "--baseline", "{baseline}"],
 }
 OUTPUT_PARAM_NAMES = {"out", "output", "export", "junit", "lake", "keys_out", "scan_out", "workdir"}
 
@@ -103,12 +107,12 @@ def test_every_output_option_refuses_a_path_inside_the_home(
     assert params
     for command, param in params:
         assert command in BASE_ARGS, f"add how to call `{command}` to BASE_ARGS"
-        base = [a.format(home=home) for a in BASE_ARGS[command]]
+        base = [a.format(home=home, baseline=REPO / "examples" / "ci-baseline-tiny.json") for a in BASE_ARGS[command]]
         if param.param_type_name == "argument":
             args = [command, *base, str(inside)]
         else:
             args = [command, *base, param.opts[-1], str(inside)]
-        if command in ("seal", "timeline") and param.name != "out":
+        if command in ("seal", "timeline", "baseline") and param.name != "out":
             args += ["-o", str(tmp_path / "ok.out")]
         result = runner.invoke(app, args)
         assert result.exit_code == 2, (args, result.output[-1500:])

@@ -7,12 +7,16 @@ made with its mtimes preserved; the snapshot covers every file and directory, so
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from vakaudit.cli import app
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -60,7 +64,8 @@ def home7(tmp_path: Path) -> Path:
     return dst
 
 
-def test_every_reading_command_leaves_a_7_0_home_untouched(home7: Path, tmp_path: Path) -> None:
+def test_every_reading_command_leaves_a_7_0_home_untouched(home7: Path, tmp_path: Path, tree_snapshot) -> None:  # noqa: ANN001
+    _snapshot = tree_snapshot
     # refs.db is a WAL-mode SQLite file: opening it in place would leave -wal/-shm files behind
     before = _snapshot(home7)
     assert any(name.endswith("refs.db") for name in before)
