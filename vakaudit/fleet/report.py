@@ -110,7 +110,9 @@ def _histogram(values: list[float], *, bins: int = 8) -> list[dict[str, Any]]:
     if not pos:
         return []
     lo, hi = math.log10(min(pos)), math.log10(max(pos))
-    width = (hi - lo) / bins or 1.0
+    if hi == lo:  # every home the same: one bar
+        return [{"range": size(10**lo, 0), "homes": len(pos)}]
+    width = (hi - lo) / bins
     counts = [0] * bins
     for v in pos:
         counts[min(int((math.log10(v) - lo) / width), bins - 1)] += 1
