@@ -19,6 +19,7 @@ ALLOWED = {
     "synth": {"ledger", "replay", "artifacts"},
     "levers": {"ledger", "synth", "scan", "analyze", "artifacts"},
     "report": {"ledger", "artifacts", "scan", "analyze", "forensics", "replay", "levers"},
+    "fleet": {"ledger", "artifacts", "scan", "analyze", "report"},
 }
 
 

@@ -96,7 +96,12 @@ def _run(
     retries: int,
     progress: Callable[[dict[str, Any]], None] | None,
 ) -> list[dict[str, Any]]:
-    from distributed import Client, LocalCluster, as_completed
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise UsageError(
+            "vakaudit fleet scan runs on Dask distributed, which is not installed: pip install 'vakaudit[fleet]'"
+        ) from None
 
     cluster = None
     if scheduler:
