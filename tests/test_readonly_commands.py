@@ -91,3 +91,24 @@ def test_every_reading_command_leaves_a_7_0_home_untouched(home7: Path, tmp_path
     for args in (commands[4], commands[7], commands[8]):
         result = runner.invoke(app, args)
         assert "is a 7.0 data-baseline home (layout g3)" in result.stderr, args
+
+
+def test_a_fleet_task_leaves_the_home_untouched(home: Path, tmp_path: Path, tree_snapshot) -> None:  # noqa: ANN001
+    _snapshot = tree_snapshot
+    # what every Dask worker of `vakaudit fleet scan` runs for one home, twice (the rescan is incremental)
+    from vakaudit import __version__
+    from vakaudit.fleet import lake as L
+    from vakaudit.fleet.task import scan_into_lake
+
+    before = _snapshot(home)
+    lake = tmp_path / "lake"
+    L.init_lake(lake, __version__)
+    for _ in range(2):
+        outcome = scan_into_lake(str(home), str(lake), "run")
+        assert outcome["ok"], outcome
+        assert _snapshot(home) == before
+    runner = CliRunner()
+    for args in (["fleet", "analyze", str(lake), "--json"], ["sql", str(lake), "select count(*) from entries"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, (args, result.output[-2000:])
+        assert _snapshot(home) == before

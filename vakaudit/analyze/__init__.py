@@ -3,6 +3,7 @@
 Public API::
 
     analyze(scan_or_home, *, turns=(1000, 10000, 100000)) -> Analysis
+    analyze_views(con, *, turns=..., gb=...) -> Analysis    (the same over any open home's views)
     open_scan(path) -> duckdb connection with one view per scan table plus the analysis views
     metric_names(), run_metric(con, name) -> MetricResult
     readscale.run(turns=..., out=None) -> ReadScaleResult      (measured read scaling)
@@ -88,30 +89,36 @@ def analyze(
     scan = resolve_scan(scan_or_home, out=scan_out, progress=progress)
     con = open_scan(scan)
     try:
-        metrics: dict[str, MetricResult] = {}
-        for name in metric_names():
-            if progress:
-                progress(f"metric {name}")
-            metrics[name] = run_metric(con, name)
-        proj = _build_projection(con, metrics, turns=turns, gb=gb)
+        result = analyze_views(con, turns=turns, gb=gb, progress=progress)
     finally:
         con.close()
-    headline = _headline(metrics)
-    provenance = {k: metrics[src].measured for k, src in HEADLINE_SOURCES.items() if src in metrics}
-    provenance["projection"] = proj.method
-    stored = None
+    result.scan_dir = scan
     if (scan / readscale.RESULT_FILE).is_file():
         stored = readscale.load(scan).to_dict()
         stored.pop("stored_at", None)
-        provenance["readscale"] = stored["method"]
-    return Analysis(
-        metrics=metrics,
-        headline=headline,
-        projection=proj,
-        scan_dir=scan,
-        provenance=provenance,
-        readscale=stored,
-    )
+        result.provenance["readscale"] = stored["method"]
+        result.readscale = stored
+    return result
+
+
+def analyze_views(
+    con: Any,
+    *,
+    turns: Iterable[int] = _projection.DEFAULT_TURNS,
+    gb: Iterable[float] = _projection.DEFAULT_GB,
+    progress: Callable[[str], None] | None = None,
+) -> Analysis:
+    """Every metric and the projection over an open connection holding one home's views
+    (:func:`open_scan`, or one home of a fleet lake)."""
+    metrics: dict[str, MetricResult] = {}
+    for name in metric_names():
+        if progress:
+            progress(f"metric {name}")
+        metrics[name] = run_metric(con, name)
+    proj = _build_projection(con, metrics, turns=turns, gb=gb)
+    provenance = {k: metrics[src].measured for k, src in HEADLINE_SOURCES.items() if src in metrics}
+    provenance["projection"] = proj.method
+    return Analysis(metrics=metrics, headline=_headline(metrics), projection=proj, provenance=provenance)
 
 
 def _headline(m: dict[str, MetricResult]) -> dict[str, Any]:
@@ -176,6 +183,7 @@ __all__ = [
     "MetricResult",
     "Projection",
     "analyze",
+    "analyze_views",
     "metric_names",
     "open_scan",
     "project",

@@ -104,25 +104,41 @@ def open_scan(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     if not is_scan_dir(scan):
         raise ScanError(f"{scan} is not a scan directory (no {MANIFEST}); scan the home first")
     read_manifest(scan)  # a damaged manifest is named, with what to do
+    sources = {
+        name: "read_parquet([" + ", ".join(_sql_str(str(f)) for f in files) + "], union_by_name = true)"
+        for name, files in _table_dirs(scan).items()
+    }
+    return open_views(sources)
+
+
+def open_views(
+    sources: dict[str, str], *, partition: tuple[tuple[str, str], ...] = ()
+) -> duckdb.DuckDBPyConnection:
+    """The views :func:`open_scan` makes, over any Parquet: ``sources`` maps a scan table that has
+    files to the DuckDB expression reading them (``read_parquet(...)``). ``partition`` names columns
+    (with their SQL types) that the sources carry on top of a scan's, e.g. a lake's ``home_id``: the
+    derived views keep them and group by them, so rows of different partitions never merge."""
     con = duckdb.connect(":memory:")
-    tables = _table_dirs(scan)
     for name, schema in _scan_schemas().items():
-        if name not in tables:  # the scan wrote no rows for it: an empty view with its schema
+        if name not in sources:  # no rows for it: an empty view with its schema
             con.register(f"_empty_{name}", schema.empty_table())
-            con.execute(f"CREATE VIEW {_quote(name)} AS SELECT * FROM {_quote('_empty_' + name)}")
-    for name, files in tables.items():
-        listing = "[" + ", ".join(_sql_str(str(f)) for f in files) + "]"
-        con.execute(
-            f"CREATE VIEW {_quote(name)} AS SELECT * FROM read_parquet({listing}, union_by_name = true)"
-        )
+            extra = "".join(f", NULL::{typ} AS {_quote(col)}" for col, typ in partition)
+            con.execute(
+                f"CREATE VIEW {_quote(name)} AS SELECT *{extra} FROM {_quote('_empty_' + name)} WHERE false"
+                if extra
+                else f"CREATE VIEW {_quote(name)} AS SELECT * FROM {_quote('_empty_' + name)}"
+            )
+    for name, expr in sources.items():
+        con.execute(f"CREATE VIEW {_quote(name)} AS SELECT * FROM {expr}")
     cards = write_cards_table()
     con.register("write_cards_arrow", cards)
     con.execute("CREATE TABLE write_cards AS SELECT * FROM write_cards_arrow")
     con.unregister("write_cards_arrow")
-    _ensure_required(con, tables)
+    keys = tuple(col for col, _ in partition)
+    _ensure_required(con, partition)
     con.execute(f"CREATE VIEW ledger_file AS SELECT * FROM files WHERE kind = {_sql_str(LEDGER_KIND)}")
-    con.execute(_artifact_writes_sql(tables))
-    for stmt in _base_view_statements():
+    con.execute(_artifact_writes_sql(set(sources), keys))
+    for stmt in base_view_statements(keys):
         con.execute(stmt)
     return con
 
@@ -142,7 +158,7 @@ _REQUIRED: dict[str, str] = {
 }
 
 
-def _ensure_required(con: duckdb.DuckDBPyConnection, tables: dict[str, list[Path]]) -> None:
+def _ensure_required(con: duckdb.DuckDBPyConnection, partition: tuple[tuple[str, str], ...]) -> None:
     existing = {
         r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
     }
@@ -151,37 +167,48 @@ def _ensure_required(con: duckdb.DuckDBPyConnection, tables: dict[str, list[Path
             raise ScanError(f"scan has no {must!r} table; re-run the scan")
     for name, cols in _REQUIRED.items():
         if name not in existing:
-            con.execute(f"CREATE VIEW {_quote(name)} AS SELECT {cols} WHERE false")
+            extra = "".join(f", NULL::{typ} AS {_quote(col)}" for col, typ in partition)
+            con.execute(f"CREATE VIEW {_quote(name)} AS SELECT {cols}{extra} WHERE false")
 
 
-def _artifact_writes_sql(tables: dict[str, list[Path]]) -> str:
+def _artifact_writes_sql(tables: set[str], keys: tuple[str, ...] = ()) -> str:
     """``artifact_writes(kind, writes, size_bytes)``: per artifact kind present in the home, the
-    writes seen (ledger: entries; a kind with a rows table: its rows; else: its files) and bytes."""
-    parts = [
-        "SELECT kind, count(*) AS files, sum(size_bytes) AS size_bytes FROM files GROUP BY kind",
+    writes seen (ledger: entries; a kind with a rows table: its rows; else: its files) and bytes.
+    ``keys``: partition columns (a lake's ``home_id``) counted apart and kept in front."""
+    lead = "".join(f"{_quote(k)}, " for k in keys)
+    kinds = {k.name for k in artifact_kinds()}
+    counts = [
+        f"SELECT {lead}{_sql_str(LEDGER_KIND)} AS kind, count(*) AS n FROM entries WHERE kind IS NOT NULL"
+        + (f" GROUP BY {lead.rstrip(', ')}" if keys else "")
     ]
-    counts = [f"SELECT {_sql_str(LEDGER_KIND)} AS kind, count(*) AS n FROM entries WHERE kind IS NOT NULL"]
     for name in sorted(tables):
-        if name in {k.name for k in artifact_kinds()} and name != LEDGER_KIND and name in WRITE_UNITS:
-            unit = WRITE_UNITS[name]
-            if unit:
-                counts.append(f"SELECT {_sql_str(name)} AS kind, {unit} AS n FROM {_quote(name)}")
-        elif name in {k.name for k in artifact_kinds()} and name != LEDGER_KIND:
-            counts.append(f"SELECT {_sql_str(name)} AS kind, count(*) AS n FROM {_quote(name)}")
+        if name not in kinds or name == LEDGER_KIND:
+            continue
+        unit = WRITE_UNITS.get(name, "count(*)")
+        if unit:
+            counts.append(
+                f"SELECT {lead}{_sql_str(name)} AS kind, {unit} AS n FROM {_quote(name)}"
+                + (f" GROUP BY {lead.rstrip(', ')}" if keys else "")
+            )
+    using = ", ".join([*(_quote(k) for k in keys), "kind"])
     return (
         "CREATE VIEW artifact_writes AS WITH f AS ("
-        + parts[0]
-        + "), r AS ("
+        f"SELECT {lead}kind, count(*) AS files, sum(size_bytes) AS size_bytes FROM files GROUP BY {lead}kind"
+        "), r AS ("
         + " UNION ALL ".join(counts)
         + ") "
-        "SELECT f.kind, coalesce(r.n, f.files) AS writes, f.files AS file_count, f.size_bytes "
-        "FROM f LEFT JOIN r USING (kind)"
+        f"SELECT {''.join(f'f.{_quote(k)}, ' for k in keys)}f.kind, coalesce(r.n, f.files) AS writes, "
+        "f.files AS file_count, f.size_bytes "
+        f"FROM f LEFT JOIN r USING ({using})"
     )
 
 
 @cache
-def _base_view_statements() -> tuple[str, ...]:
+def base_view_statements(keys: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The statements of ``base_views.sql``; its ``/*keys*/`` marks are where partition columns
+    (``keys``, e.g. a lake's ``home_id``) go in a select list and a GROUP BY."""
     text = resources.files("vakaudit.analyze").joinpath("base_views.sql").read_text(encoding="utf-8")
+    text = text.replace("/*keys*/", "".join(f"{_quote(k)}, " for k in keys))
     return tuple(s.strip() for s in text.split("\n;;\n") if s.strip() and not _only_comments(s))
 
 

@@ -1,6 +1,7 @@
 -- Analysis views over the scan's tables, shared by the metric queries. Created by open_scan();
 -- statements are separated by a line holding only ';;'. Names here are the analysis vocabulary;
--- scan tables keep their own names.
+-- scan tables keep their own names. A /*keys*/ mark is where the partition columns of a fleet lake
+-- (home_id) go, so the same views serve one scan and a lake of many homes.
 
 -- Parsed ledger entries only (blank and unparseable lines have no kind).
 CREATE OR REPLACE VIEW ledger_entry AS
@@ -13,7 +14,7 @@ WHERE kind IS NOT NULL
 -- carries intent_count so metrics can count turns by their intent entry.
 CREATE OR REPLACE VIEW ledger_turn AS
 SELECT
-    rel_path,
+    /*keys*/rel_path,
     any_value(session_id) AS session_id,
     turn_no,
     count(*) AS entry_count,
@@ -23,4 +24,4 @@ SELECT
     min(ts_at) AS started_at
 FROM ledger_entry
 WHERE turn_no IS NOT NULL
-GROUP BY rel_path, turn_no
+GROUP BY /*keys*/rel_path, turn_no

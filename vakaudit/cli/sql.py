@@ -12,14 +12,17 @@ from vakaudit.cli._output import output_option
 def register(app: typer.Typer) -> None:
     @app.command("sql")
     def sql_cmd(
-        home_or_scan: Path = typer.Argument(..., help="A vak home (scanned first) or a scan directory."),
+        home_or_scan: Path = typer.Argument(
+            ..., help="A vak home (scanned first), a scan directory, or a fleet lake (views gain home_id)."
+        ),
         query: str = typer.Argument(..., help="One SQL statement over the scan's views."),
         json_out: bool = typer.Option(False, "--json", help="Print the rows as a JSON array."),
         scan_out: Path | None = output_option(
             None, "--scan-out", help="Where to write the scan when given a home.", folder=True
         ),
     ) -> None:
-        """Run one SQL statement with DuckDB over a scan's tables and the analysis views."""
+        """Run one SQL statement with DuckDB over a scan's tables and the analysis views (over a fleet
+        lake: the same views across every home, each with a home_id column, plus the homes table)."""
         import json
 
         import duckdb
@@ -28,8 +31,12 @@ def register(app: typer.Typer) -> None:
         from vakaudit.analyze._open import resolve_scan
         from vakaudit.analyze.metrics import query_rows
         from vakaudit.errors import UsageError
+        from vakaudit.fleet import is_lake, open_lake
 
-        con = open_scan(resolve_scan(home_or_scan, out=scan_out))
+        if is_lake(home_or_scan):
+            con = open_lake(home_or_scan)
+        else:
+            con = open_scan(resolve_scan(home_or_scan, out=scan_out))
         try:
             try:
                 rows = query_rows(con, query)
