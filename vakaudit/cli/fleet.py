@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._output import output_option
+
 EXIT_HOME_FAILED = 1
 
 
@@ -44,7 +46,7 @@ def register(app: typer.Typer) -> None:
         from_file: Path | None = typer.Option(
             None, "--from-file", help="A file listing one home per line (blank lines and # comments skipped)."
         ),
-        lake: Path = typer.Option(..., "--lake", help="The lake folder (created when missing; never inside a home)."),
+        lake: Path = output_option(..., "--lake", folder=True, help="The lake folder (created when missing; never inside a home)."),
         scheduler: str | None = typer.Option(
             None, "--scheduler", help="Address of a running Dask scheduler (tcp://host:8786) instead of a local cluster."
         ),
@@ -133,22 +135,23 @@ def register(app: typer.Typer) -> None:
     @fleet.command("report")
     def report_cmd(
         lake: Path = typer.Argument(..., help="A lake written by `vakaudit fleet scan`."),
-        out: Path = typer.Option(..., "-o", "--out", help="Write the HTML page here (never inside a home of the lake)."),
+        out: Path = output_option(..., "-o", "--out", help="Write the HTML page here (never inside a home of the lake)."),
         gb: float = typer.Option(100.0, "--gb", help="The size for 'days until N GB' (decimal GB)."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No message on stderr."),
     ) -> None:
         """The fleet on one offline HTML page: distributions, ranked tables, the homes that need a
         look. Private by default: no message text, homes shown by id and folder name."""
         from vakaudit.fleet import build_fleet_report, check_output_path, open_lake
+        from vakaudit.outputs import write_output
 
         con = open_lake(lake)
         try:
             homes = [Path(r[0]) for r in con.execute("SELECT home_path FROM homes").fetchall()]
         finally:
             con.close()
-        target = check_output_path(out, homes, what="-o")
+        target = check_output_path(out, homes)
         text = build_fleet_report(lake, gb=gb)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        write_output(target, text, homes)
         if not quiet:
             typer.echo(f"wrote {out} ({len(text.encode()):,} bytes)", err=True)

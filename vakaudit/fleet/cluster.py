@@ -75,7 +75,7 @@ def fleet_scan(
     if workers is not None and workers < 1:
         raise UsageError(f"--workers must be at least 1, not {workers}")
     _check_keys(keys)
-    lake_p = L.check_output_path(Path(lake), [Path(p) for p in paths], what="--lake")
+    lake_p = L.check_output_path(Path(lake), [Path(p) for p in paths], folder=True)
     L.init_lake(lake_p, __version__)
     run_id = uuid.uuid4().hex
     try:

@@ -57,15 +57,13 @@ HOMES_SCHEMA = pa.schema(
 )
 
 
-def check_output_path(path: Path, homes: list[Path], *, what: str) -> Path:
-    """``path`` resolved, or a UsageError when it lies inside one of ``homes`` (vakaudit never writes
-    into a home). Every path the fleet commands write to goes through here."""
-    resolved = Path(path).expanduser().resolve()
-    for home in homes:
-        root = Path(home).expanduser().resolve()
-        if resolved == root or resolved.is_relative_to(root):
-            raise UsageError(f"{what} {path} lies inside the home {home}; vakaudit never writes into a home")
-    return resolved
+def check_output_path(path: Path, homes: list[Path], *, folder: bool = False) -> Path:
+    """``path`` made absolute, or a UsageError when it lies inside (or holds, or is hard-linked into)
+    one of ``homes``: the shared guard of every vakaudit output (:func:`vakaudit.outputs.check_output`)
+    over every home of the fleet. Every path the fleet commands write to goes through here."""
+    from vakaudit.outputs import check_output
+
+    return check_output(path, homes, folder=folder)
 
 
 def is_lake(path: Path) -> bool:
