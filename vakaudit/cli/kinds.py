@@ -46,7 +46,11 @@ def register(app: typer.Typer) -> None:
                 )
             typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
             return
-        width = max(len(k.name) for k in kinds)
-        for k in kinds:
-            patterns = ", ".join(k.patterns) or "(everything no other kind claims)"
-            typer.echo(f"{k.name:<{width}}  {str(k.registry_class):<10}  {k.card.group:<10}  {patterns}")
+        header = ("kind", "class", "write discipline", "path patterns")
+        rows = [
+            (k.name, str(k.registry_class), k.card.discipline, ", ".join(k.patterns) or "(everything no other kind claims)")
+            for k in kinds
+        ]
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+        for row in [header, *rows]:
+            typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[3])
