@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
             try:
                 rows = query_rows(con, query)
             except duckdb.Error as exc:
-                raise UsageError(f"query failed: {str(exc).splitlines()[0]}") from None
+                raise UsageError(f"query failed: {str(exc).rstrip()}") from None  # all of it: hints too
         finally:
             con.close()
         if json_out:
