@@ -47,13 +47,16 @@ def register(app: typer.Typer) -> None:
         scan_out: Path | None = typer.Option(
             None, "--scan-out", help="Where to write the scan when given a home (default: the scan engine's)."
         ),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no notes on stderr."),
     ) -> None:
         """Print the capacity metrics of a home: ledger bytes, barriers, duplication, growth projection."""
         from vakaudit.analyze import analyze
         from vakaudit.analyze.projection import DEFAULT_TURNS
+        from vakaudit.cli._progress import ProgressDisplay
 
         points = _parse_turns(turns) or DEFAULT_TURNS
-        result = analyze(home_or_scan, turns=points, scan_out=scan_out)
+        with ProgressDisplay(quiet=quiet) as display:
+            result = analyze(home_or_scan, turns=points, scan_out=scan_out, progress=display)
         if json_out:
             typer.echo(result.to_json(), nl=False)
             return

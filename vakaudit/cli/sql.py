@@ -16,6 +16,7 @@ def register(app: typer.Typer) -> None:
         scan_out: Path | None = typer.Option(
             None, "--scan-out", help="Where to write the scan when given a home."
         ),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no notes on stderr."),
     ) -> None:
         """Run one SQL statement with DuckDB over a scan's tables and the analysis views."""
         import json
@@ -25,9 +26,12 @@ def register(app: typer.Typer) -> None:
         from vakaudit.analyze import open_scan
         from vakaudit.analyze._open import resolve_scan
         from vakaudit.analyze.metrics import query_rows
+        from vakaudit.cli._progress import ProgressDisplay
         from vakaudit.errors import UsageError
 
-        con = open_scan(resolve_scan(home_or_scan, out=scan_out))
+        with ProgressDisplay(quiet=quiet) as display:
+            scan = resolve_scan(home_or_scan, out=scan_out, progress=display)
+        con = open_scan(scan)
         try:
             try:
                 rows = query_rows(con, query)

@@ -20,6 +20,7 @@ import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from vakaudit.errors import UsageError
 from vakaudit.report.inputs import ReportInputs, load_inputs
@@ -51,7 +52,7 @@ def build_report(
     scan_out: str | os.PathLike[str] | None = None,
     link_base: str | None = None,
     verify: bool = False,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[Any], None] | None = None,
 ) -> str:
     """Scan (if given a home), analyze and render the report; write it to ``out`` when given.
 
