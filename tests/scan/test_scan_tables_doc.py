@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vakaudit.scan.tables import all_tables, render_tables_doc
+from vakaudit.analyze.views_doc import render_doc
+from vakaudit.scan.tables import all_tables
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "tables.md"
 
 
 def test_tables_doc_matches_the_schemas(update_golden: bool) -> None:
-    text = render_tables_doc()
+    text = render_doc()
     if update_golden:
         DOC.parent.mkdir(exist_ok=True)
         DOC.write_text(text, encoding="utf-8")

@@ -28,7 +28,7 @@ from typing import Any
 
 from vakaudit.analyze import projection as _projection
 from vakaudit.analyze import readscale
-from vakaudit.analyze._open import LEDGER_KIND, open_scan, resolve_scan, scan_home_of
+from vakaudit.analyze._open import LEDGER_KIND, ScanReused, open_scan, resolve_scan, scan_home_of
 from vakaudit.analyze.metrics import MetricResult, metric_names, run_metric
 from vakaudit.analyze.projection import ArtifactGrowth, HomeRates, Projection, project
 
@@ -82,7 +82,7 @@ def analyze(
     turns: Iterable[int] = _projection.DEFAULT_TURNS,
     gb: Iterable[float] = _projection.DEFAULT_GB,
     scan_out: str | os.PathLike[str] | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[Any], None] | None = None,
 ) -> Analysis:
     """Run every metric over a scan (a scan directory or a ``ScanResult``; a home is scanned first,
     into ``scan_out`` or the scan engine's default location) and project growth to ``turns``."""
@@ -182,6 +182,7 @@ __all__ = [
     "HomeRates",
     "MetricResult",
     "Projection",
+    "ScanReused",
     "analyze",
     "analyze_views",
     "metric_names",

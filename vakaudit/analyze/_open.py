@@ -10,6 +10,7 @@ import importlib
 import os
 import pkgutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -220,10 +221,13 @@ def resolve_scan(
     home_or_scan: str | os.PathLike[str] | Any,
     *,
     out: str | os.PathLike[str] | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[Any], None] | None = None,
 ) -> Path:
     """The scan directory for ``home_or_scan``: itself when it is a scan (or a ``ScanResult``), else a
-    fresh scan of the home written to ``out`` (or to the scan engine's default location)."""
+    fresh scan of the home written to ``out`` (or to the scan engine's default location).
+
+    ``progress`` receives the scan's :class:`~vakaudit.scan.ScanProgress` events, then a
+    :class:`ScanReused` when the scan read nothing again (a cached scan of an unchanged home)."""
     p = _given_path(home_or_scan)
     if not p.exists():
         raise HomeNotFoundError(f"{p} does not exist; give a vak home or a scan directory")
@@ -232,9 +236,12 @@ def resolve_scan(
         return p
     from vakaudit.scan import scan_home
 
-    result = scan_home(p, out=out, progress=(lambda s: progress(f"scan: {s}")) if progress else None)
+    result = scan_home(p, out=out, progress=progress)
     if not is_scan_dir(Path(result.out)):
         raise ScanError(f"scanning {p} produced no scan directory with a {MANIFEST} at {result.out}")
+    stats = result.stats
+    if progress and stats.files and not (stats.files_full or stats.files_appended):
+        progress(ScanReused(Path(result.out)))
     return Path(result.out)
 
 
@@ -250,3 +257,10 @@ def scan_home_of(home_or_scan: str | os.PathLike[str] | Any) -> Path:
     if is_scan_dir(p):
         return Path(read_manifest(p)["home"])
     return Path(os.path.abspath(p))
+
+
+@dataclass(frozen=True, slots=True)
+class ScanReused:
+    """What :func:`resolve_scan` reports when the scan it found had everything: nothing was read again."""
+
+    out: Path

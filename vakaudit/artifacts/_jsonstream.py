@@ -279,8 +279,12 @@ KEPT_BUFFER_BYTES = 4 * PIECE_BYTES
 @functools.cache
 def _plain_run(cap: int) -> re.Pattern[bytes]:
     """A run of bytes outside strings and of strings of at most ``min(cap, 256)`` bytes without
-    escapes (possessive: a long string costs the regex 256 bytes, then two memchr-speed finds)."""
-    return re.compile(rb'(?:[^"]++|"[^"\\]{0,%d}+")*+' % min(cap, 256))
+    escapes (a long string costs the regex 256 bytes, then two memchr-speed finds).
+
+    Plain greedy quantifiers only: nothing follows the run, so the regex never backtracks into it
+    and the match ends where a possessive one would; possessive quantifiers and atomic groups match
+    wrongly on early CPython 3.11 releases (3.11.2 ends this run one byte late)."""
+    return re.compile(rb'[^"]*(?:"[^"\\]{0,%d}"[^"]*)*' % min(cap, 256))
 
 
 _MARK = "\x00"  # placeholder strings start with it; no kept string of the document may

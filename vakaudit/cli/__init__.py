@@ -22,7 +22,7 @@ app = typer.Typer(
         "Audit, investigate and capacity-plan the on-disk home of the vak agent runtime.\n\n"
         "vakaudit only reads a home: it never writes, locks, truncates or repairs anything in it."
     ),
-    no_args_is_help=True,
+    invoke_without_command=True,  # no arguments: the help, exit 0 (see _root)
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -37,14 +37,20 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
     ),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for unexpected errors."),
+    debug: bool = typer.Option(
+        False, "--debug", help="Show tracebacks for errors (also accepted after the command's name)."
+    ),
 ) -> None:
     from vakaudit.cli import _errors
 
     _errors.DEBUG = debug
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
 
 
 def _discover() -> None:

@@ -6,6 +6,7 @@ check failed (replay); 2 usage error (bad option, missing home); 3 unexpected in
 
 from __future__ import annotations
 
+import copy
 import sys
 import traceback
 
@@ -29,7 +30,19 @@ EXIT_INTERNAL = 3
 
 class VakauditGroup(TyperGroup):
     """The root command group: a :class:`VakauditError` from any command becomes one stderr line and
-    exit 2, the same under ``CliRunner`` as from the console script."""
+    exit 2, the same under ``CliRunner`` as from the console script. Every command also takes the
+    root's ``--debug``, so ``vakaudit report … --debug`` works like ``vakaudit --debug report …``."""
+
+    def __init__(self, **attrs) -> None:  # noqa: ANN003 - click's signature
+        super().__init__(**attrs)
+        root_debug = next(p for p in self.params if p.name == "debug")
+        for command in self.commands.values():
+            if any(p.name == "debug" for p in command.params):
+                continue
+            option = copy.copy(root_debug)
+            option.expose_value = False  # the command functions do not take it
+            option.callback = _debug_option
+            command.params.append(option)
 
     def invoke(self, ctx):  # noqa: ANN001, ANN201 - click's signature
         try:
@@ -39,6 +52,13 @@ class VakauditGroup(TyperGroup):
                 traceback.print_exc()
             typer.echo(f"vakaudit: {exc}", err=True)
             raise typer.Exit(EXIT_USAGE) from None
+
+
+def _debug_option(ctx, param, value: bool) -> bool:  # noqa: ANN001 - click's callback signature
+    global DEBUG
+    if value:
+        DEBUG = True
+    return value
 
 
 def run(app) -> None:  # noqa: ANN001 - a typer.Typer

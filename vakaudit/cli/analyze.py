@@ -55,6 +55,7 @@ def register(app: typer.Typer) -> None:
             help="Where to write the scan when given a home (default: the scan engine's).",
             folder=True,
         ),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no notes on stderr."),
     ) -> None:
         """Print the capacity metrics of a home: ledger bytes, barriers, duplication, growth projection."""
         from vakaudit.cli._layout import note_v7
@@ -62,12 +63,14 @@ def register(app: typer.Typer) -> None:
         note_v7(home_or_scan, "analyze")
         from vakaudit.analyze import analyze
         from vakaudit.analyze.projection import DEFAULT_TURNS
+        from vakaudit.cli._progress import ProgressDisplay
         from vakaudit.scan import resolve_home
 
         points = _parse_turns(turns) or DEFAULT_TURNS
         if home_or_scan is None:
             home_or_scan = resolve_home(None)
-        result = analyze(home_or_scan, turns=points, scan_out=scan_out)
+        with ProgressDisplay(quiet=quiet) as display:
+            result = analyze(home_or_scan, turns=points, scan_out=scan_out, progress=display)
         if json_out:
             import json
 

@@ -59,13 +59,20 @@ def register(app: typer.Typer) -> None:
             doc = {"schema_version": schema_version("kinds"), "kinds": rows}
             typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
             return
-        width = max(len(k.name) for k in kinds)
-        for k in kinds:
-            patterns = ", ".join(dict.fromkeys(k.all_patterns)) or "(everything no other kind claims)"
-            layouts = ",".join(k.layouts)
-            typer.echo(
-                f"{k.name:<{width}}  {str(k.registry_class):<10}  {k.card.group:<10}  {layouts:<8}  {patterns}"
+        header = ("kind", "class", "write discipline", "layouts", "path patterns")
+        rows = [
+            (
+                k.name,
+                str(k.registry_class),
+                k.card.discipline,
+                ",".join(k.layouts),
+                ", ".join(dict.fromkeys(k.all_patterns)) or "(everything no other kind claims)",
             )
+            for k in kinds
+        ]
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+        for row in [header, *rows]:
+            typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[4])
 
 
 def _v7_json(v7: Baseline7) -> dict[str, Any]:

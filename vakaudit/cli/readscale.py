@@ -38,11 +38,10 @@ def register(app: typer.Typer) -> None:
         if workdir is not None:
             workdir = check_output(workdir, homes_around(workdir), folder=True)
 
-        def progress(msg: str) -> None:
-            if not json_out:
-                typer.echo(msg, err=True)
+        from vakaudit.cli._progress import ProgressDisplay
 
-        result = readscale.run(turns=sizes, out=out, repeats=repeats, workdir=workdir, progress=progress)
+        with ProgressDisplay() as display:  # on a terminal only: stdout carries the result
+            result = readscale.run(turns=sizes, out=out, repeats=repeats, workdir=workdir, progress=display)
         if json_out:
             typer.echo(result.to_json(), nl=False)
             return

@@ -85,22 +85,21 @@ def register(app: typer.Typer) -> None:
             def clock() -> datetime:
                 return fixed
 
-        def progress(msg: str) -> None:
-            if not quiet:
-                typer.echo(msg, err=True)
+        from vakaudit.cli._progress import ProgressDisplay
 
-        text = build_report(
-            home_or_scan,
-            out=out,
-            format=fmt,
-            include_content=include_content,
-            clock=clock,
-            readscale=readscale,
-            scan_out=scan_out,
-            link_base=link_base,
-            verify=verify,
-            progress=progress,
-        )
+        with ProgressDisplay(quiet=quiet) as display:
+            text = build_report(
+                home_or_scan,
+                out=out,
+                format=fmt,
+                include_content=include_content,
+                clock=clock,
+                readscale=readscale,
+                scan_out=scan_out,
+                link_base=link_base,
+                verify=verify,
+                progress=display,
+            )
         if out is None:
             typer.echo(text, nl=False)
         elif not quiet:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
@@ -32,23 +31,11 @@ def register(app: typer.Typer) -> None:
         """Scan a vak home read-only into one Parquet folder per table; incremental on a second run."""
         import json
 
+        from vakaudit.cli._progress import ProgressDisplay
         from vakaudit.scan import scan_home
 
-        bar = None
-        progress = None
-        if not quiet and sys.stderr.isatty():
-            bar = typer.progressbar(length=1, label="scanning", file=sys.stderr, show_pos=False)
-            bar.__enter__()
-
-            def progress(p) -> None:  # noqa: ANN001 - a ScanProgress
-                bar.length = max(p.bytes_total, 1)
-                bar.update(p.bytes_done - bar.pos)
-
-        try:
-            result = scan_home(home, out=out, jobs=jobs, progress=progress, full=full)
-        finally:
-            if bar is not None:
-                bar.__exit__(None, None, None)
+        with ProgressDisplay(quiet=quiet or json_out) as display:
+            result = scan_home(home, out=out, jobs=jobs, progress=display, full=full)
         summary = result.summary()
         if json_out:
             from vakaudit.schemas import schema_version

@@ -20,6 +20,7 @@ def register(app: typer.Typer) -> None:
         scan_out: Path | None = output_option(
             None, "--scan-out", help="Where to write the scan when given a home.", folder=True
         ),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no notes on stderr."),
     ) -> None:
         """Run one SQL statement with DuckDB over a scan's tables and the analysis views (over a fleet
         lake: the same views across every home, each with a home_id column, plus the homes table)."""
@@ -30,18 +31,21 @@ def register(app: typer.Typer) -> None:
         from vakaudit.analyze import open_scan
         from vakaudit.analyze._open import resolve_scan
         from vakaudit.analyze.metrics import query_rows
+        from vakaudit.cli._progress import ProgressDisplay
         from vakaudit.errors import UsageError
         from vakaudit.fleet import is_lake, open_lake
 
         if is_lake(home_or_scan):
             con = open_lake(home_or_scan)
         else:
-            con = open_scan(resolve_scan(home_or_scan, out=scan_out))
+            with ProgressDisplay(quiet=quiet) as display:
+                scan = resolve_scan(home_or_scan, out=scan_out, progress=display)
+            con = open_scan(scan)
         try:
             try:
                 rows = query_rows(con, query)
             except duckdb.Error as exc:
-                raise UsageError(f"query failed: {str(exc).splitlines()[0]}") from None
+                raise UsageError(f"query failed: {str(exc).rstrip()}") from None  # all of it: hints too
         finally:
             con.close()
         if json_out:

@@ -29,36 +29,30 @@ def register(app: typer.Typer) -> None:
         no_fsync: bool = typer.Option(
             False, "--no-fsync", help="Skip the per-entry fdatasync of ledger appends (faster)."
         ),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the summary line."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr; only the summary line."),
     ) -> None:
         """Write a complete synthetic vak home (ledgers, side ledgers, checkpoints, store.db, config)."""
         import time
 
         from vakaudit.cli._output import homes_around
+        from vakaudit.cli._progress import ProgressDisplay
         from vakaudit.outputs import check_output
         from vakaudit.synth import build_home
 
         out = check_output(out, homes_around(out), folder=True)
 
         started = time.perf_counter()
-        last = [0.0]
-
-        def progress(stage: str, done: int, total: int) -> None:
-            now = time.perf_counter()
-            if not quiet and (now - last[0] > 2.0 or done == total):
-                last[0] = now
-                typer.echo(f"  {stage}: {done}/{total}", err=True)
-
-        result = build_home(
-            out,
-            profile=profile,
-            turns=turns,
-            sessions=sessions,
-            seed=seed,
-            layout=layout,
-            fsync=not no_fsync,
-            progress=progress,
-        )
+        with ProgressDisplay(quiet=quiet) as display:
+            result = build_home(
+                out,
+                profile=profile,
+                turns=turns,
+                sessions=sessions,
+                seed=seed,
+                layout=layout,
+                fsync=not no_fsync,
+                progress=display.count,
+            )
         elapsed = time.perf_counter() - started
         size = sum(p.stat().st_size for p in Path(out).rglob("*") if p.is_file())
         versions = ", ".join(f"{v}×{n}" for v, n in sorted(result.app_versions.items()))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from vakaudit.errors import UsageError
 from vakaudit.outputs import check_output, write_output
@@ -51,7 +52,7 @@ def build_report(
     scan_out: str | os.PathLike[str] | None = None,
     link_base: str | None = None,
     verify: bool = False,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[Any], None] | None = None,
 ) -> str:
     """Scan (if given a home), analyze and render the report; write it to ``out`` when given.
 

@@ -88,4 +88,18 @@ def md_safe(value: object) -> MarkdownText:
     return MarkdownText(value)
 
 
-FILTERS = {"num": num, "size": size, "pct": pct, "ratio": ratio, "ms": ms}
+def plural(value: float | int | None, noun: str, plural_noun: str | None = None) -> str:
+    """A count with its noun in agreement: ``1|plural("session")`` -> ``1 session``, ``6`` -> ``6 sessions``.
+
+    The number is printed as :func:`num` prints it, and the noun is singular exactly when that
+    text is ``1``. The plural is ``noun + "s"`` (``-y`` after a consonant: ``-ies``) unless given.
+    """
+    text = num(value)
+    if text == "1":
+        return f"{text} {noun}"
+    if plural_noun is None:
+        plural_noun = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
+    return f"{text} {plural_noun}"
+
+
+FILTERS = {"num": num, "size": size, "pct": pct, "ratio": ratio, "ms": ms, "plural": plural}

@@ -208,6 +208,10 @@ def render_tables_doc() -> str:
         "`findings` holds the walk's findings (`walk.parquet`) and the readers' (`files.parquet`). Read a",
         "folder as one table (`ScanResult.table()`, `read_parquet('<dir>/*.parquet')`).",
         "",
+        "Every table is also a view of `vakaudit sql` and `vakaudit.analyze.open_scan()`, which add the",
+        "analysis views documented at the end (`vakaudit/analyze/views_doc.py`). Each section ends with",
+        "an example query; a test runs every one of them on the scan of `sample_homes/tiny`.",
+        "",
         "Side-ledger tables are declared by their kind modules (`vakaudit kinds --json`); their common",
         "columns `rel_path`, `home_scope`, `line_no`, `offset_bytes`, `size_bytes` mean what they mean in `entries`.",
         "",
@@ -225,5 +229,11 @@ def render_tables_doc() -> str:
             note = COLUMN_NOTES.get((name, f.name), "")
             null = "" if f.nullable else " not null"
             lines.append(f"| `{f.name}` | {_type_name(f.type)}{null} | {note} |")
-        lines.append("")
+        lines += [
+            "",
+            "```sql",
+            f"SELECT rel_path, count(*) AS row_count FROM {name} GROUP BY rel_path ORDER BY row_count DESC, rel_path LIMIT 5",
+            "```",
+            "",
+        ]
     return "\n".join(lines)
