@@ -35,8 +35,11 @@ BASE_ARGS = {
     "synth": [],  # writes a new home: guarded against $VAK_HOME and any home above it
     "baseline": ["{home}"],
     "check": ["{home}", "--baseline", "{baseline}"],
+    "fleet scan": ["{home}"],  # refused before any cluster starts
+    "fleet report": ["{lake}"],  # a lake holding the home: its outputs stay out of every home in it
 }
-OUTPUT_PARAM_NAMES = {"out", "output", "export", "junit", "lake", "keys_out", "scan_out", "workdir"}
+# a lake given as an argument is read (fleet analyze, fleet report); --lake (in OUTPUT_NAMES) is written
+OUTPUT_PARAM_NAMES = {"out", "output", "export", "junit", "keys_out", "scan_out", "workdir"}
 
 
 def _is_output(param) -> bool:  # noqa: ANN001 - a click Parameter
@@ -48,20 +51,29 @@ def _is_output(param) -> bool:  # noqa: ANN001 - a click Parameter
     return bool(param.type_descriptor.parameter_info.writable)
 
 
-def _output_params() -> list[tuple[str, object]]:
-    group = typer.main.get_command(app)
+def _commands() -> list[tuple[str, object]]:
+    """Every command of the app by its full name, sub-commands of a group (``fleet report``) too."""
     found = []
-    for name, command in sorted(group.commands.items()):
-        for param in command.params:
-            if _is_output(param):
-                found.append((name, param))
+
+    def walk(prefix: str, group) -> None:  # noqa: ANN001 - a click Group
+        for name, command in sorted(group.commands.items()):
+            full = f"{prefix}{name}"
+            if getattr(command, "commands", None):
+                walk(full + " ", command)
+            else:
+                found.append((full, command))
+
+    walk("", typer.main.get_command(app))
     return found
 
 
+def _output_params() -> list[tuple[str, object]]:
+    return [(name, param) for name, command in _commands() for param in command.params if _is_output(param)]
+
+
 def test_every_option_named_like_an_output_is_marked_as_one() -> None:
-    group = typer.main.get_command(app)
     unmarked = []
-    for name, command in sorted(group.commands.items()):
+    for name, command in _commands():
         for param in command.params:
             named = set(param.opts) & OUTPUT_NAMES or param.name in OUTPUT_PARAM_NAMES
             if named and not _is_output(param):
@@ -75,6 +87,8 @@ def test_the_app_has_the_output_options_the_commands_document() -> None:
         ("scan", "--out"), ("report", "--out"), ("report", "--scan-out"), ("analyze", "--scan-out"),
         ("sql", "--scan-out"), ("replay", "--export"), ("seal", "--out"), ("timeline", "--out"),
         ("readscale", "--out"), ("readscale", "--workdir"), ("synth", "out"),
+        ("baseline", "--out"), ("baseline", "--scan-out"), ("check", "--junit"), ("check", "--scan-out"),
+        ("fleet scan", "--lake"), ("fleet report", "--out"),
     }  # fmt: skip
     found = {(cmd, next((o for o in p.opts if o.startswith("--")), p.name)) for cmd, p in _output_params()}
     assert expected <= found
@@ -101,23 +115,37 @@ def test_every_output_option_refuses_a_path_inside_the_home(
         "the_home": home,
     }[target]
     monkeypatch.setenv("VAK_HOME", str(home))
+    lake = _lake_of(home, tmp_path / "lake")
     before = tree_snapshot(home)
     runner = CliRunner()
     params = _output_params()
     assert params
     for command, param in params:
         assert command in BASE_ARGS, f"add how to call `{command}` to BASE_ARGS"
-        base = [a.format(home=home, baseline=REPO / "examples" / "ci-baseline-tiny.json") for a in BASE_ARGS[command]]
+        fmt = {"home": home, "lake": lake, "baseline": REPO / "examples" / "ci-baseline-tiny.json"}
+        base = [a.format(**fmt) for a in BASE_ARGS[command]]
         if param.param_type_name == "argument":
-            args = [command, *base, str(inside)]
+            args = [*command.split(), *base, str(inside)]
         else:
-            args = [command, *base, param.opts[-1], str(inside)]
+            args = [*command.split(), *base, param.opts[-1], str(inside)]
         if command in ("seal", "timeline", "baseline") and param.name != "out":
             args += ["-o", str(tmp_path / "ok.out")]
         result = runner.invoke(app, args)
         assert result.exit_code == 2, (args, result.output[-1500:])
         assert "never writes into a home" in result.output, (args, result.output)
         assert tree_snapshot(home) == before, f"vakaudit {' '.join(args)} changed the home"
+
+
+def _lake_of(home: Path, lake: Path) -> Path:
+    """A fleet lake holding ``home``, written by the task every Dask worker runs (no cluster)."""
+    from vakaudit import __version__
+    from vakaudit.fleet import lake as L
+    from vakaudit.fleet.task import scan_into_lake
+
+    L.init_lake(lake, __version__)
+    outcome = scan_into_lake(str(home), str(lake), "guard")
+    assert outcome["ok"], outcome
+    return lake
 
 
 def test_relative_output_from_another_cwd_is_refused(

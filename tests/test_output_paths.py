@@ -21,14 +21,28 @@ FILE_OUTPUTS = {
     ("timeline", "--out"): ["timeline", str(TINY), "-o", "{out}"],
     ("replay", "--export"): ["replay", str(TINY), "--export", "{out}"],
     ("report", "--out"): ["report", "{scan}", "-o", "{out}", "--format", "json", "-q"],
-    ("readscale", "--out"): None,  # `--out -` is --json; the run itself is a benchmark, not run here
+    ("readscale", "--out"): None,
+    ("baseline", "--out"): ["baseline", str(TINY), "-o", "{out}"],
+    ("check", "--junit"): None,  # `--junit -` is the JUnit document on stdout; check itself is tested in tests/gates
+    ("fleet report", "--out"): None,  # tested with its lake in tests/fleet  # `--out -` is --json; the run itself is a benchmark, not run here
 }
 
 
-def _file_outputs() -> set[tuple[str, str]]:
-    group = typer.main.get_command(app)
-    found = set()
+def _commands(group=None, prefix: str = "") -> dict[str, object]:  # noqa: ANN001 - a click Group
+    """Every command by its full name, sub-commands of a group (``fleet report``) too."""
+    group = group or typer.main.get_command(app)
+    found = {}
     for name, command in group.commands.items():
+        if getattr(command, "commands", None):
+            found.update(_commands(command, f"{prefix}{name} "))
+        else:
+            found[f"{prefix}{name}"] = command
+    return found
+
+
+def _file_outputs() -> set[tuple[str, str]]:
+    found = set()
+    for name, command in _commands().items():
         for param in command.params:
             info = param.type_descriptor.parameter_info
             if info.writable and info.file_okay:
@@ -44,10 +58,10 @@ def scan(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_file_output_takes_dash_for_standard_output() -> None:
-    group = typer.main.get_command(app)
+    commands = _commands()
     assert _file_outputs() == set(FILE_OUTPUTS)
     for cmd, opt in FILE_OUTPUTS:
-        param = next(p for p in group.commands[cmd].params if opt in p.opts)
+        param = next(p for p in commands[cmd].params if opt in p.opts)
         assert param.type_descriptor.parameter_info.allow_dash, (cmd, opt)
 
 
