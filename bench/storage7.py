@@ -1,0 +1,221 @@
+"""Benchmark: reading a 7.0 data-baseline home next to the floors of its bytes.
+
+The home: the session ledgers of the ``measured`` synthetic home (bench/scan.py's, same seed, cached
+in bench/_work/) written again in the 7.0 form by vakaudit's storage writer: one segment directory
+per conversation, each entry one frame, zstd level 3 as vak compresses, sealed with AES-256-GCM under
+the conversation's scope key (S2), segments sealed every 4 MiB of entries with their ``seals.log``
+entry, the last one open; the tenant's scope keys wrapped under KEK 0. A half-size home (every other
+conversation) shows whether peak memory grows with the home.
+
+Measured, each in a fresh process (wall time, CPU time and peak RSS from ``wait4``), min / median /
+max of the runs:
+
+- ``floor: SHA-256``: SHA-256 of every segment file's bytes in 1 MiB reads (hashlib, one pass);
+- ``vakaudit verify`` keyless: the whole command (walk, classify, every chain's links and seals,
+  tenant store and keys), ``--json`` to /dev/null;
+- ``floor: AES-GCM + zstd``: open and decompress every frame of every ledger (cryptography's AESGCM
+  and zstandard, one pass, the frame layout read inline), what any unlocked reader must do at least;
+- ``vakaudit verify --keys``: the whole command unlocked (every frame opened).
+
+    python bench/storage7.py            # build (once), measure, write bench/results/storage7.md
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import statistics
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+WORK = HERE / "_work"
+RESULTS = HERE / "results" / "storage7.md"
+RUNS = 5
+SEGMENT_BYTES = 4 << 20
+KEK0 = bytes(range(32))  # a benchmark key, not a secret
+ID_KEY = bytes(range(32, 64))
+
+
+def _source_home() -> Path:
+    sys.path.insert(0, str(HERE))
+    import scan  # bench/scan.py: the cached measured-profile home
+
+    return scan.build("measured")
+
+
+def build(name: str, every: int) -> Path:
+    """The 7.0 form of the measured home's ledgers (every ``every``-th conversation)."""
+    home = WORK / f"v7_{name}"
+    marker = WORK / f"v7_{name}.built"
+    if marker.exists() and home.is_dir():
+        return home
+    from vakaudit.storage.keys import LOCAL_TENANT
+    from vakaudit.storage.tenant_writer import TenantWriter, write_json_key_file
+    from vakaudit.storage.writer import SegmentSpec, write_segment_set
+
+    if home.exists():
+        shutil.rmtree(home)
+    src = _source_home()
+    ledgers = sorted(src.glob("agents/*/sessions/*/*.jsonl"))[::every]
+    tenant = home / "tenants" / LOCAL_TENANT
+    counter = [0]
+
+    def rnd(n: int) -> bytes:  # deterministic nonces and keys: the same bytes on every build
+        counter[0] += 1
+        out = b""
+        while len(out) < n:
+            out += hashlib.sha256(f"bench7:{counter[0]}:{len(out)}".encode()).digest()
+        return out[:n]
+
+    tw = TenantWriter(tenant, keks={0: KEK0}, id_key=ID_KEY, random=rnd)
+    for ledger in ledgers:
+        sid = ledger.stem
+        scope = f"conversation:{sid}"
+        key = tw.scope_key(scope)
+        entries = [line for line in ledger.read_bytes().split(b"\n") if line]
+        specs, chunk, size = [], [], 0
+        for e in entries:
+            chunk.append(e)
+            size += len(e)
+            if size >= SEGMENT_BYTES:
+                specs.append(SegmentSpec(chunk))
+                chunk, size = [], 0
+        specs.append(SegmentSpec(chunk, sealed=False))
+        rel = f"agents/vak/sessions/spc_0199c3a0-7a00-7000-8000-00000000b001/{sid}"
+        write_segment_set(home / rel, specs, key=key, scope=scope, compress="zstd", nonces=lambda: rnd(12))
+    write_json_key_file(WORK / f"v7_{name}-keys.json", {0: KEK0}, ID_KEY)
+    marker.write_text("built\n")
+    return home
+
+
+def segment_files(home: Path) -> list[Path]:
+    return sorted(p for p in home.glob("agents/*/sessions/*/*/*") if p.name.startswith(("seg-", "seals.")))
+
+
+# ----------------------------------------------------------------------------- the floors (children)
+
+
+def floor_sha256(home: Path) -> dict:
+    total = 0
+    for p in segment_files(home):
+        h = hashlib.sha256()
+        with open(p, "rb") as f:
+            while block := f.read(1 << 20):
+                h.update(block)
+                total += len(block)
+    return {"bytes": total}
+
+
+def floor_open(home: Path, keys_file: Path) -> dict:
+    """Unwrap each conversation's key, then open and decompress every frame of its segments."""
+    import zstandard
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    keys = json.loads(keys_file.read_text())
+    kek = AESGCM(bytes.fromhex(keys["keks"]["0"]))
+    tenant = next(home.glob("tenants/*"))
+    dctx = zstandard.ZstdDecompressor()
+    frames = plain = 0
+    for d in sorted(home.glob("agents/*/sessions/*/*")):
+        scope = (d / "KEY").read_text()
+        wrapped = (tenant / "keys/scopes/keys" / scope.encode().hex()).read_bytes()
+        version, n = struct.unpack_from("<II", wrapped, 0)
+        body = wrapped[8 + n :]
+        aead = AESGCM(kek.decrypt(body[:12], body[12:], wrapped[:4] + wrapped[8 : 8 + n]))
+        for seg in sorted(d.glob("seg-*")):
+            data = seg.read_bytes()
+            off = 9 if seg.suffix == ".sealed" else 0  # VAKSEG01 + its flag byte (frames copied raw)
+            base = off
+            while off < len(data):
+                (length,) = struct.unpack_from("<I", data, off)
+                payload = data[off + 5 : off + 4 + length]  # after the flags byte
+                sealed = aead.decrypt(payload[:12], payload[12:], struct.pack("<Q", off - base))
+                plain += len(dctx.decompress(sealed))
+                frames += 1
+                off += 4 + length + 32
+    return {"frames": frames, "plain_bytes": plain}
+
+
+def child(what: str, home: str, keys: str) -> None:
+    out = floor_sha256(Path(home)) if what == "sha256" else floor_open(Path(home), Path(keys))
+    print(json.dumps(out))
+
+
+# ----------------------------------------------------------------------------- measuring processes
+
+
+def run(argv: list[str], runs: int) -> dict:
+    walls, cpus, rss = [], [], []
+    last = None
+    for _ in range(runs):
+        t = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+        _, status, usage = os.wait4(proc.pid, 0)
+        out = proc.stdout.read()
+        proc.stdout.close()
+        proc.stderr.close()
+        walls.append(time.perf_counter() - t)
+        cpus.append(usage.ru_utime + usage.ru_stime)
+        rss.append(usage.ru_maxrss / 1024)
+        rc = os.waitstatus_to_exitcode(status)
+        if rc not in (0, 1):
+            raise SystemExit(f"{argv} exited {rc}")
+        last = out
+    return {"min": min(walls), "median": statistics.median(walls), "max": max(walls),
+            "cpu": statistics.median(cpus), "rss_mb": max(rss), "out": last}  # fmt: skip
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(*sys.argv[2:5])
+        return
+    WORK.mkdir(exist_ok=True)
+    homes = {"measured": build("measured", 1), "half": build("half", 2)}
+    py = sys.executable
+    rows = []
+    for name, home in homes.items():
+        keys = WORK / f"v7_{name}-keys.json"
+        size = sum(p.stat().st_size for p in segment_files(home))
+        whole = sum(p.stat().st_size for p in home.rglob("*") if p.is_file())
+        cases = [
+            ("floor: SHA-256 of the segment bytes", [py, __file__, "--child", "sha256", str(home), str(keys)]),
+            ("vakaudit verify (keyless)", [py, "-m", "vakaudit", "verify", str(home), "--json"]),
+            ("floor: AES-GCM + zstd of every frame", [py, __file__, "--child", "open", str(home), str(keys)]),
+            ("vakaudit verify --keys", [py, "-m", "vakaudit", "verify", str(home), "--json", "--keys", str(keys)]),
+        ]
+        measured = {label: run(argv, RUNS) for label, argv in cases}
+        for label, m in measured.items():
+            rows.append((name, size, whole, label, m))
+        print(name, {k: round(v["median"], 3) for k, v in measured.items()}, file=sys.stderr)
+    lines = [
+        "# bench/storage7.py: a 7.0 home next to the floors of its bytes",
+        "",
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+        f"{RUNS} runs each, each a fresh process; wall time min / median / max, CPU (user+sys) median, "
+        "peak RSS max. The homes: the measured profile's session ledgers in the 7.0 form (S2, zstd "
+        "level 3, AES-256-GCM, 4 MiB segments), and half of them.",
+        "",
+        "| home | segment bytes | what | min s | median s | max s | CPU s | peak RSS MB | ratio to its floor |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, size, _whole, label, m in rows:
+        floor_label = ("floor: SHA-256 of the segment bytes" if "keys" not in label and "AES" not in label
+                       else "floor: AES-GCM + zstd of every frame")  # fmt: skip
+        floor = next(r[4] for r in rows if r[0] == name and r[3] == floor_label)
+        ratio = "" if label.startswith("floor") else f"{m['median'] / floor['median']:.2f}x"
+        lines.append(f"| {name} | {size:,} | {label} | {m['min']:.3f} | {m['median']:.3f} | {m['max']:.3f} | "
+                     f"{m['cpu']:.2f} | {m['rss_mb']:.0f} | {ratio} |")  # fmt: skip
+    RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(RESULTS.read_text())
+
+
+if __name__ == "__main__":
+    main()
