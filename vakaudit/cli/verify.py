@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from vakaudit.findings import Severity
-from vakaudit.forensics.policy import TornPolicy
+from vakaudit.ledger.policy import TornPolicy
 
 HELP = """Verify a vak home read-only: every session ledger's hash chain and entry tree, every file's
 place in the home, and the sidecars and index against the ledgers.

@@ -37,9 +37,9 @@ from typing import Any
 import orjson
 
 from vakaudit.findings import Finding, FindingCode
-from vakaudit.forensics._io import open_evidence
-from vakaudit.forensics.policy import severity_of
 from vakaudit.ledger import parse_ts
+from vakaudit.ledger.evidence import open_evidence
+from vakaudit.ledger.policy import severity_of
 
 __all__ = ["CrossCollector", "RAW_KINDS"]
 

@@ -5,7 +5,7 @@
 symlinks out of the home, unreadable files and nested homes), :func:`verify_ledger` on every session
 ledger, the sidecar rows the cross checks need (:mod:`vakaudit.forensics.crosscheck`), and, given a
 seal, the append-only proof (:func:`vakaudit.forensics.seal.verify_since`). All findings are graded by
-one policy (:mod:`vakaudit.forensics.policy`). Nothing in the home is written, locked or repaired.
+one policy (:mod:`vakaudit.ledger.policy`). Nothing in the home is written, locked or repaired.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 from vakaudit.artifacts import ReadContext
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.forensics.crosscheck import RAW_KINDS, CrossCollector
-from vakaudit.forensics.ledger import LedgerReport, verify_ledger
-from vakaudit.forensics.policy import TornPolicy, regrade, severity_of
+from vakaudit.ledger.policy import TornPolicy, regrade, severity_of
+from vakaudit.ledger.verdict import LedgerReport, verify_ledger
 from vakaudit.scan import detect_layout, iter_home_files, resolve_home
 
 __all__ = ["HomeReport", "verify_home", "PARALLEL_MIN_BYTES"]

@@ -30,8 +30,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from vakaudit.forensics._io import iter_framed_lines, open_evidence
 from vakaudit.ledger import parse_ts
+from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
 from vakaudit.scan import iter_home_files, resolve_home
 
 __all__ = ["TIMELINE_SCHEMA", "build_timeline", "iter_timeline_rows", "write_timeline", "TIMELINE_FORMATS"]

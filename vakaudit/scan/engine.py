@@ -64,6 +64,7 @@ from vakaudit.artifacts.session_ledger import (
 )
 from vakaudit.errors import ScanError, UsageError
 from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
+from vakaudit.ledger.verdict import verify_ledger
 from vakaudit.scan.tables import (
     CORE_TABLES,
     FILES_SCHEMA,
@@ -373,6 +374,11 @@ def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[Le
         for batch in scanner.scan(f, end, still_growing=lambda: os.fstat(fd).st_size > end):
             sink.add(batch)
         scanned.append(scanner)
+        # the ledger's findings: the one verdict on the whole file (an appended line can settle an
+        # earlier one: it attests its predecessor's bytes, ends an abandoned branch, names a parent)
+        verdict = verify_ledger(path, it.rel_path)
+        counter[0] += verdict.size_bytes
+        findings.extend(f for f in verdict.findings if f.code != FindingCode.LEDGER_GROWING or not scanner.growing)
         return _ItemResult(
             it.rel_path,
             mode,
@@ -1064,6 +1070,8 @@ def scan_home(
     # which rows of the previous scan survive: files unchanged or only appended to
     kept = {rel for rel, st in states.items() if st == "unchanged"}
     kept |= {r.rel_path for r in results if r.mode == "append"}
+    # a ledger read again gets its whole verdict again: none of its earlier findings survive
+    reclassified = {r.rel_path for r in results if "ledger" in r.state}
     changed_any = bool(results) or set(prev_files) != set(current)
 
     # rows in per-file parts (entries, large side files), per table, after this scan
@@ -1113,7 +1121,7 @@ def scan_home(
     _write_table(out_p, "findings", _findings_table(walk_findings), "walk.parquet")
     files_path = out_p / "findings" / "files.parquet"
     if changed_any or not files_path.is_file() or manifest is None:
-        old = _keep_rows(_read_part(files_path, FINDINGS_SCHEMA), kept)
+        old = _keep_rows(_read_part(files_path, FINDINGS_SCHEMA), kept - reclassified)
         if old.num_rows:  # a "still being written" note only describes the scan that made it
             import pyarrow.compute as pc
 

@@ -1,4 +1,9 @@
-"""Verify one session ledger: hash chain, line framing, entry tree, header, kinds and clock.
+"""The verdict on one session ledger: hash chain, line framing, entry tree, header, kinds and clock.
+
+This module is the one classification of ledger defects: ``vakaudit verify`` (through
+:mod:`vakaudit.forensics`) and the scan's ``findings`` table (through
+:mod:`vakaudit.artifacts.session_ledger`) both take a ledger's findings from :func:`verify_ledger`,
+so one defect has one code, one line and one count whichever command reports it.
 
 One streaming pass over the file (spec ledger.md §2–§3, §6). The hash-chain rules are
 :class:`vakaudit.ledger.ChainVerifier`'s (vak's six reader rules); this module adds what a forensic
@@ -44,11 +49,11 @@ from typing import Any
 
 from vakaudit._native import linescan
 from vakaudit.findings import Finding, FindingCode, Severity
-from vakaudit.forensics._io import iter_framed_lines, open_evidence
-from vakaudit.forensics.policy import TornPolicy, severity_of
 from vakaudit.ledger import KNOWN_KINDS, ChainVerifier, EntryParseError, LineStatus, format_ts, parse_ts
 from vakaudit.ledger.chain import is_blank
 from vakaudit.ledger.entry import parse_envelope
+from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
+from vakaudit.ledger.policy import TornPolicy, severity_of
 
 __all__ = ["LedgerReport", "verify_ledger", "LONG_LINE_BYTES", "MAX_JSON_DEPTH"]
 
