@@ -3,7 +3,9 @@
 :func:`verify_home` is ``vakaudit verify`` without the printing: one walk of the home
 (:func:`vakaudit.scan.iter_home_files`, which classifies every file and reports undeclared files,
 symlinks out of the home, unreadable files and nested homes), :func:`verify_ledger` on every session
-ledger, the sidecar rows the cross checks need (:mod:`vakaudit.forensics.crosscheck`), and, given a
+ledger, every other file through its kind's reader (the findings the scan reports for it: bad sidecar
+rows, config files, checkpoints, deep documents) with the sidecar rows the cross checks need
+(:mod:`vakaudit.forensics.crosscheck`), and, given a
 seal, the append-only proof (:func:`vakaudit.forensics.seal.verify_since`). All findings are graded by
 one policy (:mod:`vakaudit.ledger.policy`). Nothing in the home is written, locked or repaired.
 """
@@ -133,13 +135,16 @@ def verify_home(
             report.ledger_count += 1
             report.bytes_verified += rep.size_bytes
             out.extend(rep.findings)
-        elif cross and name in _CROSS_SIDECARS and hf.kind.reader is not None:
+            return
+        if hf.kind.reader is not None:  # the kind's own reader: the findings the scan reports for it
             if progress is not None:
                 progress(hf.rel_path, hf.size_bytes)
-            rows, found = _read_rows(root, hf)
-            getattr(collector, _CROSS_SIDECARS[name])(hf.rel_path, rows)
+            sink = getattr(collector, _CROSS_SIDECARS[name]) if cross and name in _CROSS_SIDECARS else None
+            rows, found = _read_rows(root, hf, keep_rows=sink is not None)
+            if sink is not None:
+                sink(hf.rel_path, rows)
             out.extend(regrade(f, torn) for f in found)
-        elif cross and name == "store_db" and hf.rel_path.endswith("store.db"):
+        if cross and name == "store_db" and hf.rel_path.endswith("store.db"):
             collector.store_dbs.append((hf.rel_path, root / hf.rel_path))
         elif cross and name == "checkpoints" and _CHECKPOINT_MANIFEST.search(hf.rel_path):
             collector.add_checkpoint(hf.rel_path, root / hf.rel_path)
@@ -221,14 +226,16 @@ def _verify_one(path: str, rel_path: str, torn: TornPolicy, deep: bool, cross: b
     return rep, calls
 
 
-def _read_rows(root: Path, hf: Any) -> tuple[list[dict], list[Finding]]:
+def _read_rows(root: Path, hf: Any, *, keep_rows: bool) -> tuple[list[dict], list[Finding]]:
+    """A file read by its kind's reader: (the rows the cross checks use when ``keep_rows``, findings)."""
     found: list[Finding] = []
     ctx = ReadContext(root, hf.rel_path, hf.home_scope, hf.session_id, emit=found.append)
     rows: list[dict] = []
     try:
         for batch in hf.kind.reader(ctx):
-            cols = [c for c in _ROW_COLUMNS if c in batch.schema.names]
-            rows.extend(batch.select(cols).to_pylist())
+            if keep_rows:
+                cols = [c for c in _ROW_COLUMNS if c in batch.schema.names]
+                rows.extend(batch.select(cols).to_pylist())
     except Exception as exc:  # noqa: BLE001 - a reader bug must not stop verification
         found.append(Finding(FindingCode.READER_FAILED, Severity.ERROR, hf.rel_path,
                              f"the {hf.kind.name} reader failed: {type(exc).__name__}: {exc}"))  # fmt: skip

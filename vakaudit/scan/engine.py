@@ -64,6 +64,7 @@ from vakaudit.artifacts.session_ledger import (
 )
 from vakaudit.errors import ScanError, UsageError
 from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
+from vakaudit.ledger.policy import regrade
 from vakaudit.ledger.verdict import verify_ledger
 from vakaudit.scan.tables import (
     CORE_TABLES,
@@ -1212,7 +1213,8 @@ def scan_home(
 
 
 def _findings_table(findings: Iterable[Finding]) -> pa.Table:
-    rows = [f.to_dict() for f in findings]
+    """Findings as rows, graded by the one severity policy ``verify`` grades by (its default)."""
+    rows = [regrade(f).to_dict() for f in findings]
     return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA) if rows else FINDINGS_SCHEMA.empty_table()
 
 
