@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vakaudit.artifacts import ReadContext
-from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.findings import Finding, FindingCode, FindingFold, Severity, folded_count
 from vakaudit.forensics.crosscheck import RAW_KINDS, CrossCollector
 from vakaudit.ledger.policy import TornPolicy, regrade, severity_of
 from vakaudit.ledger.verdict import LedgerReport, verify_ledger
@@ -58,10 +58,10 @@ class HomeReport:
     cross_checks: list[str] = field(default_factory=list)  # the cross checks that had both sides
 
     def counts(self) -> dict[str, int]:
-        """Number of findings per severity, every severity listed."""
+        """Number of findings per severity, every severity listed (a fold counts what it folded)."""
         out = {s.value: 0 for s in Severity}
         for f in self.findings:
-            out[f.severity.value] += 1
+            out[f.severity.value] += f.count
         return out
 
     def at_or_above(self, threshold: Severity) -> list[Finding]:
@@ -75,6 +75,7 @@ class HomeReport:
             "ledger_count": self.ledger_count,
             "bytes_verified": self.bytes_verified,
             "counts": self.counts(),
+            "folded": folded_count(self.findings),
             "cross_checks": self.cross_checks,
             "ledgers": [{k: v for k, v in r.to_dict().items() if k != "findings"} for r in self.ledgers],
             "findings": [f.to_dict() for f in self.findings],
@@ -170,6 +171,9 @@ def verify_home(
         from vakaudit.forensics.seal import verify_since
 
         out.extend(regrade(f, torn) for f in verify_since(root, since))
+    fold = FindingFold()  # the cross checks and the walk fold too: the first of a code per file in full
+    fold.extend(out)
+    report.findings = out = fold.findings()
     out.sort(key=lambda f: (f.rel_path or "", f.line_no if f.line_no is not None else 0, f.code))
     return report
 
@@ -228,15 +232,16 @@ def _verify_one(path: str, rel_path: str, torn: TornPolicy, deep: bool, cross: b
 
 def _read_rows(root: Path, hf: Any, *, keep_rows: bool) -> tuple[list[dict], list[Finding]]:
     """A file read by its kind's reader: (the rows the cross checks use when ``keep_rows``, findings)."""
-    found: list[Finding] = []
+    found = FindingFold()
     ctx = ReadContext(root, hf.rel_path, hf.home_scope, hf.session_id, emit=found.append)
     rows: list[dict] = []
     try:
         for batch in hf.kind.reader(ctx):
-            if keep_rows:
-                cols = [c for c in _ROW_COLUMNS if c in batch.schema.names]
-                rows.extend(batch.select(cols).to_pylist())
+            if keep_rows:  # the checks read rows with .get: null columns are left out (bounded memory)
+                part = batch.select([c for c in _ROW_COLUMNS if c in batch.schema.names])
+                for i in range(0, part.num_rows, 8192):
+                    rows.extend({k: v for k, v in r.items() if v is not None} for r in part.slice(i, 8192).to_pylist())
     except Exception as exc:  # noqa: BLE001 - a reader bug must not stop verification
         found.append(Finding(FindingCode.READER_FAILED, Severity.ERROR, hf.rel_path,
                              f"the {hf.kind.name} reader failed: {type(exc).__name__}: {exc}"))  # fmt: skip
-    return rows, found
+    return rows, found.findings()

@@ -63,7 +63,7 @@ from vakaudit.artifacts.session_ledger import (
     fields_table,
 )
 from vakaudit.errors import ScanError, UsageError
-from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
+from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, FindingFold, Severity
 from vakaudit.ledger.policy import regrade
 from vakaudit.ledger.verdict import verify_ledger
 from vakaudit.scan.tables import (
@@ -80,7 +80,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from vakaudit.scan.result import ScanResult
 
 MANIFEST = "manifest.json"
-MANIFEST_FORMAT = 2
+MANIFEST_FORMAT = 3  # 3: findings rows have a count (folds of repeated findings)
 SIDE_PART_BYTES = 1 << 20  # side files whose rows take this many Arrow bytes stream into their own part
 # side tables are small and varied: zstd alone compresses them smaller than dictionary pages, ~20 % faster
 SIDE_DICTIONARY = False
@@ -343,7 +343,7 @@ def _scan_ledger(home: str, it: _Item, sink: _EntriesPart, scanned: list[LedgerS
 
 
 def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[LedgerScanner]) -> _ItemResult:
-    findings: list[Finding] = []
+    findings = FindingFold()  # bounded: repeats of a code in one file are counted
     counter = [0]
     path = os.path.join(home, it.rel_path)
     f = _CountingRaw(open_read_only(path), counter)
@@ -388,7 +388,7 @@ def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[Le
             rows=scanner.rows,
             bytes_scanned=scanner.state.offset - start,
             bytes_read=counter[0],
-            findings=findings,
+            findings=findings.findings(),
         )
     finally:
         f.close()
@@ -405,7 +405,7 @@ def _scan_sidecar(home: str, out: str, gen: int, it: _Item, home_path: Path | No
 
 
 def _side_start(
-    it: _Item, fd: int, counter: list[int], findings: list[Finding]
+    it: _Item, fd: int, counter: list[int], findings: FindingFold
 ) -> tuple[str, int, int | None]:
     """``(mode, start offset, lines before it when known)`` of a side file's read: an append resumes
     where the last scan stopped (line numbers go on from the count it recorded, so the old bytes are
@@ -433,7 +433,7 @@ def _scan_bundled(home: Path, it: _Item, bundle: Bundle) -> _ItemResult:
     together with other files', and land in the task's shared part)."""
     fd = open_read_only(os.path.join(home, it.rel_path))
     try:
-        findings: list[Finding] = []
+        findings = FindingFold()  # bounded: repeats of a code in one file are counted
         counter = [0]
         mode, start, start_line = _side_start(it, fd, counter, findings)
         ctx = _CountingContext(
@@ -456,7 +456,7 @@ def _scan_bundled(home: Path, it: _Item, bundle: Bundle) -> _ItemResult:
             rows=rows,
             bytes_scanned=end - start,
             bytes_read=counter[0],
-            findings=findings,
+            findings=findings.findings(),
         )
     finally:
         os.close(fd)
@@ -473,7 +473,7 @@ def _reader_failed(rel_path: str, kind: str, exc: Exception) -> Finding:
 
 def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _ItemResult:
     kind = get_kind(it.kind)
-    findings: list[Finding] = []
+    findings = FindingFold()  # bounded: repeats of a code in one file are counted
     counter = [0]
     mode, start, start_line = _side_start(it, fd, counter, findings)
     ctx = _CountingContext(
@@ -553,7 +553,7 @@ def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _Ite
         rows=rows,
         bytes_scanned=end - start,
         bytes_read=counter[0],
-        findings=findings,
+        findings=findings.findings(),
         table=table,
     )
 
