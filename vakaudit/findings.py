@@ -7,9 +7,9 @@ code is never renamed or reused. No I/O here.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from enum import StrEnum
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
