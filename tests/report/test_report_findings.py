@@ -73,3 +73,17 @@ def test_report_verify_shows_an_edited_line_once(sample_homes: Path, tmp_path: P
     build_report(home, scan_out=tmp_path / "s1", **kw)
     verified = _findings(json.loads(build_report(tmp_path / "s1", verify=True, **kw)))
     assert [(r["code"], r["line_no"]) for r in verified["rows"]] == [("line_modified", 2)]
+
+
+def test_report_counts_folded_findings_exactly(sample_homes: Path, tmp_path: Path, clock) -> None:
+    # 250 garbage cost-log rows: 100 listed in full, 150 folded into one row; the report counts 250
+    import shutil
+
+    from vakaudit.report import build_report
+
+    home = tmp_path / "home"
+    shutil.copytree(sample_homes / "broken" / "clean" / "home", home, symlinks=True)
+    (home / "agents/vak/cost-log.jsonl").write_bytes(b"garbage\n" * 250)
+    ctx = _findings(json.loads(build_report(home, format="json", clock=clock, scan_out=tmp_path / "s")))
+    assert [(c["code"], c["count"]) for c in ctx["codes"]] == [("sidecar_unparseable_row", 250)]
+    assert ctx["total"] == 250 and ctx["listed"] == 101
