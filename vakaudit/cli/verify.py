@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
             doc["exit_code"] = 1 if failing else 0
             typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         else:
-            _print_table(report, fail_on, len(failing))
+            _print_table(report, fail_on, sum(f.count for f in failing))
         raise typer.Exit(1 if failing else 0)
 
 
