@@ -100,7 +100,7 @@ def child(what: str, home: Path) -> None:
     if what != "floor":  # imports are not part of the measurement
         from vakaudit.findings import Severity
         from vakaudit.forensics import verify_home, verify_ledger
-        from vakaudit.forensics._io import iter_framed_lines, open_evidence
+        from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
     t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
     n = 0
     if what == "floor":

@@ -7,6 +7,7 @@ code is never renamed or reused. No I/O here.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -124,6 +125,7 @@ class Finding:
     #: 7.0 record chains: the segment number and the frame's index in its segment (0-based).
     segment: int | None = None
     frame_index: int | None = None
+    count: int = 1  # findings this one stands for: more than 1 for a fold of repeats (FindingFold)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -152,6 +154,7 @@ def findings_schema() -> pa.Schema:
             pa.field("message", pa.string(), nullable=False),
             pa.field("expected", pa.string()),
             pa.field("actual", pa.string()),
+            pa.field("count", pa.int64(), nullable=False),
         ]
     )
 
@@ -170,3 +173,74 @@ def findings_table(findings: list[Finding]) -> pa.Table:
 
     rows = [f.to_dict() for f in findings]
     return pa.Table.from_pylist(rows, schema=findings_schema())
+
+
+#: Findings of one code in one file listed in full before the rest are folded into a count.
+FOLD_KEEP = 100
+
+
+class FindingFold:
+    """Collects findings in bounded memory: per code and file the first :data:`FOLD_KEEP` in full, the
+    rest counted into one finding with ``count`` (so counts stay exact: the sum of ``count``).
+
+    ``append`` takes a finding (a folded one adds its whole count); :meth:`findings` gives the kept
+    findings followed by one fold per code and file that had more. A fold carries the line, byte
+    offset and entry id of the first finding it folded.
+    """
+
+    __slots__ = ("_keep", "_seen", "_kept", "_folds")
+
+    def __init__(self, keep: int = FOLD_KEEP) -> None:
+        self._keep = keep
+        self._seen: dict[tuple[str, str | None], int] = {}
+        self._kept: list[Finding] = []
+        self._folds: dict[tuple[str, str | None], list] = {}  # [first folded, count]
+
+    def append(self, finding: Finding) -> None:
+        key = (finding.code, finding.rel_path)
+        n = self._seen.get(key, 0)
+        self._seen[key] = n + finding.count
+        if finding.count == 1 and n < self._keep:
+            self._kept.append(finding)
+            return
+        fold = self._folds.get(key)
+        if fold is None:
+            self._folds[key] = [finding, finding.count]
+        else:
+            fold[1] += finding.count
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        for f in findings:
+            self.append(f)
+
+    @property
+    def folded(self) -> int:
+        """How many findings are not listed in full."""
+        return sum(n for _, n in self._folds.values())
+
+    def findings(self) -> list[Finding]:
+        out = list(self._kept)
+        for (code, rel), (first, n) in self._folds.items():
+            if n == 1:  # one past the limit: it is listed as it is
+                out.append(first)
+                continue
+            where = "" if first.line_no is None else f" from line {first.line_no} on"
+            out.append(
+                Finding(
+                    FindingCode(code),
+                    first.severity,
+                    rel,
+                    f"{n} more {code} finding(s) in this file{where}, folded into this row (the first "
+                    f"{self._keep} are listed in full)",
+                    first.line_no,
+                    first.offset_bytes,
+                    first.entry_id,
+                    count=n,
+                )
+            )
+        return out
+
+
+def folded_count(findings: Iterable[Finding]) -> int:
+    """How many of the findings ``findings`` stands for are folded (not listed in full)."""
+    return sum(f.count for f in findings if f.count > 1)

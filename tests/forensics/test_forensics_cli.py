@@ -23,6 +23,7 @@ FINDING_FIELDS = {
     "message",
     "expected",
     "actual",
+    "count",
 }
 
 

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 import vakaudit._native as native
 from vakaudit.artifacts.session_ledger import _split_fields_slow
-from vakaudit.forensics.ledger import json_depth
 from vakaudit.ledger.entry import parse_envelope
+from vakaudit.ledger.verdict import json_depth
 
 L = native.linescan
 FLAGS = 3  # BODY_DIGEST | MEMBERS

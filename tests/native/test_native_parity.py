@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import vakaudit.artifacts.session_ledger as sl
-import vakaudit.forensics.ledger as fl
+import vakaudit.ledger.verdict as fl
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = sorted(

@@ -41,14 +41,49 @@ def test_link_base_makes_findings_links(broken: Path, tmp_path: Path, clock) -> 
 
 
 def test_verify_adds_the_forensic_cross_checks(sample_homes: Path, tmp_path: Path, clock) -> None:
+    import shutil
+
     from vakaudit.report import build_report
 
-    home = sample_homes / "broken" / "branched" / "home"
+    home = tmp_path / "home"
+    shutil.copytree(sample_homes / "broken" / "branched" / "home", home, symlinks=True)
+    # a cost row of a session with no ledger: only the cross-artifact checks of --verify can see it
+    (home / "agents/vak/cost-log.jsonl").write_bytes(
+        b'{"ts":"2026-09-20T10:00:05Z","model":"m1","provider":"anthropic","input_tokens":5,'
+        b'"output_tokens":2,"usd":0.01,"source":"estimated","session_id":"ghost"}\n'
+    )
     kw = dict(format="json", clock=clock)
     plain = _findings(json.loads(build_report(home, scan_out=tmp_path / "s1", **kw)))
     verified = _findings(json.loads(build_report(tmp_path / "s1", verify=True, **kw)))
-    codes = {c["code"] for c in verified["codes"]}
-    # a branched ledger: the forensic verifier reports the abandoned branch, the scan does not
-    assert "abandoned_branch" in codes
-    assert "abandoned_branch" not in {c["code"] for c in plain["codes"]}
+    # the abandoned branch is the ledger's verdict: the scan reports it, and --verify does not again
+    assert [(r["code"], r["line_no"], r["source"]) for r in plain["rows"]] == [("abandoned_branch", 7, "scan")]
+    got = [(r["code"], r["source"]) for r in verified["rows"]]
+    assert got.count(("abandoned_branch", "scan")) == 1 and ("sidecar_row_unmatched", "verify") in got
+    assert {code for code, source in got if source == "verify"} <= {"sidecar_row_unmatched", "receipt_unaccounted"}
     assert verified["verified"] is True and plain["verified"] is False
+
+
+def test_report_verify_shows_an_edited_line_once(sample_homes: Path, tmp_path: Path, clock) -> None:
+    # an edited payload was prev_hash_mismatch at line 3 in the scan and line_modified at line 2 in
+    # verify, so the report's --verify listed the one defect twice
+    from vakaudit.report import build_report
+
+    home = sample_homes / "broken" / "payload_byte_changed" / "home"
+    kw = dict(format="json", clock=clock)
+    build_report(home, scan_out=tmp_path / "s1", **kw)
+    verified = _findings(json.loads(build_report(tmp_path / "s1", verify=True, **kw)))
+    assert [(r["code"], r["line_no"]) for r in verified["rows"]] == [("line_modified", 2)]
+
+
+def test_report_counts_folded_findings_exactly(sample_homes: Path, tmp_path: Path, clock) -> None:
+    # 250 garbage cost-log rows: 100 listed in full, 150 folded into one row; the report counts 250
+    import shutil
+
+    from vakaudit.report import build_report
+
+    home = tmp_path / "home"
+    shutil.copytree(sample_homes / "broken" / "clean" / "home", home, symlinks=True)
+    (home / "agents/vak/cost-log.jsonl").write_bytes(b"garbage\n" * 250)
+    ctx = _findings(json.loads(build_report(home, format="json", clock=clock, scan_out=tmp_path / "s")))
+    assert [(c["code"], c["count"]) for c in ctx["codes"]] == [("sidecar_unparseable_row", 250)]
+    assert ctx["total"] == 250 and ctx["listed"] == 101

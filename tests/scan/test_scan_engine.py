@@ -111,15 +111,17 @@ def test_torn_last_line_gets_a_row_and_a_finding(tmp_path: Path) -> None:
     assert len(f) == 1 and f[0]["line_no"] == len(rows) and f[0]["offset_bytes"] == len(good)
 
 
-def test_modified_line_breaks_the_chain_at_the_next_line(tmp_path: Path) -> None:
+def test_modified_line_is_line_modified_at_that_line_and_breaks_the_chain_at_the_next(tmp_path: Path) -> None:
+    # vak's reader flags line 4 (its prev_hash no longer matches); the bytes that changed are line 3's,
+    # and the finding says so, as `vakaudit verify` does (one verdict per defect)
     home = tmp_path / "home"
     led = make_ledger(home / "sessions/k/s.jsonl", 2)
     lines = led.read_bytes().split(b"\n")
     lines[2] = lines[2].replace(b"question 0", b"question X")  # same length, line 3 changed
     led.write_bytes(b"\n".join(lines))
     res = scan_home(home, out=tmp_path / "out", jobs=1)
-    broken = [x for x in res.table("findings").to_pylist() if x["code"] == "prev_hash_mismatch"]
-    assert [b["line_no"] for b in broken] == [4]
+    chain = [(x["code"], x["line_no"]) for x in res.table("findings").to_pylist()]
+    assert chain == [("line_modified", 3)]
     rows = res.table("entries").to_pylist()
     assert rows[3]["chain_ok"] is False and rows[2]["chain_ok"] is True
 

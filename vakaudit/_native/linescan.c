@@ -1828,14 +1828,14 @@ static int acc_add(Acc *t, int *used, PyObject *fields, PyObject *kind, cp key, 
 }
 
 PyDoc_STRVAR(scan_entries_doc,
-"scan_entries(buf, pos, end, max_lines, base, line_no, cols, fields, state, known) -> (next_pos, events)\n\n"
+"scan_entries(buf, pos, end, max_lines, base, line_no, cols, fields, state, known) -> next_pos\n\n"
 "Write the ``entries`` row of each consecutive plain line of buf[pos:end] into the EntryCols cols\n"
 "and add its members to the entry_fields accumulator ``fields`` ({(kind, field): [count, bytes]}).\n"
 "Stops before the first line the caller must read (not plain, a kind outside ``known`` or 'work',\n"
 "or a value whose column needs the reference decoder) or after max_lines. base is buf[0]'s file\n"
 "offset and line_no the last line number consumed; state = [expected_digest, turn_no, turn_id,\n"
-"in_prep] is updated in place. events lists (line_no, offset, id, status, expected, prev_hash) of\n"
-"broken and unchained lines.");
+"in_prep] is updated in place. A line's chain status is its row's status column; which finding a\n"
+"broken or unchained line is, is decided by vakaudit.ledger.verdict alone.");
 
 static PyObject *scan_entries(PyObject *self, PyObject *args) {
     Py_buffer view;
@@ -1845,7 +1845,7 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*nnnnnO!O!O!O:scan_entries", &view, &pos, &end, &max_lines, &base, &line_no,
                           &EntryColsType, &ec, &PyDict_Type, &fields, &PyList_Type, &state, &known))
         return NULL;
-    PyObject *events = NULL, *result = NULL, *turn_id = NULL;
+    PyObject *result = NULL, *turn_id = NULL;
     char *exp = NULL; /* the chain expectation's UTF-8 bytes (have_exp) */
     Py_ssize_t exp_len = 0;
     int have_exp = 0, exp_changed = 0;
@@ -1856,8 +1856,6 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "scan_entries: bad arguments");
         goto fail;
     }
-    events = PyList_New(0);
-    if (!events) goto fail;
     {
         PyObject *x = PyList_GET_ITEM(state, 0);
         const char *u = NULL;
@@ -2056,15 +2054,6 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
         else status = STATUS_BROKEN;
         line_no++;
         Py_ssize_t off = base + pos;
-        if (status == STATUS_BROKEN || status == STATUS_UNCHAINED) { /* broken or unchained: an event for the finding */
-            PyObject *ev = Py_BuildValue("(nnNsNN)", line_no, off, ascii_str(env.id_s, env.id_t), status,
-                                         PyUnicode_DecodeUTF8(exp, exp_len, NULL),
-                                         env.prev_s ? ascii_str(env.prev_s, env.prev_t) : Py_NewRef(Py_None));
-            if (!ev) goto fail;
-            int rc = PyList_Append(events, ev);
-            Py_DECREF(ev);
-            if (rc < 0) goto fail;
-        }
         memcpy(exp, digest, 64);
         exp_len = 64, have_exp = 1, exp_changed = 1;
         /* the turn (LedgerScanner._turn) */
@@ -2145,11 +2134,10 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
         turn_id = NULL;
         if (PyList_SetItem(state, 3, PyBool_FromLong(in_prep)) < 0) goto fail;
     }
-    result = Py_BuildValue("(nO)", pos, events);
+    result = PyLong_FromSsize_t(pos);
 fail:
     for (int i = 0; i < ACC_SLOTS; i++) Py_CLEAR(acc[i].kind); /* after an error: sums not handed over */
     Py_XDECREF(turn_id);
-    Py_XDECREF(events);
     PyMem_Free(exp);
     PyBuffer_Release(&view);
     return result;

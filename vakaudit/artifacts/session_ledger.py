@@ -14,7 +14,10 @@ form are read by the compiled scanner (``vakaudit/_native/linescan.c``, ``scan_e
 writes their whole rows straight into Arrow column buffers (``linescan.EntryCols``); every other
 line, and every line without the extension, is read by :meth:`LedgerScanner._line`, the reference,
 whose rows go into the same buffers in file order (Python lists without the extension); both give the
-same rows and findings.
+same rows. A ledger's findings are not decided here: they are the verdict of
+:func:`vakaudit.ledger.verdict.verify_ledger` on the whole file (:func:`ledger_findings`), the same
+classification ``vakaudit verify`` reports, so a defect has one code, line and count in every
+command. The scanner itself only notes a ledger still being written (``ledger_growing``).
 
 In a 7.0 home (baseline7.md §1.4, §8) a session ledger is a directory
 ``agents/<a>/sessions/<space-key>/<session id>/`` of hash-chained zstd frames sealed under the
@@ -25,6 +28,7 @@ with group commit: one frame per entry, ``fdatasync`` only after commit points.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -49,6 +53,7 @@ from vakaudit.artifacts._base import (
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.ledger.chain import ChainVerifier, LineStatus
 from vakaudit.ledger.entry import KNOWN_KINDS, EntryParseError, parse_envelope
+from vakaudit.ledger.verdict import verify_ledger
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 CHUNK_BYTES = 4 << 20
@@ -547,15 +552,6 @@ class LedgerScanner:
         st = self.state
         if st.torn:
             raise ValueError("a ledger whose scanned prefix ends in a torn line must be rescanned from 0")
-        if st.offset == 0 and end == 0:
-            self.emit(
-                Finding(
-                    FindingCode.EMPTY_LEDGER,
-                    Severity.WARNING,
-                    self.rel_path,
-                    "ledger file is empty (not even a header): vak's create() writes the header at once",
-                )
-            )
         f.seek(st.offset)
         offset = st.offset
         if offset < HEAD_ANCHOR_BYTES:
@@ -604,12 +600,12 @@ class LedgerScanner:
                 if native is not None:  # the compiled scanner takes every line it vouches for
                     before = len(native)
                     state = [self._chain.expected, st.turn_no, st.turn_id, st.in_prep]
-                    nxt, events = _scan_entries(
+                    nxt = _scan_entries(
                         buf, pos, limit, batch_rows - before, offset - pos, st.line_no, native, self.fields,
                         state, KNOWN_KINDS,
                     )  # fmt: skip
                     if nxt > pos:
-                        self._run(buf, pos, nxt, offset, len(native) - before, state, events)
+                        self._run(buf, pos, nxt, offset, len(native) - before, state)
                         offset += nxt - pos
                         pos = nxt
                         if len(native) >= batch_rows:
@@ -684,31 +680,10 @@ class LedgerScanner:
         self._last = (buf, start, stop - 1 if terminated else stop, terminated)
         if raw.endswith(b"\r"):
             raw = raw[:-1]
-            self.emit(
-                Finding(
-                    FindingCode.CRLF_LINE_END,
-                    Severity.INFO,
-                    self.rel_path,
-                    "line ends in CRLF; vak strips the CR",
-                    line_no=line_no,
-                    offset_bytes=offset,
-                )
-            )
-        if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            self.emit(
-                Finding(
-                    FindingCode.BOM,
-                    Severity.WARNING,
-                    self.rel_path,
-                    "file starts with a UTF-8 byte order mark; vak writers never add one",
-                    line_no=1,
-                    offset_bytes=0,
-                )
-            )
         chain = self._chain
         try:
             env, payload = parse_envelope(raw)
-        except EntryParseError as exc:
+        except EntryParseError:
             if not raw.strip() or _blank(raw):
                 chain.blank(line_no)
                 self._account(None, BLANK_FIELD, size)
@@ -719,31 +694,6 @@ class LedgerScanner:
                 return
             digest = hashlib.sha256(raw).hexdigest()
             chain.unparseable(line_no)
-            try:
-                raw.decode("utf-8")
-                valid = True
-            except UnicodeDecodeError:
-                valid = False
-            if not terminated:
-                code, sev, msg = (
-                    FindingCode.TORN_LAST_LINE,
-                    Severity.WARNING,
-                    f"last line has no terminator and does not parse ({exc}); vak skips it and "
-                    "its next append fuses with it",
-                )
-            elif not valid:
-                code, sev, msg = (
-                    FindingCode.INVALID_UTF8,
-                    Severity.ERROR,
-                    "line is not valid UTF-8; vak refuses to open this ledger",
-                )
-            else:
-                code, sev, msg = (
-                    FindingCode.UNPARSEABLE_LINE,
-                    Severity.ERROR,
-                    f"line is not a ledger entry ({exc}); vak skips it and the chain restarts after it",
-                )
-            self.emit(Finding(code, sev, self.rel_path, msg, line_no=line_no, offset_bytes=offset))
             self._account(None, UNPARSED_FIELD, size)
             self._add(
                 (offset, line_no, size, None, None, None, None, None, digest, "unparseable", None, None, None)
@@ -753,49 +703,7 @@ class LedgerScanner:
         ident, parent, ts, prev, at_turn, kind = env
         check = chain.entry(line_no, raw, prev)
         status = check.status
-        self._chain_finding(status, line_no, offset, ident, check.expected, prev)
-        if not terminated:
-            self.emit(
-                Finding(
-                    FindingCode.TORN_LAST_LINE,
-                    Severity.INFO,
-                    self.rel_path,
-                    "last line has no terminator but parses (a write may have been cut short)",
-                    line_no=line_no,
-                    offset_bytes=offset,
-                    entry_id=ident,
-                )
-            )
-        if kind not in KNOWN_KINDS:
-            self.emit(
-                Finding(
-                    FindingCode.UNKNOWN_KIND,
-                    Severity.INFO,
-                    self.rel_path,
-                    f"entry kind {kind!r} is not one of the known ledger kinds",
-                    line_no=line_no,
-                    offset_bytes=offset,
-                    entry_id=ident,
-                )
-            )
-
         facts = payload_facts(kind, payload)
-        if kind == "work":
-            ev = payload.get("kind")
-            if ev is not None:
-                self.emit(
-                    Finding(
-                        FindingCode.WORK_DUPLICATE_KIND,
-                        Severity.INFO,
-                        self.rel_path,
-                        "work entry carries a second 'kind' key (ledger.md §2.4); vak's own reader "
-                        "skips it on reopen",
-                        line_no=line_no,
-                        offset_bytes=offset,
-                        entry_id=ident,
-                    )
-                )
-
         turn_no, turn_id = self._turn(kind, facts[2], ident, at_turn)
 
         # bytes per payload member
@@ -833,7 +741,7 @@ class LedgerScanner:
             + (body_sha, sp_sha, sp_bytes)
         )
 
-    def _run(self, buf: bytearray, pos: int, nxt: int, offset: int, k: int, state: list, events: list) -> None:
+    def _run(self, buf: bytearray, pos: int, nxt: int, offset: int, k: int, state: list) -> None:
         """Book-keeping after the native scanner appended the rows of the ``k`` lines of buf[pos:nxt]
         (see ``vakaudit/_native/linescan.c``: lines it vouched for, read exactly as :meth:`_line`
         reads them); ``offset`` is the file offset of buf[pos]."""
@@ -848,40 +756,6 @@ class LedgerScanner:
         self._last = (bytes(buf[pos + last - offset : nxt - 1]), 0, nxt - 1 - (pos + last - offset), True)
         self._chain.expected = self._chain.tail_hash = state[0]
         st.turn_no, st.turn_id, st.in_prep = state[1], state[2], state[3]
-        for line_no, off, ident, status, expected, prev in events:
-            self._chain_finding(LineStatus(status), line_no, off, ident, expected, prev)
-
-    def _chain_finding(
-        self, status: LineStatus, line_no: int, offset: int, ident: str, expected: str | None, prev: str | None
-    ) -> None:
-        """The finding of a broken or unchained entry line (none for the other statuses)."""
-        if status is LineStatus.BROKEN:
-            self.emit(
-                Finding(
-                    FindingCode.PREV_HASH_MISMATCH,
-                    Severity.ERROR,
-                    self.rel_path,
-                    "prev_hash differs from the digest of the previous parsed line: an earlier line "
-                    "was modified after it was written",
-                    line_no=line_no,
-                    offset_bytes=offset,
-                    entry_id=ident,
-                    expected=expected,
-                    actual=prev,
-                )
-            )
-        elif status is LineStatus.UNCHAINED:
-            self.emit(
-                Finding(
-                    FindingCode.UNCHAINED_LINE,
-                    Severity.INFO,
-                    self.rel_path,
-                    "entry has no prev_hash although a line precedes it (written before hash chaining)",
-                    line_no=line_no,
-                    offset_bytes=offset,
-                    entry_id=ident,
-                )
-            )
 
     def _turn(self, kind: str, directive: bool | None, ident: str, at_turn: str | None) -> tuple:
         """(turn_no, turn_id) of an entry, in file order."""
@@ -1049,12 +923,21 @@ def _blank(raw: bytes) -> bool:
     return is_blank(raw)
 
 
+def ledger_findings(path: str | os.PathLike, rel_path: str) -> list[Finding]:
+    """The findings of the ledger at ``path``: :func:`~vakaudit.ledger.verdict.verify_ledger`'s, graded
+    by the default policy (the scan's ``findings`` rows of this file)."""
+    return verify_ledger(path, rel_path).findings
+
+
 def read_entries(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
-    """The kind's reader: ``entries`` rows of one ledger file, from byte 0 (no resume state here)."""
+    """The kind's reader: ``entries`` rows of one ledger file, from byte 0 (no resume state here), and
+    the ledger's findings (:func:`ledger_findings`) through ``ctx.emit``."""
     scanner = LedgerScanner(ctx.rel_path, emit=ctx.emit, session_id=ctx.session_id)
     with ctx.open() as f:
         end = f.seek(0, 2)
         yield from scanner.scan(f, end)
+    for finding in ledger_findings(ctx.path, ctx.rel_path):
+        ctx.emit(finding)
 
 
 KIND = ArtifactKind(

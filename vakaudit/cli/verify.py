@@ -8,7 +8,7 @@ import typer
 
 from vakaudit.cli._keys import KEYS_HELP
 from vakaudit.findings import Severity
-from vakaudit.forensics.policy import TornPolicy
+from vakaudit.ledger.policy import TornPolicy
 
 HELP = """Verify a vak home read-only: every session ledger's hash chain and entry tree, every file's
 place in the home, and the sidecars and index against the ledgers.
@@ -80,7 +80,7 @@ def register(app: typer.Typer) -> None:
             doc["exit_code"] = 1 if failing else 0
             typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         else:
-            _print_table(report, fail_on, len(failing))
+            _print_table(report, fail_on, sum(f.count for f in failing))
         raise typer.Exit(1 if failing else 0)
 
 

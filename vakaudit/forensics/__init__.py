@@ -9,7 +9,9 @@ Public API:
 - :func:`build_timeline`, :func:`write_timeline` (``vakaudit timeline``);
 - :class:`TornPolicy`, :data:`SEVERITY`, :func:`severity_of` (the severity policy).
 
-Uses :mod:`vakaudit.ledger` for the format and the chain rules. Never writes, locks, truncates or
+Uses :mod:`vakaudit.ledger` for the format, the chain rules and the one classification of ledger
+defects (:mod:`vakaudit.ledger.verdict`, which the scan uses too) with its severity policy
+(:mod:`vakaudit.ledger.policy`). Never writes, locks, truncates or
 repairs anything inside a home.
 """
 
@@ -23,13 +25,13 @@ from typing import Any
 _EXPORTS = {
     "HomeReport": "home",
     "verify_home": "home",
-    "LONG_LINE_BYTES": "ledger",
-    "MAX_JSON_DEPTH": "ledger",
-    "LedgerReport": "ledger",
-    "verify_ledger": "ledger",
-    "SEVERITY": "policy",
-    "TornPolicy": "policy",
-    "severity_of": "policy",
+    "LONG_LINE_BYTES": "vakaudit.ledger.verdict",
+    "MAX_JSON_DEPTH": "vakaudit.ledger.verdict",
+    "LedgerReport": "vakaudit.ledger.verdict",
+    "verify_ledger": "vakaudit.ledger.verdict",
+    "SEVERITY": "vakaudit.ledger.policy",
+    "TornPolicy": "vakaudit.ledger.policy",
+    "severity_of": "vakaudit.ledger.policy",
     "SEAL_FORMAT": "seal",
     "read_seal": "seal",
     "seal_file": "seal",
@@ -47,7 +49,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    value = getattr(importlib.import_module(module if "." in module else f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
 

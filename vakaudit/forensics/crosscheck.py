@@ -37,9 +37,9 @@ from typing import Any
 import orjson
 
 from vakaudit.findings import Finding, FindingCode
-from vakaudit.forensics._io import open_evidence
-from vakaudit.forensics.policy import severity_of
 from vakaudit.ledger import parse_ts
+from vakaudit.ledger.evidence import open_evidence
+from vakaudit.ledger.policy import severity_of
 
 __all__ = ["CrossCollector", "RAW_KINDS"]
 
@@ -138,6 +138,8 @@ class CrossCollector:
     def add_cost_rows(self, rel_path: str, rows: Iterable[dict[str, Any]]) -> None:
         self.has_cost_file = True
         for r in rows:
+            if r.get("session_id") is None and r.get("ts") is None:
+                continue  # nothing _cost reads (an unparseable row: its own finding); not kept
             self.cost_rows.append((rel_path, r.get("line_no") or 0, r))
 
     def add_outbox_rows(self, rel_path: str, rows: Iterable[dict[str, Any]]) -> None:

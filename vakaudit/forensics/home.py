@@ -3,9 +3,11 @@
 :func:`verify_home` is ``vakaudit verify`` without the printing: one walk of the home
 (:func:`vakaudit.scan.iter_home_files`, which classifies every file and reports undeclared files,
 symlinks out of the home, unreadable files and nested homes), :func:`verify_ledger` on every session
-ledger, the sidecar rows the cross checks need (:mod:`vakaudit.forensics.crosscheck`), and, given a
+ledger, every other file through its kind's reader (the findings the scan reports for it: bad sidecar
+rows, config files, checkpoints, deep documents) with the sidecar rows the cross checks need
+(:mod:`vakaudit.forensics.crosscheck`), and, given a
 seal, the append-only proof (:func:`vakaudit.forensics.seal.verify_since`). All findings are graded by
-one policy (:mod:`vakaudit.forensics.policy`). Nothing in the home is written, locked or repaired.
+one policy (:mod:`vakaudit.ledger.policy`). Nothing in the home is written, locked or repaired.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vakaudit.artifacts import ReadContext
-from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.findings import Finding, FindingCode, FindingFold, Severity, folded_count
 from vakaudit.forensics.crosscheck import RAW_KINDS, CrossCollector
-from vakaudit.forensics.ledger import LedgerReport, verify_ledger
-from vakaudit.forensics.policy import TornPolicy, regrade, severity_of
+from vakaudit.ledger.policy import TornPolicy, regrade, severity_of
+from vakaudit.ledger.verdict import LedgerReport, verify_ledger
 from vakaudit.scan import detect_layout, iter_home_files, resolve_home
 
 if TYPE_CHECKING:
@@ -61,10 +63,10 @@ class HomeReport:
     cross_checks: list[str] = field(default_factory=list)  # the cross checks that had both sides
 
     def counts(self) -> dict[str, int]:
-        """Number of findings per severity, every severity listed."""
+        """Number of findings per severity, every severity listed (a fold counts what it folded)."""
         out = {s.value: 0 for s in Severity}
         for f in self.findings:
-            out[f.severity.value] += 1
+            out[f.severity.value] += f.count
         return out
 
     def at_or_above(self, threshold: Severity) -> list[Finding]:
@@ -80,6 +82,7 @@ class HomeReport:
             "segment_dirs": self.segment_dirs,
             "frames": self.frames,
             "counts": self.counts(),
+            "folded": folded_count(self.findings),
             "cross_checks": self.cross_checks,
             "ledgers": [{k: v for k, v in r.to_dict().items() if k != "findings"} for r in self.ledgers],
             "findings": [f.to_dict() for f in self.findings],
@@ -148,13 +151,16 @@ def verify_home(
             report.ledger_count += 1
             report.bytes_verified += rep.size_bytes
             out.extend(rep.findings)
-        elif cross and name in _CROSS_SIDECARS and hf.kind.reader is not None:
+            return
+        if hf.kind.reader is not None:  # the kind's own reader: the findings the scan reports for it
             if progress is not None:
                 progress(hf.rel_path, hf.size_bytes)
-            rows, found = _read_rows(root, hf)
-            getattr(collector, _CROSS_SIDECARS[name])(hf.rel_path, rows)
+            sink = getattr(collector, _CROSS_SIDECARS[name]) if cross and name in _CROSS_SIDECARS else None
+            rows, found = _read_rows(root, hf, keep_rows=sink is not None)
+            if sink is not None:
+                sink(hf.rel_path, rows)
             out.extend(regrade(f, torn) for f in found)
-        elif cross and name == "store_db" and hf.rel_path.endswith("store.db"):
+        if cross and name == "store_db" and hf.rel_path.endswith("store.db"):
             collector.store_dbs.append((hf.rel_path, root / hf.rel_path))
         elif cross and name == "checkpoints" and _CHECKPOINT_MANIFEST.search(hf.rel_path):
             collector.add_checkpoint(hf.rel_path, root / hf.rel_path)
@@ -180,6 +186,9 @@ def verify_home(
         from vakaudit.forensics.seal import verify_since
 
         out.extend(regrade(f, torn) for f in verify_since(root, since))
+    fold = FindingFold()  # the cross checks and the walk fold too: the first of a code per file in full
+    fold.extend(out)
+    report.findings = out = fold.findings()
     out.sort(key=lambda f: (f.rel_path or "", f.line_no if f.line_no is not None else 0, f.code))
     return report
 
@@ -236,15 +245,18 @@ def _verify_one(path: str, rel_path: str, torn: TornPolicy, deep: bool, cross: b
     return rep, calls
 
 
-def _read_rows(root: Path, hf: Any) -> tuple[list[dict], list[Finding]]:
-    found: list[Finding] = []
+def _read_rows(root: Path, hf: Any, *, keep_rows: bool) -> tuple[list[dict], list[Finding]]:
+    """A file read by its kind's reader: (the rows the cross checks use when ``keep_rows``, findings)."""
+    found = FindingFold()
     ctx = ReadContext(root, hf.rel_path, hf.home_scope, hf.session_id, emit=found.append)
     rows: list[dict] = []
     try:
         for batch in hf.kind.reader(ctx):
-            cols = [c for c in _ROW_COLUMNS if c in batch.schema.names]
-            rows.extend(batch.select(cols).to_pylist())
+            if keep_rows:  # the checks read rows with .get: null columns are left out (bounded memory)
+                part = batch.select([c for c in _ROW_COLUMNS if c in batch.schema.names])
+                for i in range(0, part.num_rows, 8192):
+                    rows.extend({k: v for k, v in r.items() if v is not None} for r in part.slice(i, 8192).to_pylist())
     except Exception as exc:  # noqa: BLE001 - a reader bug must not stop verification
         found.append(Finding(FindingCode.READER_FAILED, Severity.ERROR, hf.rel_path,
                              f"the {hf.kind.name} reader failed: {type(exc).__name__}: {exc}"))  # fmt: skip
-    return rows, found
+    return rows, found.findings()

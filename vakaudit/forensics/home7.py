@@ -27,7 +27,7 @@ from pathlib import Path
 
 from vakaudit.errors import ObjectUnavailableError
 from vakaudit.findings import Finding, FindingCode
-from vakaudit.forensics.policy import severity_of
+from vakaudit.ledger.policy import severity_of
 from vakaudit.scan.walk import HomeFile, has_tenants_tree
 from vakaudit.storage import KeyRing, Store, TenantKeys, iter_segments
 from vakaudit.storage.objects import is_object_id, object_rel_path

@@ -33,8 +33,8 @@ import orjson
 
 from vakaudit.errors import UsageError
 from vakaudit.findings import Finding, FindingCode
-from vakaudit.forensics._io import iter_framed_lines, open_evidence
-from vakaudit.forensics.policy import severity_of
+from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
+from vakaudit.ledger.policy import severity_of
 from vakaudit.outputs import write_output
 from vakaudit.scan import iter_home_files, resolve_home
 

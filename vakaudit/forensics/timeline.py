@@ -30,8 +30,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from vakaudit.forensics._io import iter_framed_lines, open_evidence
 from vakaudit.ledger import parse_ts
+from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
 from vakaudit.outputs import open_output
 from vakaudit.scan import iter_home_files, resolve_home
 

@@ -59,7 +59,7 @@ class CheckResult:
 
 def compare(baseline: dict[str, Any], current: dict[str, Any], budget: Budget) -> CheckResult:
     """Every gated row of ``current`` against ``baseline`` (both from :func:`build_baseline`)."""
-    from vakaudit.forensics.policy import CHAIN_BREAK_CODES
+    from vakaudit.ledger.policy import CHAIN_BREAK_CODES
 
     rows: list[CheckRow] = []
     base_m, cur_m = baseline.get("metrics", {}), current.get("metrics", {})
@@ -138,7 +138,7 @@ def _metric_rows(name: str, then: Any, now: Any, base_m: dict, cur_m: dict, budg
 
 
 def _severity(code: str) -> Severity | None:
-    from vakaudit.forensics.policy import severity_of
+    from vakaudit.ledger.policy import severity_of
 
     try:
         return severity_of(FindingCode(code))

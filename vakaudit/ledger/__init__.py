@@ -1,7 +1,9 @@
 """The vak session ledger (single-file JSONL era): read, verify and write it byte-compatibly.
 
 Spec: ``ledger.md`` (envelope §2, hash chain §3, payload kinds §4, handle semantics §6, projection
-§7). This package imports nothing from vakaudit except :mod:`vakaudit.errors`.
+§7). This package imports nothing from vakaudit except :mod:`vakaudit.errors`, :mod:`vakaudit.findings`
+(the verdict on a ledger, :mod:`vakaudit.ledger.verdict`, is findings) and the compiled kernel
+:mod:`vakaudit._native`.
 """
 
 from __future__ import annotations

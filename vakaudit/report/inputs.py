@@ -159,7 +159,7 @@ def load_inputs(
 def _findings_view(con: Any, manifest: dict[str, Any], *, verify: bool, progress: Any) -> None:
     """``report_findings``: the scan's findings (source ``scan``), plus with ``verify`` the findings of
     :func:`vakaudit.forensics.verify_home` that the scan did not already report (source ``verify``)."""
-    cols = "code, severity, rel_path, line_no, offset_bytes, entry_id, message, expected, actual"
+    cols = "code, severity, rel_path, line_no, offset_bytes, entry_id, message, expected, actual, count"
     if not verify:
         con.execute(
             f"CREATE OR REPLACE VIEW report_findings AS SELECT {cols}, 'scan' AS source FROM findings"

@@ -62,7 +62,9 @@ from vakaudit.artifacts.session_ledger import (
     fields_table,
 )
 from vakaudit.errors import ScanError, UsageError
-from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
+from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, FindingFold, Severity
+from vakaudit.ledger.policy import regrade
+from vakaudit.ledger.verdict import verify_ledger
 from vakaudit.outputs import check_output
 from vakaudit.scan.manifest import MANIFEST, read_manifest
 from vakaudit.scan.tables import (
@@ -85,7 +87,7 @@ from vakaudit.scan.walk import (
 if TYPE_CHECKING:  # pragma: no cover
     from vakaudit.scan.result import ScanResult
 
-MANIFEST_FORMAT = 2
+MANIFEST_FORMAT = 3  # 3: findings rows have a count (folds of repeated findings)
 SIDE_PART_BYTES = 1 << 20  # side files whose rows take this many Arrow bytes stream into their own part
 # side tables are small and varied: zstd alone compresses them smaller than dictionary pages, ~20 % faster
 SIDE_DICTIONARY = False
@@ -348,7 +350,7 @@ def _scan_ledger(home: str, it: _Item, sink: _EntriesPart, scanned: list[LedgerS
 
 
 def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[LedgerScanner]) -> _ItemResult:
-    findings: list[Finding] = []
+    findings = FindingFold()  # bounded: repeats of a code in one file are counted
     counter = [0]
     path = os.path.join(home, it.rel_path)
     f = _CountingRaw(open_read_only(path), counter)
@@ -380,6 +382,11 @@ def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[Le
         for batch in scanner.scan(f, end, still_growing=lambda: os.fstat(fd).st_size > end):
             sink.add(batch)
         scanned.append(scanner)
+        # the ledger's findings: the one verdict on the whole file (an appended line can settle an
+        # earlier one: it attests its predecessor's bytes, ends an abandoned branch, names a parent)
+        verdict = verify_ledger(path, it.rel_path)
+        counter[0] += verdict.size_bytes
+        findings.extend(f for f in verdict.findings if f.code != FindingCode.LEDGER_GROWING or not scanner.growing)
         return _ItemResult(
             it.rel_path,
             mode,
@@ -388,7 +395,7 @@ def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[Le
             rows=scanner.rows,
             bytes_scanned=scanner.state.offset - start,
             bytes_read=counter[0],
-            findings=findings,
+            findings=findings.findings(),
         )
     finally:
         f.close()
@@ -405,7 +412,7 @@ def _scan_sidecar(home: str, out: str, gen: int, it: _Item, home_path: Path | No
 
 
 def _side_start(
-    it: _Item, fd: int, counter: list[int], findings: list[Finding]
+    it: _Item, fd: int, counter: list[int], findings: FindingFold
 ) -> tuple[str, int, int | None]:
     """``(mode, start offset, lines before it when known)`` of a side file's read: an append resumes
     where the last scan stopped (line numbers go on from the count it recorded, so the old bytes are
@@ -433,7 +440,7 @@ def _scan_bundled(home: Path, it: _Item, bundle: Bundle) -> _ItemResult:
     together with other files', and land in the task's shared part)."""
     fd = open_read_only(os.path.join(home, it.rel_path))
     try:
-        findings: list[Finding] = []
+        findings = FindingFold()  # bounded: repeats of a code in one file are counted
         counter = [0]
         mode, start, start_line = _side_start(it, fd, counter, findings)
         ctx = _CountingContext(
@@ -456,7 +463,7 @@ def _scan_bundled(home: Path, it: _Item, bundle: Bundle) -> _ItemResult:
             rows=rows,
             bytes_scanned=end - start,
             bytes_read=counter[0],
-            findings=findings,
+            findings=findings.findings(),
         )
     finally:
         os.close(fd)
@@ -473,7 +480,7 @@ def _reader_failed(rel_path: str, kind: str, exc: Exception) -> Finding:
 
 def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _ItemResult:
     kind = get_kind(it.kind)
-    findings: list[Finding] = []
+    findings = FindingFold()  # bounded: repeats of a code in one file are counted
     counter = [0]
     mode, start, start_line = _side_start(it, fd, counter, findings)
     ctx = _CountingContext(
@@ -553,7 +560,7 @@ def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _Ite
         rows=rows,
         bytes_scanned=end - start,
         bytes_read=counter[0],
-        findings=findings,
+        findings=findings.findings(),
         table=table,
     )
 
@@ -1071,6 +1078,8 @@ def scan_home(
     # which rows of the previous scan survive: files unchanged or only appended to
     kept = {rel for rel, st in states.items() if st == "unchanged"}
     kept |= {r.rel_path for r in results if r.mode == "append"}
+    # a ledger read again gets its whole verdict again: none of its earlier findings survive
+    reclassified = {r.rel_path for r in results if "ledger" in r.state}
     changed_any = bool(results) or set(prev_files) != set(current)
 
     # rows in per-file parts (entries, large side files), per table, after this scan
@@ -1120,7 +1129,7 @@ def scan_home(
     _write_table(out_p, "findings", _findings_table(walk_findings), "walk.parquet")
     files_path = out_p / "findings" / "files.parquet"
     if changed_any or not files_path.is_file() or manifest is None:
-        old = _keep_rows(_read_part(files_path, FINDINGS_SCHEMA), kept)
+        old = _keep_rows(_read_part(files_path, FINDINGS_SCHEMA), kept - reclassified)
         if old.num_rows:  # a "still being written" note only describes the scan that made it
             import pyarrow.compute as pc
 
@@ -1211,7 +1220,8 @@ def scan_home(
 
 
 def _findings_table(findings: Iterable[Finding]) -> pa.Table:
-    rows = [f.to_dict() for f in findings]
+    """Findings as rows, graded by the one severity policy ``verify`` grades by (its default)."""
+    rows = [regrade(f).to_dict() for f in findings]
     return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA) if rows else FINDINGS_SCHEMA.empty_table()
 
 

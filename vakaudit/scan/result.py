@@ -72,11 +72,17 @@ class ScanResult:
         return con
 
     def findings_by_code(self) -> dict[str, int]:
+        """Findings per code, exact: a row folding repeats counts what it folded (its ``count``)."""
         t = self.table("findings")
         counts: dict[str, int] = {}
-        for code in t["code"].to_pylist():
-            counts[code] = counts.get(code, 0) + 1
+        for code, n in zip(t["code"].to_pylist(), t["count"].to_pylist(), strict=True):
+            counts[code] = counts.get(code, 0) + n
         return dict(sorted(counts.items()))
+
+    def findings_folded(self) -> int:
+        """How many findings are not listed in full (folded into a row of their code and file)."""
+        t = self.table("findings")
+        return sum(n for n in t["count"].to_pylist() if n > 1)
 
     def summary(self) -> dict[str, Any]:
         """What ``vakaudit scan --json`` prints."""
@@ -98,6 +104,7 @@ class ScanResult:
                 "not_read": self.stats.files_not_read,
             },
             "findings": self.findings_by_code(),
+            "findings_folded": self.findings_folded(),
             "elapsed_s": self.stats.elapsed_s,
         }
 

@@ -161,6 +161,8 @@ COLUMN_NOTES: dict[tuple[str, str], str] = {
     ("turns", "binding_bytes"): "bytes of turn_capabilities_bound lines of the turn",
     ("turns", "model"): "model of the turn's last assistant message",
     ("sessions", "chain_ok"): "no broken and no unparseable line",
+    ("findings", "count"): "findings the row stands for: 1, or more for a fold of the repeats of its code in "
+    "its file beyond the first 100 (line, offset and entry id of the first folded); sum it to count findings",
 }
 
 

@@ -60,7 +60,7 @@ def _clip(text: str | None) -> str | None:
 
 def build(inputs: ReportInputs) -> Findings:
     codes = inputs.query(
-        "SELECT code, severity, count(*) AS n, count(DISTINCT rel_path) AS files FROM report_findings GROUP BY code, severity"
+        "SELECT code, severity, sum(count) AS n, count(DISTINCT rel_path) AS files FROM report_findings GROUP BY code, severity"
     )
     codes_sorted = sorted(
         codes, key=lambda r: (-RANK.get(str(r["severity"]), -1), -int(r["n"]), str(r["code"]))

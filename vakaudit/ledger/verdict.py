@@ -1,4 +1,9 @@
-"""Verify one session ledger: hash chain, line framing, entry tree, header, kinds and clock.
+"""The verdict on one session ledger: hash chain, line framing, entry tree, header, kinds and clock.
+
+This module is the one classification of ledger defects: ``vakaudit verify`` (through
+:mod:`vakaudit.forensics`) and the scan's ``findings`` table (through
+:mod:`vakaudit.artifacts.session_ledger`) both take a ledger's findings from :func:`verify_ledger`,
+so one defect has one code, one line and one count whichever command reports it.
 
 One streaming pass over the file (spec ledger.md §2–§3, §6). The hash-chain rules are
 :class:`vakaudit.ledger.ChainVerifier`'s (vak's six reader rules); this module adds what a forensic
@@ -43,12 +48,12 @@ from pathlib import Path
 from typing import Any
 
 from vakaudit._native import linescan
-from vakaudit.findings import Finding, FindingCode, Severity
-from vakaudit.forensics._io import iter_framed_lines, open_evidence
-from vakaudit.forensics.policy import TornPolicy, severity_of
+from vakaudit.findings import Finding, FindingCode, FindingFold, Severity, folded_count
 from vakaudit.ledger import KNOWN_KINDS, ChainVerifier, EntryParseError, LineStatus, format_ts, parse_ts
 from vakaudit.ledger.chain import is_blank
 from vakaudit.ledger.entry import parse_envelope
+from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
+from vakaudit.ledger.policy import TornPolicy, severity_of
 
 __all__ = ["LedgerReport", "verify_ledger", "LONG_LINE_BYTES", "MAX_JSON_DEPTH"]
 
@@ -122,6 +127,7 @@ class LedgerReport:
             "active_chain_length": self.active_chain_length,
             "abandoned_branches": self.abandoned_branches,
             "grew_bytes": self.grew_bytes,
+            "folded": folded_count(self.findings),
             "findings": [f.to_dict() for f in self.findings],
         }
 
@@ -262,7 +268,7 @@ def verify_ledger(
     p = Path(path)
     rel = rel_path if rel_path is not None else p.name
     report = LedgerReport(rel)
-    out = report.findings
+    out = FindingFold()  # bounded: the first findings of a code in full, the rest counted
 
     def add(code: FindingCode, message: str, line_no: int | None = None, offset: int | None = None,
             entry_id: str | None = None, expected: str | None = None, actual: str | None = None) -> None:  # fmt: skip
@@ -274,12 +280,14 @@ def verify_ledger(
         fd = open_evidence(p)
     except OSError as exc:
         add(C.UNREADABLE_FILE, f"cannot open the ledger read-only: {exc.strerror or exc}")
+        report.findings = out.findings()
         return report
     try:
         size = os.fstat(fd).st_size
         report.size_bytes = size
         if size == 0:
             add(C.EMPTY_LEDGER, "the ledger is empty (0 bytes): no header, no entries")
+            report.findings = out.findings()
             return report
         entry_lines, entry_ids = _scan(fd, size, rel, report, add, deep, long_line_bytes, progress, on_entry)
         now = os.fstat(fd).st_size
@@ -287,6 +295,7 @@ def verify_ledger(
         os.close(fd)
     if now > size:
         report.grew_bytes = now - size
+    report.findings = out.findings()
     _finish(report, entry_lines, entry_ids)
     return report
 

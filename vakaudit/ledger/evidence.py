@@ -1,4 +1,4 @@
-"""Read-only file access for forensics: never write, lock, follow a symlink or bump an atime.
+"""Read-only file access to evidence (ledgers, side files): never write, lock, follow a symlink or bump an atime.
 
 Files are opened ``O_RDONLY | O_NOFOLLOW`` and, where the kernel allows it (the caller owns the file or
 is root), ``O_NOATIME``, so verifying a home leaves every timestamp of it as it was. Lines are framed
@@ -24,9 +24,8 @@ def open_evidence(path: str | os.PathLike) -> int:
     """Open ``path`` read-only without following a final symlink; returns a descriptor.
 
     Raises ``OSError`` (``ELOOP`` for a symlink, ``EACCES`` when unreadable, ...). Refuses anything
-    but a regular file with ``IsADirectoryError``/``OSError``. ``~`` is expanded.
+    but a regular file with ``IsADirectoryError``/``OSError``.
     """
-    path = os.path.expanduser(os.fspath(path))
     try:
         fd = os.open(path, _BASE_FLAGS | _NOATIME)
     except PermissionError:
