@@ -80,8 +80,9 @@ def register(app: typer.Typer) -> None:
                     for s in iter_requests(path, host=host, session=session):
                         record["steps"] += 1
                         yield s
-                except LedgerError as exc:  # a bad ledger is reported, the others still replay
-                    record["error"] = str(exc)
+                except (LedgerError, OSError) as exc:  # a bad ledger is reported, the others still replay
+                    # (OSError: a ledger that vanished after it was listed, or a read that failed)
+                    record["error"] = str(exc) if isinstance(exc, LedgerError) else f"{path}: {exc.strerror or exc}"
                     record["line"] = getattr(exc, "line", None) or None
                 if record["steps"] or record["error"]:
                     ledgers.append(record)

@@ -59,6 +59,8 @@ C = FindingCode
 LONG_LINE_BYTES = 16 * 1024 * 1024
 #: serde_json's default recursion limit: vak's reader cannot decode a deeper line and skips it.
 MAX_JSON_DEPTH = 128
+#: findings about how a line is framed, not what it holds (a blank line can carry one)
+_FRAMING_CODES = frozenset({FindingCode.CRLF_LINE_END, FindingCode.BOM})
 
 BOM = b"\xef\xbb\xbf"
 
@@ -282,6 +284,10 @@ def verify_ledger(
             add(C.EMPTY_LEDGER, "the ledger is empty (0 bytes): no header, no entries")
             return report
         entry_lines, entry_ids = _scan(fd, size, rel, report, add, deep, long_line_bytes, progress, on_entry)
+        if not entry_lines and not any(f.line_no is not None and f.code not in _FRAMING_CODES for f in out):
+            # every line was skipped as blank (a line that is not blank is an entry or a finding)
+            add(C.EMPTY_LEDGER, f"the ledger holds only blank lines ({report.line_count} line(s), {size} bytes): "
+                "no header, no entries")  # fmt: skip
         now = os.fstat(fd).st_size
     finally:
         os.close(fd)
