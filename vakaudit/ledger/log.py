@@ -37,6 +37,7 @@ from typing import Any, BinaryIO
 from vakaudit.errors import CorruptError, ExistsError, LedgerError, LockedError, UnreadableError
 from vakaudit.ledger.chain import ChainVerifier, is_blank, iter_lines, line_digest
 from vakaudit.ledger.entry import KNOWN_KINDS, Entry, EntryParseError, parse_envelope
+from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine
 from vakaudit.ledger.ids import format_ts, new_uuid7, now_ns
 
 __all__ = ["SessionLog"]
@@ -198,6 +199,11 @@ class SessionLog:
             for raw, terminated in iter_lines(f):
                 line_no += 1
                 ends_with_lf = terminated
+                if isinstance(raw, LongLine):  # not held: skipped like an unparseable line
+                    verifier.note(f"skipped line {line_no} of {path_display}: {raw.length:,} bytes, longer than "
+                                  f"the {MAX_LINE_BYTES:,} bytes a line is read up to")  # fmt: skip
+                    verifier.reset()
+                    continue
                 if raw[-1:] == b"\r":
                     raw = raw[:-1]
                 try:
