@@ -10,7 +10,8 @@ rows. Exceptions are for the caller or the tool being wrong::
     ├── LedgerError            a ledger operation the caller asked for cannot be done
     │   ├── LockedError        the ledger is locked by another handle (or the handle is read-only)
     │   ├── ExistsError        create() on a non-empty file
-    │   └── CorruptError       an append/branch names an unknown entry, or a line is not UTF-8
+    │   ├── CorruptError       an append/branch names an unknown entry, or a line is not UTF-8
+    │   └── UnreadableError    the ledger file cannot be opened for reading (permissions, a FIFO)
     ├── ScanError              a scan output directory cannot be used
     ├── KeyFileError           a key file or credential store cannot be read or opened
     └── ObjectUnavailableError a tenant object cannot be produced (missing, no grant, no key, erased)
@@ -53,6 +54,15 @@ class CorruptError(LedgerError):
     def __init__(self, message: str, line: int = 0) -> None:
         super().__init__(message)
         self.line = line
+
+
+class UnreadableError(LedgerError, OSError):
+    """The ledger file cannot be opened for reading: no permission, or not a regular file (also an
+    ``OSError``, with the ``errno`` of the failed open when there was one)."""
+
+    def __init__(self, message: str, errno: int | None = None) -> None:
+        super().__init__(message)
+        self.errno = errno
 
 
 class ScanError(VakauditError):

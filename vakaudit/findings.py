@@ -68,6 +68,10 @@ class FindingCode(StrEnum):
     TENANT_STORE_HOME = "tenant_store_home"
     APPEND_ONLY_VIOLATION = "append_only_violation"
     READER_FAILED = "reader_failed"
+    SYMLINK_UNRESOLVABLE = "symlink_unresolvable"
+    DATABASE_NOT_TABLE = "database_not_table"
+    DATABASE_ROW_LIMIT = "database_row_limit"
+    DATABASE_TIME_LIMIT = "database_time_limit"
     # sidecar rows
     SIDECAR_UNPARSEABLE_ROW = "sidecar_unparseable_row"
     # across artifacts (verify)

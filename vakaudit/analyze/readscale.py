@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from vakaudit.errors import UsageError
 from vakaudit.outputs import write_output
@@ -565,7 +566,7 @@ def _measure(home: _Home, repeats: int) -> dict[str, float]:
     rid = "req-absent"  # a retry of a new request: the scan reads every entry
     rset = {(e.get("data") or {}).get("request_id") for e in entries if e.get("kind") == "activity"}
     now_ns = _BASE_NS + home.info["turns"] * 13 * 1_500_000_000
-    db = sqlite3.connect(f"file:{home.store}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{quote(str(home.store))}?mode=ro", uri=True)  # a store this module wrote
     try:
         fns: dict[str, Callable[[], Any]] = {
             "ledger_open_verify": lambda: SessionLog.open_read_only(home.current),

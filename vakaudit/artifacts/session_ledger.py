@@ -53,6 +53,7 @@ from vakaudit.artifacts._base import (
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.ledger.chain import ChainVerifier, LineStatus
 from vakaudit.ledger.entry import KNOWN_KINDS, EntryParseError, parse_envelope
+from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLineBuilder
 from vakaudit.ledger.verdict import verify_ledger
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
@@ -518,6 +519,7 @@ class LedgerScanner:
         self.bytes_read = 0
         self.rows = 0
         self.growing = False
+        self._blank_lines = 0  # blank lines this scan read (a ledger of only blank lines is a finding)
         self._chain = ChainVerifier(rel_path)
         self._chain.expected = self.state.expected
         self._shared = buffer is not None
@@ -581,11 +583,14 @@ class LedgerScanner:
         """The rest of :meth:`scan`, reading through ``buf`` (rows of plain lines written by the
         compiled scanner into ``native``, the buffer's EntryCols, when it is not None)."""
         st = self.state
+        scanned_from = offset
         batch_rows = self._batch_rows
         view = memoryview(buf)
         have = 0  # bytes of an incomplete line at the front of buf
         while offset + have < end:
             want = min(CHUNK_BYTES, end - offset - have)
+            if have:  # a carried line is read up to one byte past the bound, never further
+                want = min(want, MAX_LINE_BYTES + 1 - have)
             if len(buf) < have + want:  # a line longer than a chunk: the buffer grows to hold it
                 view.release()
                 buf.extend(bytes(have + want - len(buf)))
@@ -620,6 +625,11 @@ class LedgerScanner:
                 if len(self._buf) >= batch_rows:
                     yield self._flush()
             have = limit - pos
+            if have > MAX_LINE_BYTES:  # no LF yet and over the bound: stream the rest of the line
+                long = LongLineBuilder(bytes(view[pos:limit]))
+                offset = self._long_line(f, end, offset, long)
+                have = 0
+                continue
             if have and pos:
                 buf[:have] = bytes(view[pos:limit])  # (the two ranges may overlap)
         carry = bytes(view[:have])
@@ -653,16 +663,77 @@ class LedgerScanner:
                     offset_bytes=offset,
                 )
             )
+        if scanned_from == 0 and offset == end > 0 and 0 < self._blank_lines == st.line_no:
+            self.emit(
+                Finding(
+                    FindingCode.EMPTY_LEDGER,
+                    Severity.WARNING,
+                    self.rel_path,
+                    f"ledger holds only blank lines ({st.line_no} line(s), {end} bytes): no header, no entries",
+                )
+            )
         st.expected = self._chain.expected
         if self._last is not None:
             lbuf, lstart, lstop, terminated = self._last
-            h = hashlib.sha256(lbuf[lstart:lstop])
-            if terminated:
-                h.update(b"\n")
-            st.last_line_sha256 = h.hexdigest()
+            if lbuf is None:  # a line too long to hold: its digest was taken as it streamed past
+                st.last_line_sha256 = lstart
+            else:
+                h = hashlib.sha256(lbuf[lstart:lstop])
+                if terminated:
+                    h.update(b"\n")
+                st.last_line_sha256 = h.hexdigest()
         self.rows += self._buf.mark(self._facts())
         if len(self._buf) and not self._shared:
             yield self._buf.take()
+
+    def _long_line(self, f: IO[bytes], end: int, offset: int, long: LongLineBuilder) -> int:
+        """Read on to the end of a line over :data:`MAX_LINE_BYTES` that starts at ``offset`` (its first
+        bytes are in ``long``) without holding it: one ``unparseable`` row, a ``line_too_long`` finding,
+        the chain restarts after it. Leaves ``f`` at the next line; returns that line's offset."""
+        st = self.state
+        pos = offset + long.length
+        f.seek(pos)
+        terminated = False
+        while pos < end:
+            chunk = f.read(min(CHUNK_BYTES, end - pos))
+            if not chunk:
+                break
+            self.bytes_read += len(chunk)
+            lf = chunk.find(b"\n")
+            if lf >= 0:
+                long.add(chunk[:lf])
+                terminated = True
+                break
+            long.add(chunk)
+            pos += len(chunk)
+        size = long.length + terminated
+        if offset < HEAD_ANCHOR_BYTES:
+            self._head += long.prefix[: HEAD_ANCHOR_BYTES - offset]
+            st.head_sha256 = hashlib.sha256(self._head).hexdigest()
+        st.line_no += 1
+        st.last_line_offset = offset
+        st.offset = offset + size
+        st.torn = not terminated
+        self._last = (None, long.sha256_with(b"\n" if terminated else b""), 0, terminated)
+        self._chain.unparseable(st.line_no)
+        self.emit(
+            Finding(
+                FindingCode.LINE_TOO_LONG,
+                Severity.INFO,
+                self.rel_path,
+                f"line of {long.length:,} bytes, longer than the {MAX_LINE_BYTES:,} bytes a line is read up to: "
+                "not read (the chain restarts after it)",
+                line_no=st.line_no,
+                offset_bytes=offset,
+            )
+        )
+        self._account(None, UNPARSED_FIELD, size)
+        self._add(
+            (offset, st.line_no, size, None, None, None, None, None, None, "unparseable", None, None, None)
+            + _NONE_TAIL
+        )
+        f.seek(offset + size)
+        return offset + size
 
     def _line(self, buf: bytes, start: int, stop: int, base: int) -> None:
         st = self.state
@@ -686,6 +757,7 @@ class LedgerScanner:
         except EntryParseError:
             if not raw.strip() or _blank(raw):
                 chain.blank(line_no)
+                self._blank_lines += 1
                 self._account(None, BLANK_FIELD, size)
                 self._add(
                     (offset, line_no, size, None, None, None, None, None, None, "blank", None, None, None)

@@ -8,24 +8,23 @@ whole JSONL, one ``SELECT`` per line, one commit per insert; v2 keeps a byte cur
 commits once. ``rebuild()`` drops and re-imports everything (home.md §8.1).
 
 Rows: one per b-tree (table, index, FTS5 shadow table) of the main database file, plus a
-``(freelist)`` row. The reader opens ``file:…?mode=ro&immutable=1`` so SQLite takes no lock, creates
-no ``-wal``/``-shm`` and writes nothing; the price is that pages still only in ``store.db-wal`` are
-not seen (``wal_bytes`` on every row gives the size of the ``-wal`` beside it). Sizes come from the
-``dbstat`` virtual table when SQLite is compiled with it (``size_method = 'dbstat'``); otherwise each
-b-tree only gets its ``count(*)``, sizes are null, and a ``(database)`` row carries ``pragma
-page_count`` (``size_method = 'page_count'``). The ``-wal``/``-shm``/``-journal`` files give no rows.
+``(freelist)`` row. The reader opens a private copy (:mod:`vakaudit.artifacts._sqlite`) so SQLite
+takes no lock in the home, creates no ``-wal``/``-shm`` there and writes nothing; the price is that
+pages still only in ``store.db-wal`` are not seen (``wal_bytes`` on every row gives the size of the
+``-wal`` beside it). Sizes come from the ``dbstat`` virtual table when SQLite is compiled with it
+(``size_method = 'dbstat'``); otherwise each b-tree only gets its ``count(*)``, sizes are null, and a
+``(database)`` row carries ``pragma page_count`` (``size_method = 'page_count'``). The ``-wal``/``-shm``/``-journal`` files give no rows.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from pathlib import Path
-from urllib.parse import quote
 
 import pyarrow as pa
 
 from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._sqlite import ROW_LIMIT, TIME_BUDGET_S, open_private_copy
 from vakaudit.findings import Finding, FindingCode, Severity
 
 SCHEMA = pa.schema(
@@ -48,12 +47,6 @@ SCHEMA = pa.schema(
 )
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    # immutable=1: no locks, no -wal/-shm, no writes, no mtime change; mode=ro as a second guard.
-    uri = f"file:{quote(str(path))}?mode=ro&immutable=1"
-    return sqlite3.connect(uri, uri=True, check_same_thread=False)
-
-
 def _scalar(con: sqlite3.Connection, sql: str, *args: object) -> object:
     try:
         row = con.execute(sql, args).fetchone()
@@ -72,7 +65,7 @@ def _schema_version(con: sqlite3.Connection) -> str | None:
 
 def _objects(con: sqlite3.Connection) -> dict[str, tuple[str, str]]:
     """b-tree name -> (object_type, tbl_name); FTS5 shadow tables are typed ``shadow``."""
-    rows = con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+    rows = con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master LIMIT ?", (ROW_LIMIT,)).fetchall()
     virtual = {
         name
         for typ, name, _, sql in rows
@@ -189,12 +182,10 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
     if not ctx.rel_path.endswith("store.db"):
         return
     try:
-        con = _connect(ctx.path)
-        try:
-            rows = _rows(con, ctx)
-        finally:
-            con.close()
-    except sqlite3.Error as exc:
+        with open_private_copy(ctx.path) as db:
+            rows = _rows(db.con, ctx)
+            timed_out = db.timed_out
+    except (OSError, sqlite3.Error) as exc:
         ctx.emit(
             Finding(
                 FindingCode.UNREADABLE_FILE,
@@ -204,6 +195,16 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
             )
         )
         return
+    if timed_out:
+        ctx.emit(
+            Finding(
+                FindingCode.DATABASE_TIME_LIMIT,
+                Severity.WARNING,
+                ctx.rel_path,
+                f"reading store.db took longer than {TIME_BUDGET_S:g} s; the sizes and counts not read by then "
+                "are null",
+            )
+        )
     if rows:
         yield pa.RecordBatch.from_pylist(rows, schema=SCHEMA)
 

@@ -41,7 +41,8 @@ def register(app: typer.Typer) -> None:
         """Re-derive each step's request from the ledger and run the checks of the replay spec.
 
         Exit 0 when every checkable check passes, 1 when a check failed, 2 on a usage error. A ledger
-        that cannot be read (invalid UTF-8, an undecodable line) is a data problem, not a usage error:
+        that cannot be read (invalid UTF-8, an undecodable line, a payload field of a type vak never
+        writes, no permission, vanished, not a regular file) is a data problem, not a usage error:
         it is listed as not replayable, with the reason and the line (the table's "not replayable"
         lines; in --json, the "ledgers" list with its "error" and "line"), the other ledgers are
         replayed, and it does not change the exit code (`vakaudit verify` reports the defect).
@@ -108,8 +109,9 @@ def register(app: typer.Typer) -> None:
                     for s in iter_requests(path, host=host, session=session):
                         record["steps"] += 1
                         yield s
-                except LedgerError as exc:  # a bad ledger is reported, the others still replay
-                    record["error"] = str(exc)
+                except (LedgerError, OSError) as exc:  # a bad ledger is reported, the others still replay
+                    # (OSError: a ledger that vanished after it was listed, or a read that failed)
+                    record["error"] = str(exc) if isinstance(exc, LedgerError) else f"{path}: {exc.strerror or exc}"
                     record["line"] = getattr(exc, "line", None) or None
                 if record["steps"] or record["error"]:
                     ledgers.append(record)

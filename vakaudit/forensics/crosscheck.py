@@ -36,6 +36,7 @@ from typing import Any
 
 import orjson
 
+from vakaudit.artifacts._sqlite import ROW_LIMIT, TIME_BUDGET_S, open_private_copy
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.ledger import parse_ts
 from vakaudit.ledger.evidence import open_evidence
@@ -423,24 +424,38 @@ class CrossCollector:
         return out
 
     def _store(self, rel: str, path: Path) -> list[Finding]:
-        try:
-            con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-        except sqlite3.Error as exc:
-            return [self._f(C.UNREADABLE_FILE, rel, f"cannot open the index read-only: {exc}")]
-        try:
-            cols = {r[1] for r in con.execute("PRAGMA table_info(entries)")}
-            if not {"entry_id", "session_id", "kind"} <= cols:
-                return []
-            rows = con.execute("SELECT entry_id, session_id, kind FROM entries").fetchall()
-            try:
-                meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
-            except sqlite3.Error:
-                meta = {}
-        except sqlite3.Error as exc:
-            return [self._f(C.UNREADABLE_FILE, rel, f"cannot read the entries table: {exc}")]
-        finally:
-            con.close()
         out = []
+        try:
+            with open_private_copy(path) as db:
+                try:
+                    if db.kind("entries") != "table":
+                        what = db.kind("entries")
+                        if what is not None:
+                            out.append(self._f(C.DATABASE_NOT_TABLE, rel, f"'entries' is a {what}, not the table "
+                                               "vak writes; not read", None, None, "table", what))  # fmt: skip
+                        return out
+                    cols = {r[1] for r in db.rows("PRAGMA table_info(entries)")}
+                    if not {"entry_id", "session_id", "kind"} <= cols:
+                        return out
+                    rows = db.rows("SELECT entry_id, session_id, kind FROM entries")
+                    meta = {}
+                    if db.kind("meta") == "table":
+                        try:
+                            meta = dict(db.rows("SELECT key, value FROM meta", limit=1_000))
+                        except (sqlite3.Error, ValueError, TypeError):
+                            meta = {}
+                except sqlite3.Error as exc:
+                    if db.timed_out:
+                        return out + [self._f(C.DATABASE_TIME_LIMIT, rel, f"reading the index took longer than "
+                                              f"{TIME_BUDGET_S:g} s; stopped, not compared")]  # fmt: skip
+                    return out + [self._f(C.UNREADABLE_FILE, rel, f"cannot read the entries table: {exc}")]
+                limited = db.row_limited
+                if limited:
+                    out.append(self._f(C.DATABASE_ROW_LIMIT, rel, f"the index holds more than {ROW_LIMIT:,} rows; "
+                                       "the first ones were compared, extra and missing rows are not exact",
+                                       None, None, f"<= {ROW_LIMIT}", None))  # fmt: skip
+        except (OSError, sqlite3.Error) as exc:
+            return [self._f(C.UNREADABLE_FILE, rel, f"cannot open the index read-only: {exc}")]
         indexed: set[str] = set()
         extra = stale = 0
         first_extra = first_stale = None
@@ -465,7 +480,7 @@ class CrossCollector:
         missing: Counter = Counter()
         first_missing: dict[str, tuple[str, int, str]] = {}
         indexed_kinds = _INDEXED_KINDS_V2 if meta.get("schema") == "2" else _INDEXED_KINDS_V1
-        for entry_id, (sid, kind, lrel, line) in self.entries.items():
+        for entry_id, (sid, kind, lrel, line) in () if limited else self.entries.items():
             if entry_id not in indexed and kind in indexed_kinds:
                 missing[sid] += 1
                 first_missing.setdefault(sid, (lrel, line, entry_id))

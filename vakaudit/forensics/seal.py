@@ -34,6 +34,7 @@ import orjson
 from vakaudit.errors import UsageError
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
+from vakaudit.ledger.framing import LongLine
 from vakaudit.ledger.policy import severity_of
 from vakaudit.outputs import write_output
 from vakaudit.scan import iter_home_files, resolve_home
@@ -62,11 +63,14 @@ def seal_file(path: str | os.PathLike, rel_path: str, kind: str = "") -> dict[st
         head: str | None = None
         count = 0
         pack = struct.Struct(">I").pack
-        for _, _, raw, terminated in iter_framed_lines(fd, size):
+        for _, _, raw, terminated in iter_framed_lines(fd, size, tap=running.update):
             count += 1
-            running.update(raw)
+            if isinstance(raw, LongLine):  # not held: its digests were taken as it streamed past
+                if terminated:
+                    head = raw.sha256
+                crcs += pack(raw.crc32)
+                continue
             if terminated:
-                running.update(b"\n")
                 line = raw[:-1] if raw.endswith(b"\r") else raw
                 head = hashlib.sha256(line).hexdigest()
             crcs += pack(zlib.crc32(raw))
@@ -230,11 +234,11 @@ def _first_changed_line(fd: int, limit: int, rec: dict[str, Any]) -> tuple[int |
     unpack = struct.Struct(">I").unpack_from
     last_no, end = 0, 0
     for line_no, off, raw, terminated in iter_framed_lines(fd, limit):
-        last_no, end = line_no, off + len(raw) + (1 if terminated else 0)
+        last_no, end = line_no, off + (raw.length if isinstance(raw, LongLine) else len(raw)) + (1 if terminated else 0)
         if line_no > n:
             return line_no, off
         sealed = unpack(crcs, (line_no - 1) * 4)[0]
-        if zlib.crc32(raw) != sealed:
+        if (raw.crc32 if isinstance(raw, LongLine) else zlib.crc32(raw)) != sealed:
             return line_no, off
     if last_no < n:
         return last_no + 1, end

@@ -15,16 +15,13 @@ No I/O here except reading from a file object the caller opened.
 from __future__ import annotations
 
 import hashlib
-import io
-import mmap
-import os
-import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import BinaryIO
 
 from vakaudit.ledger.entry import Entry, EntryParseError, parse_envelope
+from vakaudit.ledger.framing import iter_bounded_lines
 
 __all__ = [
     "line_digest",
@@ -101,62 +98,13 @@ def is_blank(raw: bytes) -> bool:
 def iter_lines(f: BinaryIO, block_size: int = 4 << 20) -> Iterator[tuple[bytes, bool]]:
     """Yield ``(line_without_LF, terminated)`` for each physical line of a binary stream.
 
-    A regular file read from its start is memory-mapped read-only (the length is fixed when mapping,
-    so bytes appended meanwhile are not seen; vak never truncates a ledger, which a mapping would not
-    survive). Other streams are read in large blocks. Either way memory stays at the lines the caller
-    keeps, and long lines cost no ``readline`` joins. A trailing CR is NOT stripped here.
+    Read in large blocks (no mmap: a file truncated by someone else while mapped would kill the
+    process with SIGBUS); memory stays at the lines the caller keeps plus one block. A line longer
+    than :data:`~vakaudit.ledger.framing.MAX_LINE_BYTES` comes as a
+    :class:`~vakaudit.ledger.framing.LongLine` (its prefix only). A trailing CR is NOT stripped here.
     """
-    mm = _map(f)
-    if mm is not None:
-        # Pages already split are dropped from this process's RSS as it goes, so peak memory stays at
-        # the lines kept plus one window of the file.
-        dontneed = getattr(mmap, "MADV_DONTNEED", None)
-        window = 8 << 20
-        with mm:
-            n = len(mm)
-            find = mm.find
-            i = released = 0
-            while i < n:
-                j = find(b"\n", i)
-                if j < 0:
-                    yield mm[i:], False
-                    return
-                yield mm[i:j], True
-                i = j + 1
-                if dontneed is not None and i - released >= window:
-                    upto = i - i % mmap.PAGESIZE
-                    mm.madvise(dontneed, released, upto - released)
-                    released = upto
-        return
-    rest = b""
-    while True:
-        block = f.read(block_size)
-        if not block:
-            break
-        if rest:
-            block = rest + block
-        parts = block.split(b"\n")
-        rest = parts.pop()
-        for part in parts:
-            yield part, True
-    if rest:
-        yield rest, False
-
-
-def _map(f: BinaryIO) -> mmap.mmap | None:
-    try:
-        fd = f.fileno()
-        if f.tell() != 0:
-            return None
-        st = os.fstat(fd)
-    except (AttributeError, OSError, io.UnsupportedOperation):
-        return None
-    if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
-        return None
-    try:
-        return mmap.mmap(fd, st.st_size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
-    except (OSError, ValueError):
-        return None
+    for _, raw, terminated in iter_bounded_lines(f.read, chunk_bytes=block_size):
+        yield raw, terminated
 
 
 def iter_raw_lines(f: BinaryIO) -> Iterator[RawLine]:

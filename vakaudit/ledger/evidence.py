@@ -8,9 +8,12 @@ appending meanwhile cannot make a verification read a half-written line.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+
+from vakaudit.ledger.framing import iter_bounded_lines
 
 __all__ = ["open_evidence", "iter_framed_lines", "CHUNK_BYTES"]
 
@@ -24,8 +27,9 @@ def open_evidence(path: str | os.PathLike) -> int:
     """Open ``path`` read-only without following a final symlink; returns a descriptor.
 
     Raises ``OSError`` (``ELOOP`` for a symlink, ``EACCES`` when unreadable, ...). Refuses anything
-    but a regular file with ``IsADirectoryError``/``OSError``.
+    but a regular file with ``IsADirectoryError``/``OSError``. ``~`` is expanded.
     """
+    path = os.path.expanduser(os.fspath(path))
     try:
         fd = os.open(path, _BASE_FLAGS | _NOATIME)
     except PermissionError:
@@ -43,48 +47,21 @@ def open_evidence(path: str | os.PathLike) -> int:
 
 
 def iter_framed_lines(
-    fd: int, size: int, chunk_bytes: int = CHUNK_BYTES
+    fd: int, size: int, chunk_bytes: int = CHUNK_BYTES, tap: Callable[[bytes], None] | None = None
 ) -> Iterator[tuple[int, int, bytes, bool]]:
     """Yield ``(line_no, offset_bytes, raw, terminated)`` for the first ``size`` bytes of ``fd``.
 
     ``raw`` excludes the LF but keeps a CR (callers decide about CRLF). A final fragment without LF is
-    yielded with ``terminated=False``. Memory: one chunk plus the longest line. (No mmap: a file
-    truncated by someone else while mapped would kill the process with SIGBUS.)
+    yielded with ``terminated=False``; a line over :data:`~vakaudit.ledger.framing.MAX_LINE_BYTES` as a
+    :class:`~vakaudit.ledger.framing.LongLine`. ``tap`` sees every chunk read. Memory: one chunk plus
+    the longest line held. (No mmap: a file truncated by someone else while mapped would kill the
+    process with SIGBUS.)
     """
     os.lseek(fd, 0, os.SEEK_SET)
-    remaining = size
-    pieces: list[bytes] = []  # the start of a line that began in an earlier chunk
-    start = 0  # file offset of the current line's first byte
-    base = 0  # file offset of the current chunk's first byte
     line_no = 0
-    while remaining > 0:
-        chunk = os.read(fd, min(chunk_bytes, remaining))
-        if not chunk:
-            break  # the file shrank while we read it; stop at what is there
-        remaining -= len(chunk)
-        find = chunk.find
-        pos = 0
-        if pieces:
-            end = find(b"\n")
-            if end < 0:
-                pieces.append(chunk)
-                base += len(chunk)
-                continue
-            pieces.append(chunk[:end])
-            line_no += 1
-            yield line_no, start, b"".join(pieces), True
-            pieces = []
-            pos = end + 1
-        while True:
-            end = find(b"\n", pos)
-            if end < 0:
-                break
-            line_no += 1
-            yield line_no, base + pos, chunk[pos:end], True
-            pos = end + 1
-        if pos < len(chunk):
-            pieces.append(chunk[pos:])
-            start = base + pos
-        base += len(chunk)
-    if pieces:
-        yield line_no + 1, start, b"".join(pieces), False
+    for off, raw, terminated in iter_bounded_lines(
+        functools.partial(os.read, fd), size, chunk_bytes=chunk_bytes, tap=tap
+    ):
+        line_no += 1
+        yield line_no, off, raw, terminated
+

@@ -29,13 +29,15 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from vakaudit.errors import CorruptError, ExistsError, LedgerError, LockedError
+from vakaudit.errors import CorruptError, ExistsError, LedgerError, LockedError, UnreadableError
 from vakaudit.ledger.chain import ChainVerifier, is_blank, iter_lines, line_digest
 from vakaudit.ledger.entry import KNOWN_KINDS, Entry, EntryParseError, parse_envelope
+from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine
 from vakaudit.ledger.ids import format_ts, new_uuid7, now_ns
 
 __all__ = ["SessionLog"]
@@ -54,6 +56,33 @@ def _generation_for(header: Entry | None) -> str:
         if isinstance(contract, dict) and isinstance(contract.get("app_version"), str):
             app_version = contract["app_version"]
     return generation_for(app_version)
+
+
+def _open_for_reading(path: Path) -> BinaryIO:
+    """``path`` opened read-only as a binary file; :class:`UnreadableError` when it cannot be
+    (``FileNotFoundError`` when it is not there).
+
+    ``O_NONBLOCK`` and the regular-file check come before any read: a FIFO or device named like a
+    ledger is refused instead of blocking the reader.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise  # the caller named a file that is not there (or that vanished): its own error
+    except OSError as exc:
+        raise UnreadableError(
+            f"{path} cannot be opened for reading: {exc.strerror or exc}", exc.errno
+        ) from exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise UnreadableError(f"{path} is not a regular file; not read")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 class SessionLog:
@@ -166,10 +195,15 @@ class SessionLog:
         link = verifier.link
         ends_with_lf = True
         line_no = 0
-        with open(self.path, "rb") as f:
+        with _open_for_reading(self.path) as f:
             for raw, terminated in iter_lines(f):
                 line_no += 1
                 ends_with_lf = terminated
+                if isinstance(raw, LongLine):  # not held: skipped like an unparseable line
+                    verifier.note(f"skipped line {line_no} of {path_display}: {raw.length:,} bytes, longer than "
+                                  f"the {MAX_LINE_BYTES:,} bytes a line is read up to")  # fmt: skip
+                    verifier.reset()
+                    continue
                 if raw[-1:] == b"\r":
                     raw = raw[:-1]
                 try:

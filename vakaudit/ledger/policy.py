@@ -77,6 +77,10 @@ SEVERITY: dict[FindingCode, Severity] = {
     C.APPEND_ONLY_VIOLATION: S.ERROR,
     C.SIDECAR_UNPARSEABLE_ROW: S.WARNING,
     C.READER_FAILED: S.ERROR,  # a file could not be read as its kind at all
+    C.SYMLINK_UNRESOLVABLE: S.WARNING,  # a loop or a dangling link: never followed
+    C.DATABASE_NOT_TABLE: S.WARNING,  # a view (or anything else) where vak writes a table: not read
+    C.DATABASE_ROW_LIMIT: S.WARNING,  # more rows than vakaudit reads from a database it did not write
+    C.DATABASE_TIME_LIMIT: S.WARNING,  # a query over such a database ran past its time budget
     # across artifacts
     C.RECEIPT_UNACCOUNTED: S.WARNING,  # the cost log legitimately drops rows older than 90 days
     C.SIDECAR_ROW_UNMATCHED: S.WARNING,

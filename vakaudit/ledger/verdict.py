@@ -53,6 +53,7 @@ from vakaudit.ledger import KNOWN_KINDS, ChainVerifier, EntryParseError, LineSta
 from vakaudit.ledger.chain import is_blank
 from vakaudit.ledger.entry import parse_envelope
 from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
+from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine, LongLineBuilder
 from vakaudit.ledger.policy import TornPolicy, severity_of
 
 __all__ = ["LedgerReport", "verify_ledger", "LONG_LINE_BYTES", "MAX_JSON_DEPTH"]
@@ -61,9 +62,11 @@ C = FindingCode
 
 #: A line longer than this is reported (info): far above what vak writes for one entry in normal use,
 #: and a quarter of the 64 MiB per-line cap of store.db's v2 indexer (home.md §8.1).
-LONG_LINE_BYTES = 16 * 1024 * 1024
+LONG_LINE_BYTES = MAX_LINE_BYTES
 #: serde_json's default recursion limit: vak's reader cannot decode a deeper line and skips it.
 MAX_JSON_DEPTH = 128
+#: findings about how a line is framed, not what it holds (a blank line can carry one)
+_FRAMING_CODES = frozenset({FindingCode.CRLF_LINE_END, FindingCode.BOM})
 
 BOM = b"\xef\xbb\xbf"
 
@@ -290,6 +293,10 @@ def verify_ledger(
             report.findings = out.findings()
             return report
         entry_lines, entry_ids = _scan(fd, size, rel, report, add, deep, long_line_bytes, progress, on_entry)
+        if not entry_lines and not any(f.line_no is not None and f.code not in _FRAMING_CODES for f in out):
+            # every line was skipped as blank (a line that is not blank is an entry or a finding)
+            add(C.EMPTY_LEDGER, f"the ledger holds only blank lines ({report.line_count} line(s), {size} bytes): "
+                "no header, no entries")  # fmt: skip
         now = os.fstat(fd).st_size
     finally:
         os.close(fd)
@@ -454,6 +461,9 @@ def _scan(
 
     def one_line(line_no: int, off: int, raw: bytes, terminated: bool, grew: bool = False) -> None:
         """A line the native scanner left to Python: decoded fully and settled at once."""
+        if isinstance(raw, LongLine):
+            settle(line_no, off, raw, terminated, None, None, _too_long(raw.length, off))
+            return
         framed = framing(line_no, off, raw)
         if framed is None:
             return
@@ -552,6 +562,8 @@ def _scan(
         os.lseek(fd, 0, os.SEEK_SET)
         remaining = size
         parts: list[bytes] = []  # the start of a line that began in an earlier chunk
+        held = 0  # bytes in parts
+        long: LongLineBuilder | None = None  # a carried line over MAX_LINE_BYTES: streamed, not held
         base = 0  # file offset of the first byte not yet settled
         while remaining > 0:
             chunk = os.read(fd, min(_NATIVE_CHUNK, remaining))
@@ -559,24 +571,42 @@ def _scan(
                 break  # the file shrank while we read it; stop at what is there
             remaining -= len(chunk)
             start = 0
-            if parts:  # complete the carried line alone: only its bytes are copied
+            if long is not None or parts:  # complete the carried line alone: only its bytes are copied
                 lf = chunk.find(b"\n")
-                if lf < 0:
-                    parts.append(chunk)
-                    continue
-                parts.append(chunk[: lf + 1])
-                head = b"".join(parts)
-                parts = []
-                feed(head, 0, base)
-                base += len(head)
-                start = lf + 1
+                if long is None and held + (len(chunk) if lf < 0 else lf) > MAX_LINE_BYTES:
+                    long = LongLineBuilder(b"".join(parts))
+                    parts, held = [], 0
+                if long is not None:
+                    long.add(chunk if lf < 0 else chunk[:lf])
+                    if lf < 0:
+                        continue
+                    line_no += 1
+                    one_line(line_no, base, long.line(), True)
+                    base += long.length + 1
+                    long = None
+                    start = lf + 1
+                else:
+                    if lf < 0:
+                        parts.append(chunk)
+                        held += len(chunk)
+                        continue
+                    parts.append(chunk[: lf + 1])
+                    head = b"".join(parts)
+                    parts, held = [], 0
+                    feed(head, 0, base)
+                    base += len(head)
+                    start = lf + 1
             pos = feed(chunk, start, base - start)
             if pos < len(chunk):
                 parts.append(chunk[pos:])
+                held = len(chunk) - pos
             base += pos - start
             if progress is not None:
                 progress(base)
-        if parts:
+        if long is not None:
+            line_no += 1
+            one_line(line_no, base, long.line(), False)
+        elif parts:
             grew = os.fstat(fd).st_size > size
             line_no += 1
             one_line(line_no, base, b"".join(parts), False, grew)
@@ -591,27 +621,31 @@ def _scan(
             if progress is not None and off >= next_progress:
                 progress(off)
                 next_progress = off + (1 << 20)
-            framed = framing(line_no, off, raw)
-            if framed is None:
-                continue
-            off, raw = framed
-            m = None if deep else env_match(raw[:head].decode("latin-1"))
-            if m is not None and raw[-1:] == b"}":
-                cur_env = m.groups()
-                cur_end = m.end() - 1  # the ',' or '}' after the kind starts the rest
-                cur_definitive = False
-                cur_bad = None
-                cur_digest = sha(raw).hexdigest()
+            if isinstance(raw, LongLine):  # not held: a bad line (the chain restarts after it)
+                cur_env, cur_digest, cur_end, cur_definitive = None, None, 0, True
+                cur_bad = _too_long(raw.length, off)
             else:
-                what, val = full_check(off, raw, terminated)
-                if what == "blank":
+                framed = framing(line_no, off, raw)
+                if framed is None:
                     continue
-                cur_end = 0
-                cur_definitive = True
-                if what == "bad":
-                    cur_env, cur_bad, cur_digest = None, val, None
+                off, raw = framed
+                m = None if deep else env_match(raw[:head].decode("latin-1"))
+                if m is not None and raw[-1:] == b"}":
+                    cur_env = m.groups()
+                    cur_end = m.end() - 1  # the ',' or '}' after the kind starts the rest
+                    cur_definitive = False
+                    cur_bad = None
+                    cur_digest = sha(raw).hexdigest()
                 else:
-                    cur_env, cur_bad, cur_digest = val, None, sha(raw).hexdigest()
+                    what, val = full_check(off, raw, terminated)
+                    if what == "blank":
+                        continue
+                    cur_end = 0
+                    cur_definitive = True
+                    if what == "bad":
+                        cur_env, cur_bad, cur_digest = None, val, None
+                    else:
+                        cur_env, cur_bad, cur_digest = val, None, sha(raw).hexdigest()
 
             if have_pending:
                 if p_bad is None and not p_definitive:
@@ -688,6 +722,11 @@ def _line_defect(raw: bytes, off: int) -> tuple | None:
                     "open the ledger", off + exc.start)  # fmt: skip
     depth = json_depth(raw)
     return _too_deep(depth, off) if depth > MAX_JSON_DEPTH else None
+
+
+def _too_long(length: int, off: int) -> tuple:
+    return (C.LINE_TOO_LONG, f"line of {length:,} bytes, longer than the {MAX_LINE_BYTES:,} bytes a line is read "
+            "up to: not read (the chain restarts after it)", off)  # fmt: skip
 
 
 def _too_deep(depth: int, off: int) -> tuple:

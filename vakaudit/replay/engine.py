@@ -19,10 +19,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from vakaudit.errors import CorruptError
 from vakaudit.ledger import SessionLog
 from vakaudit.ledger.chain import line_digest
 from vakaudit.ledger.digest import payload_digest
 from vakaudit.ledger.projection import Fidelity, WorkingSetPlan
+from vakaudit.ledger.shape import payload_type_error
 from vakaudit.ledger.turns import Generation, TurnIndexBuilder, generation_for
 from vakaudit.replay import project
 from vakaudit.replay.checks import (
@@ -813,7 +815,15 @@ def replay_log(
     generation: str | None = None,
     on_step: Callable[[ReplayStep], None] | None = None,
 ) -> Iterator[ReplayStep]:
-    """Yield every execute step of `log`'s active chain with its request and checks."""
+    """Yield every execute step of `log`'s active chain with its request and checks.
+
+    Raises :class:`~vakaudit.errors.CorruptError` (with ``line``) before the first step when a payload
+    field has a JSON type vak never writes there (:func:`~vakaudit.ledger.shape.payload_type_error`).
+    """
+    for entry, line_no in zip(log.entries, log.line_nos, strict=True):
+        wrong = payload_type_error(entry.kind, entry.payload)
+        if wrong is not None:
+            raise CorruptError(f"line {line_no} of {log.path}: {wrong}; not replayable", line=line_no)
     rp = _Replay(log, host or HostParams(), generation)
     chain = rp.chain
     cuts: dict[int, list[_StepPlan]] = {}

@@ -15,10 +15,13 @@ def iter_ledger_paths(home_or_ledger: str | os.PathLike) -> Iterator[Path]:
     """Ledger files under a home, sorted: every `**/sessions/<key>/<id>.jsonl`; a file is itself.
 
     Covers `sessions/<key>/` at the root, `agents/<id>/sessions/<key>/` and nested homes. Symlinks
-    are never followed (a home is read without leaving it).
+    are never followed (a home is read without leaving it). A FIFO, socket or device named like a
+    ledger is listed (never opened here): replaying it raises :class:`~vakaudit.errors.UnreadableError`,
+    as does a ledger that vanished after it was listed.
     """
     root = Path(home_or_ledger).expanduser()
-    if root.is_file():
+    if root.is_file() or (root.suffix == ".jsonl" and not root.is_dir() and root.parent.is_dir()):
+        # a ledger path (also one that vanished or is not a regular file: opening it says which)
         yield root
         return
     if not root.is_dir():
@@ -31,6 +34,6 @@ def iter_ledger_paths(home_or_ledger: str | os.PathLike) -> Iterator[Path]:
             continue
         for name in filenames:
             p = d / name
-            if name.endswith(".jsonl") and not p.is_symlink() and p.is_file():
+            if name.endswith(".jsonl") and not p.is_symlink():  # a FIFO too: its open says "not read"
                 found.append(p)
     yield from sorted(found)

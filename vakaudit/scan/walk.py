@@ -234,7 +234,22 @@ def _home_file(
         except OSError:
             target = ""
         resolved = os.path.realpath(path)
-        if not _inside(resolved, real_root):
+        try:
+            os.stat(path)  # resolves the link without opening anything: a loop or dangling target fails
+            broken = None
+        except OSError as exc:
+            broken = "a symlink loop" if exc.errno == errno.ELOOP else "its target does not exist"
+        if broken is not None and (broken != "its target does not exist" or _inside(resolved, real_root)):
+            findings.append(
+                Finding(
+                    FindingCode.SYMLINK_UNRESOLVABLE,
+                    Severity.WARNING,
+                    rel,
+                    f"symlink cannot be resolved ({broken}); not followed",
+                    actual=target or None,
+                )
+            )
+        elif not _inside(resolved, real_root):
             findings.append(
                 Finding(
                     FindingCode.SYMLINK_OUTSIDE_HOME,
