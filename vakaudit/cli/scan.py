@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._keys import KEYS_HELP, load_keys
+
 
 def register(app: typer.Typer) -> None:
     @app.command("scan")
@@ -23,11 +25,14 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no text summary."),
+        keys: str | None = typer.Option(None, "--keys", help=KEYS_HELP),
     ) -> None:
         """Scan a vak home read-only into one Parquet folder per table; incremental on a second run."""
         import json
 
         from vakaudit.scan import scan_home
+
+        ring = load_keys(keys, home)
 
         bar = None
         progress = None
@@ -40,7 +45,7 @@ def register(app: typer.Typer) -> None:
                 bar.update(p.bytes_done - bar.pos)
 
         try:
-            result = scan_home(home, out=out, jobs=jobs, progress=progress, full=full)
+            result = scan_home(home, out=out, jobs=jobs, progress=progress, full=full, keys=ring)
         finally:
             if bar is not None:
                 bar.__exit__(None, None, None)

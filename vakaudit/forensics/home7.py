@@ -28,7 +28,8 @@ from pathlib import Path
 from vakaudit.errors import ObjectUnavailableError
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.forensics.policy import severity_of
-from vakaudit.scan.walk import HomeFile, has_tenants_tree
+from vakaudit.scan.store7 import tenant_dirs
+from vakaudit.scan.walk import HomeFile
 from vakaudit.storage import KeyRing, Store, TenantKeys, iter_segments
 from vakaudit.storage.objects import is_object_id, object_rel_path
 
@@ -66,13 +67,6 @@ def segment_dirs(files: Iterable[HomeFile]) -> list[str]:
         if name.startswith("seg-") or name == "seals.log":
             dirs.add(parent)
     return sorted(dirs)
-
-
-def tenant_dirs(root: Path) -> list[Path]:
-    """The tenant directories under ``root/tenants`` (a local install has one), sorted."""
-    if not has_tenants_tree(root):
-        return []
-    return sorted(p for p in (root / "tenants").iterdir() if p.is_dir() and not p.is_symlink())
 
 
 def verify_home7(

@@ -64,6 +64,7 @@ from vakaudit.artifacts.session_ledger import (
 )
 from vakaudit.errors import ScanError, UsageError
 from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
+from vakaudit.scan.store7 import STORE_TABLES, read_store_tables
 from vakaudit.scan.tables import (
     CORE_TABLES,
     FILES_SCHEMA,
@@ -83,6 +84,7 @@ from vakaudit.scan.walk import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from vakaudit.scan.result import ScanResult
+    from vakaudit.storage import KeyRing
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 2
@@ -938,11 +940,13 @@ def scan_home(
     progress: Callable[[ScanProgress], None] | None = None,
     *,
     full: bool = False,
+    keys: KeyRing | None = None,
 ) -> ScanResult:
     """Scan ``home`` (default ``$VAK_HOME``, else the platform data home) into Parquet tables in ``out``.
 
     A second scan into the same ``out`` is incremental unless ``full``. ``jobs``: worker processes
-    (default: CPU count). ``progress`` is called after each finished task.
+    (default: CPU count). ``progress`` is called after each finished task. ``keys`` unlocks a 7.0
+    home's sealed objects (never written to any output).
     """
     from vakaudit import __version__
 
@@ -973,7 +977,8 @@ def scan_home(
                 Severity.INFO,
                 "tenants",
                 "7.0 data-baseline home (layout g3): every file is classified by the 7.0 REGISTRY and sized; "
-                "ledger frames, record-chain rows, objects and refs are not read into tables by this version",
+                "its tenant stores are read into objects, refs and documents; ledger frames and record-chain "
+                "rows are not read into tables by this version",
             )
         )
 
@@ -1114,6 +1119,16 @@ def scan_home(
         counts["entry_fields"] = t.num_rows
     else:
         counts["entry_fields"] = prev_counts.get("entry_fields", 0)
+
+    # a 7.0 home's tenant stores: read again on every scan (cheap next to the segment directories)
+    for name in STORE_TABLES:
+        (out_p / name / "all.parquet").unlink(missing_ok=True)
+    if layout == "g3":
+        store = read_store_tables(home_p, keys)
+        scan_findings.extend(store.findings)
+        for name, table in store.tables.items():
+            _write_table(out_p, name, table)
+            counts[name] = table.num_rows
 
     # findings: the walk's are recomputed each scan; readers' survive for kept files
     walk_findings = [f for hf in files for f in hf.findings] + scan_findings
