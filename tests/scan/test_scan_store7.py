@@ -1,0 +1,144 @@
+"""``vakaudit scan`` on the 7.0 sample home: the tenant store tables ``objects``, ``refs``, ``documents``.
+
+Expectations come from outside the code under test: what ``sample_homes/make_v7.py`` wrote (its
+object ids, Document text and refs, rebuilt from the script), the file system (``os.walk``,
+``os.lstat``, grant file names as hex of the scope name) and ``refs.db`` read with ``sqlite3`` from a
+copy. The home's bytes and mtimes are compared before and after every scan.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from typer.testing import CliRunner
+
+from vakaudit.cli import app
+from vakaudit.scan import scan_home
+from vakaudit.storage import KeyRing
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "sample_homes"
+STORE = "tenants/ten_00000000-0000-7602-9145-b8d712473797/store"
+DOC = "agents/vak/memory/spc_0199c3a0-7a00-7000-8000-00000000a001/note-1.md"
+DOC_TEXT = b"# Note\nuse tabs\n"  # what make_v7.py saves as the memory Document
+
+
+def _make_v7():
+    spec = importlib.util.spec_from_file_location("make_v7", SAMPLES / "make_v7.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["make_v7"] = mod
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.modules.pop("make_v7", None)
+    return mod
+
+
+def _snapshot(home: Path) -> dict[str, tuple[str, int]]:
+    out = {}
+    for dirpath, _dirs, names in os.walk(home):
+        for name in names:
+            p = Path(dirpath) / name
+            out[p.relative_to(home).as_posix()] = (hashlib.sha256(p.read_bytes()).hexdigest(), p.lstat().st_mtime_ns)
+    return out
+
+
+def _rows(out: Path, name: str) -> list[dict]:
+    return pq.read_table(out / name / "all.parquet").to_pylist()
+
+
+def test_objects_refs_documents_of_the_sample_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(SAMPLES / "v7", home)
+    facts = _make_v7().build(tmp_path / "rebuilt")  # the ids make_v7 wrote, from its own inputs
+    before = _snapshot(home)
+
+    res = scan_home(home, out=tmp_path / "out", jobs=1)
+    assert res.layout == "g3"
+
+    # objects: every body file under cas/objects, sized by os.lstat, scopes from the grant file names
+    bodies = {}
+    for dirpath, _dirs, names in os.walk(home / STORE / "cas/objects"):
+        for name in names:
+            p = Path(dirpath) / name
+            bodies[p.parent.name + name] = p.lstat().st_size
+    grants = {d.name: sorted(bytes.fromhex(g.name).decode() for g in d.iterdir())
+              for d in (home / STORE / "cas/grants").iterdir()}
+    objects = _rows(res.out, "objects")
+    assert {o["object_id"]: o["stored_bytes"] for o in objects} == bodies
+    assert {o["object_id"]: o["scopes"] for o in objects} == grants
+    assert set(facts.objects.values()) <= set(bodies)
+    by_id = {o["object_id"]: o for o in objects}
+    version = facts.objects["memory_version"]
+    assert by_id[version]["referenced_by"] == [f"ref:doc/{DOC}"]
+    assert by_id[version]["rel_path"] == f"{STORE}/cas/objects/{version[:2]}/{version[2:]}"
+    assert by_id[facts.objects["checkpoint"]]["scopes"] == ["conversation:0199c3a0-7b00-7000-8000-0000000000aa"]
+
+    # refs: what sqlite3 reads from a copy of refs.db
+    shutil.copyfile(home / STORE / "refs.db", tmp_path / "refs.db")
+    con = sqlite3.connect(tmp_path / "refs.db")
+    want = con.execute("SELECT name, generation, epoch, target FROM refs ORDER BY name").fetchall()
+    con.close()
+    refs = _rows(res.out, "refs")
+    assert [(r["name"], r["generation"], r["epoch"], r["target_bytes"]) for r in refs] == [
+        (n, g, e, len(t)) for n, g, e, t in want
+    ]
+    by_name = {r["name"]: r for r in refs}
+    assert by_name["lc/ses/0199c3a0-7b00-7000-8000-0000000000bb"]["target"] == '{"archived":true}'
+    assert by_name[f"doc/{DOC}"]["target_object_id"] == version
+    assert by_name["lc/ses/0199c3a0-7b00-7000-8000-0000000000bb"]["target_object_id"] is None
+
+    # documents, keyless: the ref is known, the version's content is not
+    assert _rows(res.out, "documents") == [
+        {"tenant": "ten_00000000-0000-7602-9145-b8d712473797", "name": DOC, "scope": "agent:vak",
+         "forgotten": False, "version_id": version, "content_id": None, "seq": None,
+         "content_bytes": None, "version_count": None}
+    ]
+
+    # files.size_bytes sums to the home
+    total = sum((Path(d) / n).lstat().st_size for d, _s, names in os.walk(home) for n in names)
+    con = res.duckdb()
+    assert con.execute("SELECT sum(size_bytes) FROM files").fetchone()[0] == total
+    assert con.execute("SELECT count(*) FROM objects").fetchone()[0] == len(bodies)
+    assert _snapshot(home) == before
+
+
+def test_unlocked_scan_opens_the_document_version_chain(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(SAMPLES / "v7", home)
+    before = _snapshot(home)
+    keys = KeyRing.from_file(SAMPLES / "v7-keys.json")
+    res = scan_home(home, out=tmp_path / "out", jobs=1, keys=keys)
+    (doc,) = _rows(res.out, "documents")
+    assert (doc["seq"], doc["version_count"], doc["content_bytes"]) == (1, 1, len(DOC_TEXT))
+    # the content object is the one whose plaintext is the Document's text (HMAC-SHA256 id, §4.2)
+    import hmac
+
+    want_content = hmac.new(bytes(range(32, 64)), DOC_TEXT, hashlib.sha256).hexdigest()
+    assert doc["content_id"] == want_content
+    by_id = {o["object_id"]: o for o in _rows(res.out, "objects")}
+    assert by_id[want_content]["referenced_by"] == [f"doc:{DOC}"]
+    assert by_id[doc["version_id"]]["referenced_by"] == [f"doc:{DOC}", f"ref:doc/{DOC}"]
+    assert _snapshot(home) == before
+
+
+def test_jsonl_home_has_no_store_rows(small_home: Path, tmp_path: Path) -> None:
+    res = scan_home(small_home, out=tmp_path / "out", jobs=1)
+    assert {n: res.row_counts[n] for n in ("objects", "refs", "documents")} == {"objects": 0, "refs": 0, "documents": 0}
+    assert not (tmp_path / "out" / "objects").exists()
+    assert res.duckdb().execute("SELECT count(*) FROM refs").fetchone()[0] == 0
+
+
+def test_scan_keys_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    res = CliRunner().invoke(app, ["scan", str(SAMPLES / "v7"), "--out", str(tmp_path / "out"),
+                                   "--keys", str(tmp_path / "nope.json")])
+    assert res.exit_code == 2
+    assert "no such file" in res.output
