@@ -28,6 +28,7 @@ from pathlib import Path
 from vakaudit.errors import ObjectUnavailableError
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.forensics.policy import severity_of
+from vakaudit.scan.store7 import chain_key as _chain_key
 from vakaudit.scan.store7 import tenant_dirs
 from vakaudit.scan.walk import HomeFile
 from vakaudit.storage import KeyRing, Store, TenantKeys, iter_segments
@@ -104,20 +105,6 @@ def verify_home7(
         if (tenant / "store").is_dir():
             report.findings.extend(_check_store(root, tenant / "store", keys, report))
     return report
-
-
-def _chain_key(directory: Path, rel_dir: str, tenants: list[tuple[Path, TenantKeys]]) -> bytes | None:
-    """The key of a directory's ``KEY`` scope from the tenant that holds it (a local home has one
-    tenant); the tenant's key reader reports an erased scope (info) or a missing key."""
-    if not tenants:
-        return None
-    from vakaudit.storage.segments import read_key_scope
-
-    scope = read_key_scope(directory)
-    if scope is None:
-        return None
-    holder = next((tk for _t, tk in tenants if tk.state(scope) != "missing"), tenants[0][1])
-    return holder.chain_key(directory, rel_dir).key
 
 
 def _check_store(root: Path, store_dir: Path, keys: KeyRing | None, report: Home7Report) -> list[Finding]:

@@ -64,6 +64,7 @@ from vakaudit.artifacts.session_ledger import (
 )
 from vakaudit.errors import ScanError, UsageError
 from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
+from vakaudit.scan.frames7 import FRAMES_PART, read_frame_entries
 from vakaudit.scan.store7 import STORE_TABLES, read_store_tables
 from vakaudit.scan.tables import (
     CORE_TABLES,
@@ -977,8 +978,8 @@ def scan_home(
                 Severity.INFO,
                 "tenants",
                 "7.0 data-baseline home (layout g3): every file is classified by the 7.0 REGISTRY and sized; "
-                "its tenant stores are read into objects, refs and documents; ledger frames and record-chain "
-                "rows are not read into tables by this version",
+                "its session ledgers' frames are read into entries and its tenant stores into objects, refs "
+                "and documents; record-chain rows are not read into tables by this version",
             )
         )
 
@@ -1123,12 +1124,18 @@ def scan_home(
     # a 7.0 home's tenant stores: read again on every scan (cheap next to the segment directories)
     for name in STORE_TABLES:
         (out_p / name / "all.parquet").unlink(missing_ok=True)
+    frame_rows = 0
     if layout == "g3":
         store = read_store_tables(home_p, keys)
         scan_findings.extend(store.findings)
         for name, table in store.tables.items():
             _write_table(out_p, name, table)
             counts[name] = table.num_rows
+        frames = read_frame_entries(home_p, files, keys)  # every frame of the ledgers, on every scan
+        scan_findings.extend(frames.findings)
+        if frames.table.num_rows:
+            _write_table(out_p, "entries", frames.table, FRAMES_PART)
+        frame_rows = frames.table.num_rows
 
     # findings: the walk's are recomputed each scan; readers' survive for kept files
     walk_findings = [f for hf in files for f in hf.findings] + scan_findings
@@ -1201,7 +1208,7 @@ def scan_home(
         groups, carry, apart = plan
         counts.update(_derive_turns_sessions(out_p, groups, carry, apart))
 
-    counts["entries"] = own_part_rows.get("entries", 0)
+    counts["entries"] = own_part_rows.get("entries", 0) + frame_rows
     counts = {name: counts.get(name, 0) for name in tables}
     stats.elapsed_s = round(time.perf_counter() - t0, 3)
     scanned_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -19,7 +19,7 @@ import pyarrow as pa
 from vakaudit.errors import ObjectUnavailableError
 from vakaudit.findings import Finding
 from vakaudit.scan.walk import has_tenants_tree
-from vakaudit.storage import KeyRing, Store
+from vakaudit.storage import KeyRing, Store, TenantKeys
 from vakaudit.storage.documents import DOC_PREFIX, FORGOTTEN, document_scope, document_versions
 from vakaudit.storage.objects import is_object_id, object_rel_path
 
@@ -105,6 +105,20 @@ def tenant_dirs(root: Path) -> list[Path]:
     if not has_tenants_tree(root):
         return []
     return sorted(p for p in (root / "tenants").iterdir() if p.is_dir() and not p.is_symlink())
+
+
+def chain_key(directory: Path, rel_dir: str, tenants: list[tuple[Path, TenantKeys]]) -> bytes | None:
+    """The key of a directory's ``KEY`` scope from the tenant that holds it (a local home has one
+    tenant); the tenant's key reader reports an erased scope (info) or a missing key."""
+    if not tenants:
+        return None
+    from vakaudit.storage.segments import read_key_scope
+
+    scope = read_key_scope(directory)
+    if scope is None:
+        return None
+    holder = next((tk for _t, tk in tenants if tk.state(scope) != "missing"), tenants[0][1])
+    return holder.chain_key(directory, rel_dir).key
 
 
 def read_store_tables(root: Path, keys: KeyRing | None = None) -> StoreTables:
