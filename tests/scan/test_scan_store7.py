@@ -142,3 +142,85 @@ def test_scan_keys_missing_file_is_a_usage_error(tmp_path: Path) -> None:
                                    "--keys", str(tmp_path / "nope.json")])
     assert res.exit_code == 2
     assert "no such file" in res.output
+
+
+# -- entries: one row per frame ---------------------------------------------------------------------
+
+SID1 = "0199c3a0-7b00-7000-8000-0000000000aa"
+SID2 = "0199c3a0-7b00-7000-8000-0000000000bb"
+LEDGERS = "agents/vak/sessions/spc_0199c3a0-7a00-7000-8000-00000000a001"
+
+
+def _written_entries(mod) -> dict[str, list[bytes]]:  # noqa: ANN001 - the make_v7 module
+    """The entry JSON make_v7 hands to the segment writer for each conversation (``main``: 3 turns)."""
+    interface_text = mod.dumps({"system_prompt": "You are vak.", "tool_index": [], "tool_schemas": []})
+    evidence_text = b"line 1 of a tool result\nline 2\n"
+    key = bytes(range(32, 64))  # the sample's object id key: ids are HMAC-SHA256 of the content
+    import hmac
+
+    interface = {"id": hmac.new(key, interface_text, hashlib.sha256).hexdigest(), "len": len(interface_text)}
+    evidence = {"id": hmac.new(key, evidence_text, hashlib.sha256).hexdigest(), "len": len(evidence_text)}
+    return {SID1: mod.ledger_entries(SID1, interface, evidence, 3), SID2: mod.ledger_entries(SID2, interface, evidence, 1)}
+
+
+def _frames(out: Path) -> list[dict]:
+    import duckdb
+
+    cur = duckdb.connect().execute(
+        f"SELECT * FROM read_parquet('{out}/entries/*.parquet') WHERE segment IS NOT NULL "
+        "ORDER BY session_id, segment, frame_index"
+    )
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def test_entries_one_row_per_frame_unlocked_and_keyless(tmp_path: Path) -> None:
+    import json
+
+    written = _written_entries(_make_v7())
+    home = tmp_path / "home"
+    shutil.copytree(SAMPLES / "v7", home)
+    before = _snapshot(home)
+    keys = KeyRing.from_file(SAMPLES / "v7-keys.json")
+    unlocked = _frames(scan_home(home, out=tmp_path / "unlocked", jobs=1, keys=keys).out)
+    keyless = _frames(scan_home(home, out=tmp_path / "keyless", jobs=1).out)
+    assert _snapshot(home) == before
+
+    assert len(unlocked) == len(keyless) == len(written[SID1]) + len(written[SID2]) == 13 + 5
+    for sid in (SID1, SID2):
+        rows = [r for r in unlocked if r["session_id"] == sid]
+        # the plaintext is what the script wrote, entry by entry, in chain order
+        assert [r["plain_bytes"] for r in rows] == [len(e) for e in written[sid]]
+        assert [r["id"] for r in rows] == [json.loads(e)["id"] for e in written[sid]]
+        assert [r["kind"] for r in rows] == [json.loads(e)["kind"] for e in written[sid]]
+        assert all(r["sealed"] for r in rows)  # a conversation's frames are sealed under its scope key
+        assert sum(r["input_tokens"] or 0 for r in rows) == 120 * (3 if sid == SID1 else 1)
+        # every frame's bytes on disk: per segment file the rows add up to the file (a .sealed file
+        # starts with the 9-byte VAKSEG01 header and flag), offsets from 0 without gaps
+        for rel in sorted({r["rel_path"] for r in rows}):
+            seg = [r for r in rows if r["rel_path"] == rel]
+            size = (home / rel).stat().st_size - (9 if rel.endswith(".sealed") else 0)
+            assert sum(r["stored_bytes"] for r in seg) == size
+            assert [r["offset_bytes"] for r in seg] == [sum(x["stored_bytes"] for x in seg[:i]) for i in range(len(seg))]
+            assert [r["frame_index"] for r in seg] == list(range(len(seg)))
+    seg1 = [r for r in unlocked if r["session_id"] == SID1 and r["segment"] == 1]
+    assert len(seg1) == 13 // 2  # make_v7 seals the first half of conversation 1
+    assert {r["rel_path"].rsplit("/", 1)[-1] for r in unlocked if r["session_id"] == SID2} == {"seg-00000001.log"}
+
+    # keyless: the same frames and sizes, no plaintext
+    assert [(r["rel_path"], r["frame_index"], r["offset_bytes"], r["stored_bytes"]) for r in keyless] == [
+        (r["rel_path"], r["frame_index"], r["offset_bytes"], r["stored_bytes"]) for r in unlocked
+    ]
+    assert {(r["plain_bytes"], r["kind"], r["id"]) for r in keyless} == {(None, None, None)}
+
+
+def test_jsonl_entries_have_null_frame_columns(small_home: Path, tmp_path: Path) -> None:
+    import duckdb
+
+    res = scan_home(small_home, out=tmp_path / "out", jobs=1)
+    con = duckdb.connect()
+    n, framed = con.execute(
+        f"SELECT count(*), count(segment) + count(frame_index) + count(stored_bytes) + count(plain_bytes) "
+        f"+ count(sealed) FROM read_parquet('{res.out}/entries/*.parquet')"
+    ).fetchone()
+    assert n > 0 and framed == 0
