@@ -64,6 +64,7 @@ from vakaudit.artifacts.session_ledger import (
 )
 from vakaudit.errors import ScanError, UsageError
 from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
+from vakaudit.scan.chains7 import CHAINS_PART, read_chain_tables
 from vakaudit.scan.frames7 import FRAMES_PART, read_frame_entries
 from vakaudit.scan.store7 import STORE_TABLES, read_store_tables
 from vakaudit.scan.tables import (
@@ -978,8 +979,8 @@ def scan_home(
                 Severity.INFO,
                 "tenants",
                 "7.0 data-baseline home (layout g3): every file is classified by the 7.0 REGISTRY and sized; "
-                "its session ledgers' frames are read into entries and its tenant stores into objects, refs "
-                "and documents; record-chain rows are not read into tables by this version",
+                "its session ledgers' frames are read into entries, its record chains into their kind tables "
+                "(or chain_records) and its tenant stores into objects, refs and documents",
             )
         )
 
@@ -1136,6 +1137,14 @@ def scan_home(
         if frames.table.num_rows:
             _write_table(out_p, "entries", frames.table, FRAMES_PART)
         frame_rows = frames.table.num_rows
+    for name in tables:  # a 7.0 home's record chains, into their kind tables or chain_records
+        (out_p / name / CHAINS_PART).unlink(missing_ok=True)
+    if layout == "g3":
+        chains = read_chain_tables(home_p, files, keys)
+        scan_findings.extend(chains.findings)
+        for name, table in chains.tables.items():
+            _write_table(out_p, name, table, CHAINS_PART)
+            counts[name] = counts.get(name, 0) + table.num_rows
 
     # findings: the walk's are recomputed each scan; readers' survive for kept files
     walk_findings = [f for hf in files for f in hf.findings] + scan_findings

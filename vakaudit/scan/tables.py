@@ -13,6 +13,7 @@ import pyarrow as pa
 from vakaudit.artifacts import all_kinds
 from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA, ENTRY_FIELDS_SCHEMA
 from vakaudit.findings import FINDINGS_SCHEMA
+from vakaudit.scan.chains7 import CHAIN_COLUMN_NOTES, CHAIN_TABLES
 from vakaudit.scan.store7 import STORE_COLUMN_NOTES, STORE_TABLES
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
@@ -175,6 +176,7 @@ COLUMN_NOTES: dict[tuple[str, str], str] = {
     ("turns", "model"): "model of the turn's last assistant message",
     ("sessions", "chain_ok"): "no broken and no unparseable line",
     **STORE_COLUMN_NOTES,
+    **CHAIN_COLUMN_NOTES,
 }
 
 
@@ -189,8 +191,8 @@ def kind_tables() -> dict[str, tuple[pa.Schema, str]]:
 
 
 def all_tables() -> dict[str, tuple[pa.Schema, str]]:
-    """Every table a scan writes: core tables first, then a 7.0 home's store tables, then kind tables by name."""
-    return {**CORE_TABLES, **STORE_TABLES, **kind_tables()}
+    """Every table a scan writes: core tables first, then a 7.0 home's store and chain tables, then kind tables by name."""
+    return {**CORE_TABLES, **STORE_TABLES, **CHAIN_TABLES, **kind_tables()}
 
 
 def _type_name(t: pa.DataType) -> str:
