@@ -224,3 +224,63 @@ def test_jsonl_entries_have_null_frame_columns(small_home: Path, tmp_path: Path)
         f"+ count(sealed) FROM read_parquet('{res.out}/entries/*.parquet')"
     ).fetchone()
     assert n > 0 and framed == 0
+
+
+# -- record chains: kind tables, chain_records --------------------------------------------------------
+
+
+def test_record_chains_fill_their_kind_tables(tmp_path: Path) -> None:
+    import json
+
+    mod = _make_v7()
+    home = tmp_path / "home"
+    shutil.copytree(SAMPLES / "v7", home)
+    before = _snapshot(home)
+    res = scan_home(home, out=tmp_path / "out", jobs=1)
+    import duckdb
+
+    con = duckdb.connect()
+    for table, kind, rel, n in (("cost_log", "cost-log", "agents/vak/cost-log/seg-00000001.log", 3),
+                                ("routing_evidence", "routing-evidence", "agents/vak/routing-evidence/seg-00000001.log", 3),
+                                ("security_events", "security-events", "security-events/seg-00000001.log", 1)):
+        written = [json.loads(r) for r in mod.chain_rows(kind, n)]  # what make_v7 appended
+        cur = con.execute(f"SELECT * FROM read_parquet('{res.out}/{table}/*.parquet') ORDER BY line_no")
+        names = [d[0] for d in cur.description]
+        rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+        assert [r["rel_path"] for r in rows] == [rel] * n
+        assert [r["ts"] for r in rows] == [w["ts"] for w in written]
+        assert sum(r["size_bytes"] for r in rows) == (home / rel).stat().st_size
+        assert [r["line_no"] for r in rows] == list(range(1, n + 1))
+        if table == "cost_log":
+            assert [(r["input_tokens"], r["usd"], r["session_id"]) for r in rows] == [
+                (w["input_tokens"], w["usd"], w["session_id"]) for w in written
+            ]
+        if table == "routing_evidence":
+            assert [r["latency_ms"] for r in rows] == [900, 901, 902]
+    assert res.row_counts["cost_log"] == 3 and res.row_counts["chain_records"] == 0
+    assert _snapshot(home) == before
+
+
+def test_a_chain_without_a_jsonl_table_goes_to_chain_records(tmp_path: Path) -> None:
+    from vakaudit.storage.writer import SegmentSpec, write_segment_set
+
+    home = tmp_path / "home"
+    shutil.copytree(SAMPLES / "v7", home)
+    records = [b'{"cursor":"a","position":1}', b'{"cursor":"b","position":22}', b'{"cursor":"a","position":3}']
+    write_segment_set(home / "cursors", [SegmentSpec(records[:2]), SegmentSpec(records[2:], sealed=False)])
+    res = scan_home(home, out=tmp_path / "out", jobs=1)
+    rows = sorted(pq.read_table(res.out / "chain_records").to_pylist(), key=lambda r: (r["segment"], r["frame_index"]))
+    assert [(r["kind"], r["segment"], r["frame_index"], r["plain_bytes"], r["sealed"]) for r in rows] == [
+        ("cursors", 1, 0, len(records[0]), False),
+        ("cursors", 1, 1, len(records[1]), False),
+        ("cursors", 2, 0, len(records[2]), False),
+    ]
+    # a plaintext chain's sealed segment is zstd-compressed whole (flag 01, baseline7.md §5): its frames'
+    # bytes are those of the decompressed body
+    import zstandard
+
+    sealed = (home / "cursors/seg-00000001.sealed").read_bytes()
+    assert sealed[:9] == b"VAKSEG01\x01"
+    body = zstandard.ZstdDecompressor().decompressobj().decompress(sealed[9:])
+    assert sum(r["stored_bytes"] for r in rows if r["segment"] == 1) == len(body)
+    assert sum(r["stored_bytes"] for r in rows if r["segment"] == 2) == (home / "cursors/seg-00000002.log").stat().st_size

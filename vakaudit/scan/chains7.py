@@ -4,7 +4,8 @@ A side ledger of the JSONL era became a record chain directory in 7.0. Where the
 JSONL era's row shape (its kind has a reader and a schema), the readable frames of each segment are
 handed, one entry per line, to that same reader, so a 7.0 record and a JSONL line become a row
 through the same code; ``rel_path`` is then the segment file, ``line_no`` the frame index plus 1,
-``offset_bytes`` the frame's offset and ``size_bytes`` its bytes on disk. Every other chain (the
+``offset_bytes`` the frame's offset and ``size_bytes`` its bytes (in a compressed ``.sealed`` segment, in the
+decompressed body). Every other chain (the
 7.0-only kinds, a frame that is not readable, entries the reader does not take one row each) goes to
 the generic ``chain_records`` table, one row per frame.
 """
@@ -46,7 +47,8 @@ CHAIN_COLUMN_NOTES: dict[tuple[str, str], str] = {
     ("chain_records", "kind"): "artifact kind of the chain directory (`vakaudit kinds`)",
     ("chain_records", "rel_path"): "the segment file holding the frame",
     ("chain_records", "offset_bytes"): "the frame's offset in its segment's chain (as in `entries`)",
-    ("chain_records", "stored_bytes"): "the frame on disk (4 + length + 32)",
+    ("chain_records", "stored_bytes"): "the frame's bytes (4 + length + 32); in a compressed `.sealed` segment "
+    "(flag 01, plaintext chains) its bytes in the decompressed body",
     ("chain_records", "plain_bytes"): "bytes of the record's JSON; null when sealed and locked",
 }
 

@@ -161,8 +161,9 @@ COLUMN_NOTES: dict[tuple[str, str], str] = {
     ("entries", "app_version"): "header contract app_version",
     ("entries", "segment"): "7.0: number of the segment file holding the frame (`rel_path` is that file); null on JSONL rows",
     ("entries", "frame_index"): "7.0: 0-based index of the frame in its segment (`line_no` is it plus 1)",
-    ("entries", "stored_bytes"): "7.0: the frame on disk (4 + length + 32), also its `size_bytes`; per segment "
-    "file the rows add up to the file size (a `.sealed` file: minus its 9-byte `VAKSEG01` header and flag)",
+    ("entries", "stored_bytes"): "7.0: the frame's bytes (4 + length + 32), also its `size_bytes`; per segment "
+    "file the rows add up to the file size (a `.sealed` file: minus its 9-byte `VAKSEG01` header and flag; a "
+    "compressed one, flag 01: the decompressed body)",
     ("entries", "plain_bytes"): "7.0: bytes of the entry's JSON; null when the frame is sealed and no `--keys` "
     "opened it (then every plaintext column is null too)",
     ("entries", "sealed"): "7.0: the frame is sealed (AES-256-GCM under the conversation's scope key)",
