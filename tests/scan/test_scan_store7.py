@@ -284,3 +284,23 @@ def test_a_chain_without_a_jsonl_table_goes_to_chain_records(tmp_path: Path) -> 
     body = zstandard.ZstdDecompressor().decompressobj().decompress(sealed[9:])
     assert sum(r["stored_bytes"] for r in rows if r["segment"] == 1) == len(body)
     assert sum(r["stored_bytes"] for r in rows if r["segment"] == 2) == (home / "cursors/seg-00000002.log").stat().st_size
+
+
+def test_rescan_reports_a_changed_sealed_segment_and_a_shrunk_log(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(SAMPLES / "v7", home)
+    scan_home(home, out=tmp_path / "out", jobs=1)
+    again = scan_home(home, out=tmp_path / "out", jobs=1)
+    assert "append_only_violation" not in again.findings_by_code()
+    sealed = home / LEDGERS / SID1 / "seg-00000001.sealed"
+    log = home / LEDGERS / SID2 / "seg-00000001.log"
+    sealed.write_bytes(sealed.read_bytes() + b"\x00")  # a sealed segment is never written again
+    log.write_bytes(log.read_bytes()[:-10])  # an open segment only grows
+    res = scan_home(home, out=tmp_path / "out", jobs=1)
+    import pyarrow.compute as pc
+
+    f = res.table("findings")
+    hits = f.filter(pc.equal(f["code"], "append_only_violation"))
+    assert sorted(hits["rel_path"].to_pylist()) == sorted(
+        [f"{LEDGERS}/{SID1}/seg-00000001.sealed", f"{LEDGERS}/{SID2}/seg-00000001.log"]
+    )

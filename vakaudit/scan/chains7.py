@@ -4,10 +4,10 @@ A side ledger of the JSONL era became a record chain directory in 7.0. Where the
 JSONL era's row shape (its kind has a reader and a schema), the readable frames of each segment are
 handed, one entry per line, to that same reader, so a 7.0 record and a JSONL line become a row
 through the same code; ``rel_path`` is then the segment file, ``line_no`` the frame index plus 1,
-``offset_bytes`` the frame's offset and ``size_bytes`` its bytes (in a compressed ``.sealed`` segment, in the
-decompressed body). Every other chain (the
-7.0-only kinds, a frame that is not readable, entries the reader does not take one row each) goes to
-the generic ``chain_records`` table, one row per frame.
+``offset_bytes`` the frame's offset and ``size_bytes`` its bytes (in a compressed ``.sealed``
+segment: in the decompressed body). Every other chain (the 7.0-only kinds, a frame that is not
+readable, entries the reader does not take one row each) goes to the generic ``chain_records``
+table, one row per frame.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ from vakaudit.artifacts.session_ledger import (
 from vakaudit.errors import ScanError, UsageError
 from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
 from vakaudit.scan.chains7 import CHAINS_PART, read_chain_tables
-from vakaudit.scan.frames7 import FRAMES_PART, read_frame_entries
+from vakaudit.scan.frames7 import FRAMES_PART, read_frame_entries, segment_changes
 from vakaudit.scan.store7 import STORE_TABLES, read_store_tables
 from vakaudit.scan.tables import (
     CORE_TABLES,
@@ -1132,6 +1132,7 @@ def scan_home(
         for name, table in store.tables.items():
             _write_table(out_p, name, table)
             counts[name] = table.num_rows
+        scan_findings.extend(segment_changes(files, prev_files))
         frames = read_frame_entries(home_p, files, keys)  # every frame of the ledgers, on every scan
         scan_findings.extend(frames.findings)
         if frames.table.num_rows:

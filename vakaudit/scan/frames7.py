@@ -125,3 +125,26 @@ def _plaintext_rows(rel_dir: str, session_id: str, entries: list[bytes | None]) 
     batches = list(scanner.scan(io.BytesIO(data), len(data)))
     t = pa.Table.from_batches(batches, schema=ENTRIES_SCHEMA) if batches else ENTRIES_SCHEMA.empty_table()
     return t if t.num_rows == len(readable) else None
+
+
+def segment_changes(files: list, prev_files: dict) -> list[Finding]:
+    """What breaks 7.0's guarantees between two scans (baseline7.md §5): a ``.sealed`` segment whose
+    size or mtime changed (sealed segments are immutable) and a ``.log`` segment that shrank (frames
+    are only appended), each an ``append_only_violation``."""
+    from vakaudit.findings import FindingCode, Severity
+
+    out = []
+    for hf in files:
+        prev = prev_files.get(hf.rel_path)
+        name = hf.rel_path.rsplit("/", 1)[-1]
+        if prev is None or not name.startswith("seg-") or hf.kind.v7 is None:
+            continue
+        if name.endswith(".sealed") and (prev.get("size") != hf.size_bytes or prev.get("mtime_ns") != hf.mtime_ns):
+            why = f"sealed segment changed since the last scan (size {prev.get('size')} -> {hf.size_bytes})"
+        elif name.endswith(".log") and hf.size_bytes < prev.get("size", 0):
+            why = f"open segment shrank since the last scan ({prev.get('size')} -> {hf.size_bytes} bytes)"
+        else:
+            continue
+        out.append(Finding(FindingCode.APPEND_ONLY_VIOLATION, Severity.ERROR, hf.rel_path,
+                           f"{why}; 7.0 frames are append-only and sealed segments immutable"))
+    return out
