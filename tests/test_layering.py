@@ -13,7 +13,7 @@ ALLOWED = {
     "_native": set(),
     "storage": set(),
     "artifacts": {"ledger", "_native"},
-    "scan": {"ledger", "artifacts"},
+    "scan": {"ledger", "artifacts", "storage"},
     "analyze": {"ledger", "artifacts", "scan"},
     "forensics": {"ledger", "storage", "artifacts", "scan", "_native"},
     "replay": {"ledger"},

@@ -2,7 +2,8 @@
 
 Every key of the sample home (its KEK, its object id key, each conversation's scope key, the
 credential store's file key and the vak key file's passphrase) is looked for, as lowercase and
-uppercase hex and as raw bytes, in stdout, stderr and every file the commands wrote, for each way
+uppercase hex and as raw bytes, in stdout, stderr and every file the commands wrote (``scan --keys``'s
+Parquet tables and manifest among them), for each way
 of unlocking: vakaudit's JSON key file, vak's passphrase-sealed key file and ``--keys home`` (vak's
 file credential store, in a copy of the home).
 """
@@ -88,6 +89,8 @@ def test_no_key_in_any_output(how: str, tmp_path: Path, monkeypatch: pytest.Monk
         ["seal", str(home), "-o", str(out / "seal.json")],
         ["timeline", str(home), "-o", str(out / "timeline.jsonl")],
         ["scan", str(home), "--out", str(out / "scan"), "--quiet"],
+        ["scan", str(home), "--out", str(out / "scan-unlocked"), "--keys", keys, "--json"],
+        ["scan", str(home), "--out", str(out / "scan-unlocked"), "--keys", keys],  # the incremental rescan
         ["verify", str(SAMPLES / "broken7/frame_undecryptable/home") if how != "home" else str(home),
          "--keys", keys, "--json"],
     ):
@@ -95,6 +98,13 @@ def test_no_key_in_any_output(how: str, tmp_path: Path, monkeypatch: pytest.Monk
         assert res.exit_code in (0, 1), (args, res.output[-1000:])
         blobs += [res.stdout_bytes, res.stderr_bytes]
     assert "frames verified" in runner.invoke(app, ["verify", str(home), "--keys", keys]).stdout
+    # the unlocked scan did open the Document (its content size is only known with the keys), and
+    # its Parquet tables and manifest are among the outputs searched below
+    import pyarrow.parquet as pq
+
+    docs = pq.read_table(out / "scan-unlocked" / "documents" / "all.parquet").to_pylist()
+    assert [d["content_bytes"] for d in docs] == [len(b"# Note\nuse tabs\n")]
+    assert (out / "scan-unlocked" / "manifest.json").is_file()
     # a wrong passphrase fails with one line that holds no key either
     if how == "vak-key-file":
         monkeypatch.setenv("VAKAUDIT_KEY_PASSPHRASE", "wrong passphrase entirely")

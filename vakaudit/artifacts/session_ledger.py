@@ -107,8 +107,17 @@ ENTRIES_SCHEMA = pa.schema(
         pa.field("body_sha256", pa.string()),
         pa.field("system_prompt_sha256", pa.string()),
         pa.field("system_prompt_bytes", pa.int64()),
+        # a 7.0 ledger's frame (baseline7.md §3, §5): null on JSONL rows
+        pa.field("segment", pa.int64()),
+        pa.field("frame_index", pa.int64()),
+        pa.field("stored_bytes", pa.int64()),
+        pa.field("plain_bytes", pa.int64()),
+        pa.field("sealed", pa.bool_()),
     ]
 )
+
+#: the ``entries`` columns only a 7.0 frame fills (:mod:`vakaudit.scan.frames7`)
+FRAME_COLUMNS = ("segment", "frame_index", "stored_bytes", "plain_bytes", "sealed")
 
 ENTRY_FIELDS_SCHEMA = pa.schema(
     [
@@ -955,6 +964,9 @@ def _entries_batch(
     arrays["chain_ok"] = chain_ok
     for i, name in enumerate(("rel_path", "session_id", "agent_id", "workspace_key")):
         arrays[name] = _run_column([f[i] for f, _ in runs], counts)
+    n_rows = sum(counts)
+    for name in FRAME_COLUMNS:
+        arrays[name] = pa.nulls(n_rows, ENTRIES_SCHEMA.field(name).type)
     return pa.RecordBatch.from_arrays(
         [
             a if isinstance(a, pa.Array) else pa.array(a, f.type)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._keys import KEYS_HELP, load_keys
 from vakaudit.cli._output import output_option
 
 
@@ -27,6 +28,7 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no text summary."),
+        keys: str | None = typer.Option(None, "--keys", help=KEYS_HELP),
     ) -> None:
         """Scan a vak home read-only into one Parquet folder per table; incremental on a second run."""
         import json
@@ -34,8 +36,9 @@ def register(app: typer.Typer) -> None:
         from vakaudit.cli._progress import ProgressDisplay
         from vakaudit.scan import scan_home
 
+        ring = load_keys(keys, home)
         with ProgressDisplay(quiet=quiet or json_out) as display:
-            result = scan_home(home, out=out, jobs=jobs, progress=display, full=full)
+            result = scan_home(home, out=out, jobs=jobs, progress=display, full=full, keys=ring)
         summary = result.summary()
         if json_out:
             from vakaudit.schemas import schema_version

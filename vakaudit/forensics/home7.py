@@ -28,7 +28,9 @@ from pathlib import Path
 from vakaudit.errors import ObjectUnavailableError
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.ledger.policy import severity_of
-from vakaudit.scan.walk import HomeFile, has_tenants_tree
+from vakaudit.scan.store7 import chain_key as _chain_key
+from vakaudit.scan.store7 import tenant_dirs
+from vakaudit.scan.walk import HomeFile
 from vakaudit.storage import KeyRing, Store, TenantKeys, iter_segments
 from vakaudit.storage.objects import is_object_id, object_rel_path
 
@@ -68,13 +70,6 @@ def segment_dirs(files: Iterable[HomeFile]) -> list[str]:
     return sorted(dirs)
 
 
-def tenant_dirs(root: Path) -> list[Path]:
-    """The tenant directories under ``root/tenants`` (a local install has one), sorted."""
-    if not has_tenants_tree(root):
-        return []
-    return sorted(p for p in (root / "tenants").iterdir() if p.is_dir() and not p.is_symlink())
-
-
 def verify_home7(
     root: Path,
     files: list[HomeFile],
@@ -110,20 +105,6 @@ def verify_home7(
         if (tenant / "store").is_dir():
             report.findings.extend(_check_store(root, tenant / "store", keys, report))
     return report
-
-
-def _chain_key(directory: Path, rel_dir: str, tenants: list[tuple[Path, TenantKeys]]) -> bytes | None:
-    """The key of a directory's ``KEY`` scope from the tenant that holds it (a local home has one
-    tenant); the tenant's key reader reports an erased scope (info) or a missing key."""
-    if not tenants:
-        return None
-    from vakaudit.storage.segments import read_key_scope
-
-    scope = read_key_scope(directory)
-    if scope is None:
-        return None
-    holder = next((tk for _t, tk in tenants if tk.state(scope) != "missing"), tenants[0][1])
-    return holder.chain_key(directory, rel_dir).key
 
 
 def _check_store(root: Path, store_dir: Path, keys: KeyRing | None, report: Home7Report) -> list[Finding]:

@@ -66,7 +66,10 @@ from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, FindingFold
 from vakaudit.ledger.policy import regrade
 from vakaudit.ledger.verdict import verify_ledger
 from vakaudit.outputs import check_output
+from vakaudit.scan.chains7 import CHAINS_PART, read_chain_tables
+from vakaudit.scan.frames7 import FRAMES_PART, read_frame_entries, segment_changes
 from vakaudit.scan.manifest import MANIFEST, read_manifest
+from vakaudit.scan.store7 import STORE_TABLES, read_store_tables
 from vakaudit.scan.tables import (
     CORE_TABLES,
     FILES_SCHEMA,
@@ -86,6 +89,7 @@ from vakaudit.scan.walk import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from vakaudit.scan.result import ScanResult
+    from vakaudit.storage import KeyRing
 
 MANIFEST_FORMAT = 3  # 3: findings rows have a count (folds of repeated findings)
 SIDE_PART_BYTES = 1 << 20  # side files whose rows take this many Arrow bytes stream into their own part
@@ -947,11 +951,13 @@ def scan_home(
     progress: Callable[[ScanProgress], None] | None = None,
     *,
     full: bool = False,
+    keys: KeyRing | None = None,
 ) -> ScanResult:
     """Scan ``home`` (default ``$VAK_HOME``, else the platform data home) into Parquet tables in ``out``.
 
     A second scan into the same ``out`` is incremental unless ``full``. ``jobs``: worker processes
-    (default: CPU count). ``progress`` is called after each finished task.
+    (default: CPU count). ``progress`` is called after each finished task. ``keys`` unlocks a 7.0
+    home's sealed objects (never written to any output).
     """
     from vakaudit import __version__
 
@@ -980,7 +986,8 @@ def scan_home(
                 Severity.INFO,
                 "tenants",
                 "7.0 data-baseline home (layout g3): every file is classified by the 7.0 REGISTRY and sized; "
-                "ledger frames, record-chain rows, objects and refs are not read into tables by this version",
+                "its session ledgers' frames are read into entries, its record chains into their kind tables "
+                "(or chain_records) and its tenant stores into objects, refs and documents",
             )
         )
 
@@ -1124,6 +1131,31 @@ def scan_home(
     else:
         counts["entry_fields"] = prev_counts.get("entry_fields", 0)
 
+    # a 7.0 home's tenant stores: read again on every scan (cheap next to the segment directories)
+    for name in STORE_TABLES:
+        (out_p / name / "all.parquet").unlink(missing_ok=True)
+    frame_rows = 0
+    if layout == "g3":
+        store = read_store_tables(home_p, keys)
+        scan_findings.extend(store.findings)
+        for name, table in store.tables.items():
+            _write_table(out_p, name, table)
+            counts[name] = table.num_rows
+        scan_findings.extend(segment_changes(files, prev_files))
+        frames = read_frame_entries(home_p, files, keys)  # every frame of the ledgers, on every scan
+        scan_findings.extend(frames.findings)
+        if frames.table.num_rows:
+            _write_table(out_p, "entries", frames.table, FRAMES_PART)
+        frame_rows = frames.table.num_rows
+    for name in tables:  # a 7.0 home's record chains, into their kind tables or chain_records
+        (out_p / name / CHAINS_PART).unlink(missing_ok=True)
+    if layout == "g3":
+        chains = read_chain_tables(home_p, files, keys)
+        scan_findings.extend(chains.findings)
+        for name, table in chains.tables.items():
+            _write_table(out_p, name, table, CHAINS_PART)
+            counts[name] = counts.get(name, 0) + table.num_rows
+
     # findings: the walk's are recomputed each scan; readers' survive for kept files
     walk_findings = [f for hf in files for f in hf.findings] + scan_findings
     _write_table(out_p, "findings", _findings_table(walk_findings), "walk.parquet")
@@ -1195,7 +1227,7 @@ def scan_home(
         groups, carry, apart = plan
         counts.update(_derive_turns_sessions(out_p, groups, carry, apart))
 
-    counts["entries"] = own_part_rows.get("entries", 0)
+    counts["entries"] = own_part_rows.get("entries", 0) + frame_rows
     counts = {name: counts.get(name, 0) for name in tables}
     stats.elapsed_s = round(time.perf_counter() - t0, 3)
     scanned_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

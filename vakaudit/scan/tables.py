@@ -13,6 +13,8 @@ import pyarrow as pa
 from vakaudit.artifacts import all_kinds
 from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA, ENTRY_FIELDS_SCHEMA
 from vakaudit.findings import FINDINGS_SCHEMA
+from vakaudit.scan.chains7 import CHAIN_COLUMN_NOTES, CHAIN_TABLES
+from vakaudit.scan.store7 import STORE_COLUMN_NOTES, STORE_TABLES
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 
@@ -97,7 +99,10 @@ CORE_TABLES: dict[str, tuple[pa.Schema, str]] = {
         FILES_SCHEMA,
         "one row per non-directory entry of the home (every byte lands in exactly one kind)",
     ),
-    "entries": (ENTRIES_SCHEMA, "one row per physical line of every session ledger"),
+    "entries": (
+        ENTRIES_SCHEMA,
+        "one row per physical line of every session ledger (a 7.0 ledger: one row per frame of its segments)",
+    ),
     "entry_fields": (
         ENTRY_FIELDS_SCHEMA,
         "bytes per top-level payload member, per entry kind, per ledger file",
@@ -122,7 +127,8 @@ COLUMN_NOTES: dict[tuple[str, str], str] = {
     "(not reopened), `not_read` (no reader, secret, unreadable, G3 home)",
     ("files", "scanned_bytes"): "bytes newly covered by the kind's reader in this scan",
     ("entries", "line_no"): "1-based physical line number",
-    ("entries", "offset_bytes"): "byte offset of the line's first byte",
+    ("entries", "offset_bytes"): "byte offset of the line's first byte (7.0: the frame's offset in its "
+    "segment's chain, the AAD of a sealed frame; after the header in a `.sealed` file)",
     ("entries", "size_bytes"): "the line including its terminator: the sum per file equals the file size",
     (
         "entries",
@@ -134,7 +140,8 @@ COLUMN_NOTES: dict[tuple[str, str], str] = {
         "line_sha256",
     ): "SHA-256 of the line without LF / stripped CR (the next line's expected prev_hash)",
     ("entries", "chain_ok"): "true: prev_hash verified; false: mismatch; null: nothing to verify (header, "
-    "first line after a skipped one, unchained, unparseable)",
+    "first line after a skipped one, unchained, unparseable). 7.0: the frame link, verified for every row "
+    "(a break ends the rows of that segment and is a finding)",
     ("entries", "chain_status"): "chain_ok | broken | unchained | unchecked | unparseable | blank "
     "(ledger.md §3 reader rules)",
     ("entries", "turn_no"): "1-based turn of the file in file order (branches included). Preparation entries "
@@ -152,6 +159,14 @@ COLUMN_NOTES: dict[tuple[str, str], str] = {
     ("entries", "prefix_digest"): "receipt prefix digest (empty string stored as null)",
     ("entries", "epoch"): "capability epoch of turn_capabilities_bound / _ref",
     ("entries", "app_version"): "header contract app_version",
+    ("entries", "segment"): "7.0: number of the segment file holding the frame (`rel_path` is that file); null on JSONL rows",
+    ("entries", "frame_index"): "7.0: 0-based index of the frame in its segment (`line_no` is it plus 1)",
+    ("entries", "stored_bytes"): "7.0: the frame's bytes (4 + length + 32), also its `size_bytes`; per segment "
+    "file the rows add up to the file size (a `.sealed` file: minus its 9-byte `VAKSEG01` header and flag; a "
+    "compressed one, flag 01: the decompressed body)",
+    ("entries", "plain_bytes"): "7.0: bytes of the entry's JSON; null when the frame is sealed and no `--keys` "
+    "opened it (then every plaintext column is null too)",
+    ("entries", "sealed"): "7.0: the frame is sealed (AES-256-GCM under the conversation's scope key)",
     ("entry_fields", "field"): "top-level payload key; `(envelope)` = id, parent_id, ts, prev_hash, at_turn, "
     "kind, braces and the line terminator; `(unparsed)` / `(blank)` = whole lines",
     (
@@ -163,6 +178,8 @@ COLUMN_NOTES: dict[tuple[str, str], str] = {
     ("sessions", "chain_ok"): "no broken and no unparseable line",
     ("findings", "count"): "findings the row stands for: 1, or more for a fold of the repeats of its code in "
     "its file beyond the first 100 (line, offset and entry id of the first folded); sum it to count findings",
+    **STORE_COLUMN_NOTES,
+    **CHAIN_COLUMN_NOTES,
 }
 
 
@@ -177,8 +194,8 @@ def kind_tables() -> dict[str, tuple[pa.Schema, str]]:
 
 
 def all_tables() -> dict[str, tuple[pa.Schema, str]]:
-    """Every table a scan writes: core tables first, then kind tables by name."""
-    return {**CORE_TABLES, **kind_tables()}
+    """Every table a scan writes: core tables first, then a 7.0 home's store and chain tables, then kind tables by name."""
+    return {**CORE_TABLES, **STORE_TABLES, **CHAIN_TABLES, **kind_tables()}
 
 
 def _type_name(t: pa.DataType) -> str:

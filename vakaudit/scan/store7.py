@@ -1,0 +1,192 @@
+"""The tenant stores of a 7.0 home (layout g3) as tables: ``objects``, ``refs``, ``documents``.
+
+One pass over each ``tenants/<tenant>/store`` (baseline7.md §4, §7), through
+:class:`vakaudit.storage.Store`: keyless, every object with its stored size and the scopes its
+grants name, every ref of ``refs.db`` (read from a private copy), every Document by its ``doc/`` ref;
+with a :class:`~vakaudit.storage.KeyRing`, each Document's version chain is opened too (its content
+object, sequence number and content size). Object and Document plaintext is never put in a row; key
+material never reaches anything here. The pass is cheap next to the segment directories and is
+made again on every scan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from vakaudit.errors import ObjectUnavailableError
+from vakaudit.findings import Finding
+from vakaudit.scan.walk import has_tenants_tree
+from vakaudit.storage import KeyRing, Store, TenantKeys
+from vakaudit.storage.documents import DOC_PREFIX, FORGOTTEN, document_scope, document_versions
+from vakaudit.storage.objects import is_object_id, object_rel_path
+
+OBJECTS_SCHEMA = pa.schema(
+    [
+        pa.field("tenant", pa.string(), nullable=False),
+        pa.field("object_id", pa.string(), nullable=False),
+        pa.field("rel_path", pa.string()),
+        pa.field("stored_bytes", pa.int64()),
+        pa.field("scopes", pa.list_(pa.string()), nullable=False),
+        pa.field("referenced_by", pa.list_(pa.string()), nullable=False),
+    ]
+)
+
+REFS_SCHEMA = pa.schema(
+    [
+        pa.field("tenant", pa.string(), nullable=False),
+        pa.field("rel_path", pa.string(), nullable=False),
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("generation", pa.int64(), nullable=False),
+        pa.field("epoch", pa.int64(), nullable=False),
+        pa.field("target", pa.string()),
+        pa.field("target_bytes", pa.int64(), nullable=False),
+        pa.field("target_object_id", pa.string()),
+    ]
+)
+
+DOCUMENTS_SCHEMA = pa.schema(
+    [
+        pa.field("tenant", pa.string(), nullable=False),
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("scope", pa.string(), nullable=False),
+        pa.field("forgotten", pa.bool_(), nullable=False),
+        pa.field("version_id", pa.string()),
+        pa.field("content_id", pa.string()),
+        pa.field("seq", pa.int64()),
+        pa.field("content_bytes", pa.int64()),
+        pa.field("version_count", pa.int64()),
+    ]
+)
+
+#: the tables of a 7.0 home's tenant stores, with what one row is
+STORE_TABLES: dict[str, tuple[pa.Schema, str]] = {
+    "objects": (
+        OBJECTS_SCHEMA,
+        "one row per object of a 7.0 tenant store (a body on disk or a grant directory without one)",
+    ),
+    "refs": (REFS_SCHEMA, "one row per ref of a 7.0 tenant store's `refs.db`"),
+    "documents": (DOCUMENTS_SCHEMA, "one row per Document (`doc/` ref) of a 7.0 tenant store"),
+}
+
+STORE_COLUMN_NOTES: dict[tuple[str, str], str] = {
+    ("objects", "tenant"): "tenant directory name under `tenants/`",
+    ("objects", "rel_path"): "the object body's path (relative to the home); null when only its grants exist",
+    ("objects", "stored_bytes"): "size of the body on disk (sealed, compressed); null without a body",
+    ("objects", "scopes"): "the scopes its grant file names give, sorted (keyless)",
+    ("objects", "referenced_by"): "`ref:<name>` for each ref whose target is the id; unlocked, "
+    "`doc:<name>` for each Document version or content object of the current version chain",
+    ("refs", "rel_path"): "the `refs.db` the ref was read from (a private copy is opened)",
+    ("refs", "target"): "the target as UTF-8 text; null when it is not UTF-8",
+    ("refs", "target_bytes"): "length of the target in bytes",
+    ("refs", "target_object_id"): "the target when it is an object id (64 hex digits)",
+    ("documents", "scope"): "the scope a Document's objects are granted to (`agent:<name>` or `tenant`)",
+    ("documents", "forgotten"): "the ref holds vak's `forgotten` marker",
+    ("documents", "version_id"): "object id of the current version (the ref's target)",
+    ("documents", "content_id"): "unlocked: object id of the current version's content",
+    ("documents", "seq"): "unlocked: the current version's sequence number",
+    ("documents", "content_bytes"): "unlocked: plaintext size of the current content",
+    ("documents", "version_count"): "unlocked: versions reachable from the current one through `parent`",
+}
+
+
+@dataclass(slots=True)
+class StoreTables:
+    """What :func:`read_store_tables` read: one Arrow table per name of :data:`STORE_TABLES`."""
+
+    tables: dict[str, pa.Table]
+    findings: list[Finding] = field(default_factory=list)
+
+
+def tenant_dirs(root: Path) -> list[Path]:
+    """The tenant directories under ``root/tenants`` (a local install has one), sorted."""
+    if not has_tenants_tree(root):
+        return []
+    return sorted(p for p in (root / "tenants").iterdir() if p.is_dir() and not p.is_symlink())
+
+
+def chain_key(directory: Path, rel_dir: str, tenants: list[tuple[Path, TenantKeys]]) -> bytes | None:
+    """The key of a directory's ``KEY`` scope from the tenant that holds it (a local home has one
+    tenant); the tenant's key reader reports an erased scope (info) or a missing key."""
+    if not tenants:
+        return None
+    from vakaudit.storage.segments import read_key_scope
+
+    scope = read_key_scope(directory)
+    if scope is None:
+        return None
+    holder = next((tk for _t, tk in tenants if tk.state(scope) != "missing"), tenants[0][1])
+    return holder.chain_key(directory, rel_dir).key
+
+
+def read_store_tables(root: Path, keys: KeyRing | None = None) -> StoreTables:
+    """The ``objects``, ``refs`` and ``documents`` rows of every tenant store of the home ``root``."""
+    rows: dict[str, list[dict]] = {name: [] for name in STORE_TABLES}
+    findings: list[Finding] = []
+    for tenant in tenant_dirs(root):
+        store_dir = tenant / "store"
+        if not store_dir.is_dir():
+            continue
+        store = Store(store_dir, keys, rel_dir=store_dir.relative_to(root).as_posix())
+        _tenant_rows(store, tenant.name, rows)
+        findings.extend(store.findings)
+    return StoreTables({name: _table(rows[name], STORE_TABLES[name][0]) for name in STORE_TABLES}, findings)
+
+
+def _tenant_rows(store: Store, tenant: str, rows: dict[str, list[dict]]) -> None:
+    refs = store.refs()
+    referenced: dict[str, list[str]] = {}
+    for name, gen, epoch, target in refs:
+        try:
+            text = target.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        oid = text if text is not None and is_object_id(text) else None
+        if oid is not None:
+            referenced.setdefault(oid, []).append(f"ref:{name}")
+        rows["refs"].append({"tenant": tenant, "rel_path": store.rel_of("refs.db"), "name": name,
+                             "generation": gen, "epoch": epoch, "target": text,
+                             "target_bytes": len(target), "target_object_id": oid})
+    for name, _gen, _epoch, target in refs:
+        if not name.startswith(DOC_PREFIX):
+            continue
+        doc = name[len(DOC_PREFIX):]
+        rows["documents"].append(_document_row(store, tenant, doc, target, referenced))
+    for oid in sorted(set(store.object_ids()) | set(store.granted_ids())):
+        size = store.stored_bytes(oid)
+        rows["objects"].append({"tenant": tenant, "object_id": oid,
+                                "rel_path": store.rel_of(object_rel_path(oid)) if size is not None else None,
+                                "stored_bytes": size, "scopes": store.grants(oid),
+                                "referenced_by": sorted(set(referenced.get(oid, [])))})
+
+
+def _document_row(store: Store, tenant: str, doc: str, target: bytes, referenced: dict[str, list[str]]) -> dict:
+    scope = document_scope(doc)
+    forgotten = target == FORGOTTEN
+    version_id = None if forgotten else target.decode("ascii", "replace")
+    row = {"tenant": tenant, "name": doc, "scope": scope, "forgotten": forgotten, "version_id": version_id,
+           "content_id": None, "seq": None, "content_bytes": None, "version_count": None}
+    if store.keys is None or forgotten:
+        return row
+    try:
+        versions = document_versions(store, doc, scope)
+    except ObjectUnavailableError:
+        versions = []
+    if not versions:
+        return row
+    for v in versions:
+        referenced.setdefault(v.id, []).append(f"doc:{doc}")
+        referenced.setdefault(v.content, []).append(f"doc:{doc}")
+    current = versions[0]
+    row.update(content_id=current.content, seq=current.seq, version_count=len(versions))
+    try:
+        row["content_bytes"] = len(store.object(current.content, scope))
+    except ObjectUnavailableError:
+        pass
+    return row
+
+
+def _table(rows: list[dict], schema: pa.Schema) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=schema) if rows else schema.empty_table()
