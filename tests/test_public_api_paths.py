@@ -101,6 +101,9 @@ def _calls(root: Path) -> dict[str, Callable[[], Any]]:
         ),
         "scan_home": lambda: sc.scan_home("~/h", out="~/s2", jobs=1),
         "resolve_home": lambda: sc.resolve_home("~/h") == root / "h" or _fail("resolve_home"),
+        "has_tenants_tree": lambda: (
+            sc.has_tenants_tree("~/h") == sc.has_tenants_tree(root / "h") or _fail("has_tenants_tree")
+        ),
         "detect_layout": lambda: sc.detect_layout("~/h"),
         "iter_home_files": lambda: next(iter(sc.iter_home_files("~/h"))),
         "ledger_kind_bytes": lambda: sc.ledger_kind_bytes("~/h"),

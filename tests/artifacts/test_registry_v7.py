@@ -201,7 +201,7 @@ def test_kinds_json_adds_the_layouts_and_the_7_0_registry_place() -> None:
 
     res = CliRunner().invoke(app, ["kinds", "--json"])
     assert res.exit_code == 0
-    rows = {r["name"]: r for r in json.loads(res.stdout)}
+    rows = {r["name"]: r for r in json.loads(res.stdout)["kinds"]}
     # the JSONL-era fields are unchanged; layouts and v7 are added
     assert rows["cost_log"]["patterns"] == ["**/cost-log.jsonl", "**/cost-log.jsonl.compact.tmp"]
     assert rows["cost_log"]["layouts"] == ["g1", "g2", "g3"]

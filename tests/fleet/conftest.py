@@ -117,7 +117,7 @@ def fleet_homes(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     from vakaudit.synth import build_home
 
     homes = [SAMPLE_HOMES / "tiny"]
-    homes += [SAMPLE_HOMES / "broken" / name for name in BROKEN]
+    homes += [SAMPLE_HOMES / "broken" / name / "home" for name in BROKEN]
     root = tmp_path_factory.mktemp("synth-homes")
     for seed in (1, 2):
         out = root / f"synth-{seed}"

@@ -169,7 +169,7 @@ def test_fleet_analyze_gives_each_home_its_analyze_figures(lake: Path, fleet_hom
     ranked = [r["home_id"] for r in doc["rankings"]["bytes_per_turn"]]
     values = [r["bytes_per_turn"] for r in doc["rankings"]["bytes_per_turn"]]
     assert values == sorted(values, reverse=True) and len(ranked) == len(set(ranked))
-    torn = by_path[str((SAMPLE_HOMES / "broken" / "torn_last_line").resolve())]
+    torn = by_path[str((SAMPLE_HOMES / "broken" / "torn_last_line" / "home").resolve())]
     assert torn["findings"].get("torn_last_line") == 1
 
 
@@ -216,7 +216,7 @@ def test_lake_or_report_inside_a_home_is_refused(tmp_path: Path, lake: Path) -> 
 
 def test_keys_is_reserved_until_vak_7_homes_are_read(tmp_path: Path) -> None:
     result = CliRunner().invoke(
-        app, ["fleet", "scan", str(SAMPLE_HOMES / "broken" / "clean"), "--lake", str(tmp_path / "l"), "--keys", "k"]
+        app, ["fleet", "scan", str(SAMPLE_HOMES / "broken" / "clean" / "home"), "--lake", str(tmp_path / "l"), "--keys", "k"]
     )
     assert result.exit_code == 2
     assert "reserved for vak 7.0" in result.output
@@ -226,7 +226,7 @@ def test_a_failing_home_is_reported_and_the_rest_go_on(tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     missing = tmp_path / "no-such-home"
     listing = tmp_path / "homes.txt"
-    listing.write_text(f"# two homes\n{SAMPLE_HOMES / 'broken' / 'clean'}\n\n{missing}\n")
+    listing.write_text(f"# two homes\n{SAMPLE_HOMES / 'broken' / 'clean' / 'home'}\n\n{missing}\n")
     # the default local cluster: one worker process on 127.0.0.1
     result = CliRunner().invoke(app, ["fleet", "scan", "--from-file", str(listing), "--lake", str(lake), "--workers", "1"])
     assert result.exit_code == 1, result.output

@@ -71,7 +71,7 @@ def test_kinds_third_column_is_the_write_discipline_under_a_header_row() -> None
     lines = r.stdout.splitlines()
     header = lines[0]
     assert header.split()[:2] == ["kind", "class"]
-    starts = [header.index(h) for h in ("kind", "class", "write discipline", "path patterns")]
+    starts = [header.index(h) for h in ("kind", "class", "write discipline", "layouts", "path patterns")]
     rows = {}
     for line in lines[1:]:
         cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
@@ -79,6 +79,7 @@ def test_kinds_third_column_is_the_write_discipline_under_a_header_row() -> None
     # cost_log.py's write-map card: vak stats the file before each append and compacts past 5 MB
     assert rows["cost_log"][1] == "Ledger"
     assert rows["cost_log"][2] == "one metadata() stat per append; when > 5 MB, rewrites keeping 90 days (tmp + rename)"
-    assert rows["cost_log"][3] == "**/cost-log.jsonl, **/cost-log.jsonl.compact.tmp"
+    assert rows["cost_log"][3] == "g1,g2,g3"
+    assert rows["cost_log"][4] == "**/cost-log.jsonl, **/cost-log.jsonl.compact.tmp, **/cost-log/*"
     assert rows["session_ledger"][2].startswith("one writeln! + sync_data() per entry")
-    assert len(rows) == len(json.loads(runner.invoke(vakaudit.cli.app, ["kinds", "--json"]).stdout))
+    assert len(rows) == len(json.loads(runner.invoke(vakaudit.cli.app, ["kinds", "--json"]).stdout)["kinds"])

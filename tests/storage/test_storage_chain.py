@@ -81,7 +81,7 @@ def test_findings_without_a_chain_position_keep_their_jsonl_era_shape() -> None:
 
     d = Finding(C.TORN_LAST_LINE, Severity.WARNING, "a.jsonl", "torn", line_no=3).to_dict()
     assert set(d) == {"code", "severity", "rel_path", "message", "line_no", "offset_bytes", "entry_id",
-                      "expected", "actual"}
+                      "expected", "actual", "count"}
 
 
 def test_length_of_the_last_frame_corrupted_past_the_end_is_a_break() -> None:

@@ -117,8 +117,11 @@ def specificity(pattern: str) -> int:
     return len(pattern.replace("**/", "").replace("**", "").replace("*", "").replace("?", ""))
 
 
-def candidates(rel_path: str) -> list[tuple[ArtifactKind, str]]:
-    """Every (kind, pattern) whose pattern matches ``rel_path``, best first."""
+def candidates(rel_path: str, layout: str | None = None) -> list[tuple[ArtifactKind, str]]:
+    """Every (kind, pattern) whose pattern matches ``rel_path``, best first.
+
+    With a JSONL-era ``layout`` (``g1``/``g2``) a kind's 7.0 patterns do not apply: a folder named
+    like a 7.0 ledger in a JSONL home is not a 7.0 ledger (its files stay undeclared)."""
     from vakaudit.artifacts._base import glob_matches
 
     _load()
@@ -127,20 +130,21 @@ def candidates(rel_path: str) -> list[tuple[ArtifactKind, str]]:
         (kind, pattern)
         for kind, pattern in (*_BY_BASENAME.get(base, ()), *_WILD)
         if glob_matches(pattern, rel_path)
+        and (layout in (None, "g3") or pattern in kind.patterns)
     ]
     found.sort(key=lambda kp: (-kp[0].priority, -specificity(kp[1]), kp[0].name))
     return found
 
 
 @lru_cache(maxsize=65_536)
-def classify(rel_path: str) -> ArtifactKind:
+def classify(rel_path: str, layout: str | None = None) -> ArtifactKind:
     """The one kind a path (relative to the home, POSIX separators) belongs to.
 
     Among the kinds whose patterns match, the highest ``priority`` wins, then the most specific
     pattern (most literal characters), then the name (deterministic; the registry contract test
     rejects such ties on every kind's example paths). No match -> the ``unclassified`` kind.
     """
-    found = candidates(rel_path)
+    found = candidates(rel_path, layout)
     if found:
         return found[0][0]
     return _load()[UNCLASSIFIED]

@@ -528,7 +528,6 @@ class LedgerScanner:
         self.bytes_read = 0
         self.rows = 0
         self.growing = False
-        self._blank_lines = 0  # blank lines this scan read (a ledger of only blank lines is a finding)
         self._chain = ChainVerifier(rel_path)
         self._chain.expected = self.state.expected
         self._shared = buffer is not None
@@ -592,7 +591,6 @@ class LedgerScanner:
         """The rest of :meth:`scan`, reading through ``buf`` (rows of plain lines written by the
         compiled scanner into ``native``, the buffer's EntryCols, when it is not None)."""
         st = self.state
-        scanned_from = offset
         batch_rows = self._batch_rows
         view = memoryview(buf)
         have = 0  # bytes of an incomplete line at the front of buf
@@ -670,15 +668,6 @@ class LedgerScanner:
                     self.rel_path,
                     f"ledger grew while it was scanned; the scan covers its first {offset} bytes",
                     offset_bytes=offset,
-                )
-            )
-        if scanned_from == 0 and offset == end > 0 and 0 < self._blank_lines == st.line_no:
-            self.emit(
-                Finding(
-                    FindingCode.EMPTY_LEDGER,
-                    Severity.WARNING,
-                    self.rel_path,
-                    f"ledger holds only blank lines ({st.line_no} line(s), {end} bytes): no header, no entries",
                 )
             )
         st.expected = self._chain.expected
@@ -766,7 +755,6 @@ class LedgerScanner:
         except EntryParseError:
             if not raw.strip() or _blank(raw):
                 chain.blank(line_no)
-                self._blank_lines += 1
                 self._account(None, BLANK_FIELD, size)
                 self._add(
                     (offset, line_no, size, None, None, None, None, None, None, "blank", None, None, None)

@@ -293,7 +293,7 @@ def verify_ledger(
             report.findings = out.findings()
             return report
         entry_lines, entry_ids = _scan(fd, size, rel, report, add, deep, long_line_bytes, progress, on_entry)
-        if not entry_lines and not any(f.line_no is not None and f.code not in _FRAMING_CODES for f in out):
+        if not entry_lines and not any(f.line_no is not None and f.code not in _FRAMING_CODES for f in out.findings()):
             # every line was skipped as blank (a line that is not blank is an entry or a finding)
             add(C.EMPTY_LEDGER, f"the ledger holds only blank lines ({report.line_count} line(s), {size} bytes): "
                 "no header, no entries")  # fmt: skip

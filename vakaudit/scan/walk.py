@@ -84,7 +84,7 @@ def _inside(target: str, root: str) -> bool:
 def has_tenants_tree(home: str | os.PathLike[str]) -> bool:
     """True when ``home`` holds a ``tenants/`` directory (not a symlink): what marks a data home as
     written at or after vak's 7.0 data baseline (baseline7.md §1.4, layout g3)."""
-    tenants = Path(home) / "tenants"
+    tenants = Path(os.fspath(home)).expanduser() / "tenants"
     return tenants.is_dir() and not tenants.is_symlink()
 
 
@@ -132,10 +132,11 @@ def iter_home_files(home: str | os.PathLike[str], *, layout: str | None = None) 
     Findings ride on the file they concern: ``undeclared_file``, ``symlink_outside_home``,
     ``unreadable_file``, ``secret_file``, ``nested_home`` (once per nested agent home). A directory
     that cannot be listed gives an ``unreadable_file`` finding on a pseudo file of kind
-    ``unclassified`` with size 0, and the walk goes on. ``layout`` is accepted for callers that know
-    it already; classification does not depend on it (the kinds carry their 7.0 paths).
+    ``unclassified`` with size 0, and the walk goes on. ``layout`` (detected when not given) decides
+    which patterns classify: a JSONL-era home's files are never matched by a kind's 7.0 paths.
     """
     root = os.path.abspath(os.fspath(home))
+    layout = layout or detect_layout(root)
     real_root = os.path.realpath(root)
     seen_nested: set[str] = set()
     yield from _walk_dir(root, "", real_root, layout, seen_nested)
@@ -151,7 +152,7 @@ def _walk_dir(
         rel = rel_dir or "."
         yield HomeFile(
             rel,
-            classify(rel),
+            classify(rel, layout),
             "other",
             0,
             0,
@@ -176,7 +177,7 @@ def _walk_dir(
         try:
             st = entry.stat(follow_symlinks=False)
         except OSError as exc:
-            kind = classify(rel)
+            kind = classify(rel, layout)
             yield HomeFile(
                 rel,
                 kind,
@@ -208,7 +209,7 @@ def _walk_dir(
 def _home_file(
     path: str, rel: str, st: os.stat_result, real_root: str, layout: str | None, seen_nested: set[str]
 ) -> HomeFile:
-    kind = classify(rel)
+    kind = classify(rel, layout)
     ftype = _file_type(st.st_mode)
     scope = home_scope_of(rel)
     findings: list[Finding] = []
