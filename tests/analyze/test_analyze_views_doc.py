@@ -38,6 +38,7 @@ def test_every_view_and_table_of_the_connection_is_documented(sample_tiny_scan: 
         names |= {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     finally:
         con.close()
+    names = {n for n in names if not n.startswith("_")}  # _empty_<table>: the empty relation behind a table with no rows
     assert {"artifact_writes", "ledger_entry", "ledger_file", "ledger_turn", "write_cards"} <= names
     sections = _sections()
     assert sorted(names - set(sections)) == []

@@ -236,6 +236,7 @@ def render_tables_doc() -> str:
         "",
     ]
     for name, (schema, what) in all_tables().items():
+        by = next(c for c in ("rel_path", "name", schema.names[0]) if c in schema.names)
         lines += [
             f"## `{name}`",
             "",
@@ -251,7 +252,7 @@ def render_tables_doc() -> str:
         lines += [
             "",
             "```sql",
-            f"SELECT rel_path, count(*) AS row_count FROM {name} GROUP BY rel_path ORDER BY row_count DESC, rel_path LIMIT 5",
+            f"SELECT {by}, count(*) AS row_count FROM {name} GROUP BY {by} ORDER BY row_count DESC, {by} LIMIT 5",
             "```",
             "",
         ]
