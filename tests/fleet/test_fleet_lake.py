@@ -214,12 +214,32 @@ def test_lake_or_report_inside_a_home_is_refused(tmp_path: Path, lake: Path) -> 
     assert sorted(p.name for p in tiny.iterdir()) == before
 
 
-def test_keys_is_reserved_until_vak_7_homes_are_read(tmp_path: Path) -> None:
+def test_keys_naming_no_file_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app, ["fleet", "scan", str(SAMPLE_HOMES / "broken" / "clean" / "home"), "--lake", str(tmp_path / "l"), "--keys", "k"]
     )
     assert result.exit_code == 2
-    assert "reserved for vak 7.0" in result.output
+    assert "no such key file" in result.output
+
+
+def test_a_fleet_task_with_keys_unlocks_a_7_0_home(tmp_path: Path) -> None:
+    # the task every worker runs, with --keys: the 7.0 sample home's frames are opened
+    import duckdb
+
+    from vakaudit import __version__
+    from vakaudit.fleet import lake as L
+    from vakaudit.fleet.task import scan_into_lake
+
+    lake = tmp_path / "lake"
+    L.init_lake(lake, __version__)
+    keys = str(SAMPLE_HOMES / "v7-keys.json")
+    outcome = scan_into_lake(str(SAMPLE_HOMES / "v7"), str(lake), "run", keys=keys)
+    assert outcome["ok"], outcome
+    rows = duckdb.connect().execute(
+        f"SELECT count(*), count(plain_bytes) FROM read_parquet('{lake}/entries/*/*.parquet', hive_partitioning=true)"
+    ).fetchone()
+    # make_v7.py writes 18 ledger frames (tests/scan/test_scan_store7.py counts them); all open with the key
+    assert rows == (18, 18)
 
 
 def test_a_failing_home_is_reported_and_the_rest_go_on(tmp_path: Path) -> None:

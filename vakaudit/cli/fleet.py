@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
             None, "--workers", help="Worker processes of the local cluster on 127.0.0.1 (default: CPU count, at most 4)."
         ),
         keys: str | None = typer.Option(
-            None, "--keys", help="Reserved for vak 7.0 homes (passed to each home's scan once vakaudit reads 7.0)."
+            None, "--keys", help="Unlock 7.0 homes: a key file (read by each worker at this path) or 'home' (each home's own credential store)."
         ),
         full: bool = typer.Option(False, "--full", help="Read every file of every home again instead of only what changed."),
         json_out: bool = typer.Option(False, "--json", help="Print a JSON summary (one outcome per home) on stdout."),

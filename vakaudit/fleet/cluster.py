@@ -10,7 +10,6 @@ optional callback; nothing here prints.
 
 from __future__ import annotations
 
-import inspect
 import os
 import uuid
 from collections.abc import Callable, Iterable
@@ -45,12 +44,10 @@ class FleetScanResult:
 
 
 def _check_keys(keys: str | None) -> None:
-    from vakaudit.scan import scan_home
-
-    if keys is not None and "keys" not in inspect.signature(scan_home).parameters:
-        raise UsageError(
-            "--keys is reserved for vak 7.0 homes, which this vakaudit cannot read yet; scan without --keys"
-        )
+    """A key file that is not there is the user's mistake, said before any home is scanned (each
+    worker reads the file itself: the key material never travels through the scheduler)."""
+    if keys is not None and keys != "home" and not Path(keys).expanduser().is_file():
+        raise UsageError(f"--keys {keys}: no such key file (a JSON key file or vak's key file; see docs/keys.md)")
 
 
 def fleet_scan(

@@ -27,9 +27,14 @@ from vakaudit.fleet import lake as L
 from vakaudit.fleet.homeid import home_id
 
 
-def scan_kwargs(keys: str | None) -> dict[str, Any]:
-    """What a fleet task passes to ``scan_home`` besides the home and ``out``."""
-    return {"keys": keys} if keys is not None else {}
+def scan_kwargs(keys: str | None, home: Path | None = None) -> dict[str, Any]:
+    """What a fleet task passes to ``scan_home`` besides the home and ``out``: the key ring ``--keys``
+    names (a key file, read on the worker; ``home``: the home's own credential store), for 7.0 homes."""
+    if keys is None:
+        return {}
+    from vakaudit.storage import KeyRing
+
+    return {"keys": KeyRing.from_home(home) if keys == "home" else KeyRing.from_file(keys)}
 
 
 def scan_into_lake(home: str, lake: str, run_id: str, keys: str | None = None, full: bool = False) -> dict[str, Any]:
@@ -67,7 +72,7 @@ def _scan_and_publish(
     if (state / "manifest.json").is_file():
         shutil.copytree(state, scan_dir)
     t0 = time.perf_counter()
-    result = scan_home(home, out=scan_dir, jobs=1, full=full, **scan_kwargs(keys))
+    result = scan_home(home, out=scan_dir, jobs=1, full=full, **scan_kwargs(keys, home))
     duration_ms = (time.perf_counter() - t0) * 1000.0
     for name in sorted(set(_declared()) | set(result.row_counts)):
         target = L.partition_dir(lake, name, hid)
