@@ -7,15 +7,12 @@ Each command's peak RSS is that child's own, from ``os.wait4``.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from tests.hostile_homes import REPO
+from tests.hostile_homes import run_measured
 
 SESSION_ID = "019fd300-0000-7000-8000-000000000001"
 LEDGER = Path("agents/vak/sessions/0d994828fe15217e") / f"{SESSION_ID}.jsonl"
@@ -45,17 +42,6 @@ def _write_ledger(path: Path) -> None:
         log.close()
 
 
-def _run(*args: str, cwd: Path) -> tuple[int, int, bytes]:
-    """Exit code, peak RSS (KiB) and stderr of ``python -m vakaudit *args``, from ``os.wait4``."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    with open(cwd / "stderr.txt", "wb") as err:
-        p = subprocess.Popen([sys.executable, "-m", "vakaudit", *args], env=env, cwd=cwd,
-                             stdout=subprocess.DEVNULL, stderr=err)  # fmt: skip
-        _, status, usage = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, usage.ru_maxrss, (cwd / "stderr.txt").read_bytes()
-
-
 @pytest.mark.slow
 def test_200000_entry_session_no_longer_runs_duckdb_out_of_memory(tmp_path) -> None:
     home = tmp_path / "home"
@@ -66,7 +52,7 @@ def test_200000_entry_session_no_longer_runs_duckdb_out_of_memory(tmp_path) -> N
         ("analyze", str(scan), "--json"),
         ("report", str(scan), "--format", "json", "-o", str(tmp_path / "report.json")),
     ):
-        rc, peak_kib, err = _run(*args, cwd=tmp_path)
+        rc, peak_kib, _, err = run_measured(*args, cwd=tmp_path)
         assert rc == 0, (args[0], err.decode()[-2000:])
         assert peak_kib < LIMIT_KIB, (args[0], peak_kib)
     con = duckdb.connect()

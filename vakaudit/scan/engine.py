@@ -1522,7 +1522,7 @@ def _derive_shard(
             for name, sql, schema in specs:
                 queries = _turn_slices(con) if name == "turns" else [(sql, {})]
                 for query, params in queries:
-                    t = con.execute(query, params).to_arrow_table().select(schema.names).cast(schema)
+                    t = con.sql(query, params=params or None).to_arrow_table().select(schema.names).cast(schema)
                     writers[name].write_table(t)
                     counts[name] += t.num_rows
     finally:
