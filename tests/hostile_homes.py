@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,3 +35,14 @@ def verify_findings(home: Path) -> list[dict]:
     from vakaudit.forensics import verify_home
 
     return [f.to_dict() for f in verify_home(home, jobs=1).findings]
+
+
+def run_measured(*args: str, cwd: Path) -> tuple[int, int, bytes, bytes]:
+    """Exit code, peak RSS (KiB, from ``os.wait4``: that process's own), stdout and stderr of
+    ``python -m vakaudit *args``."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with open(cwd / "stdout.bin", "wb") as out, open(cwd / "stderr.bin", "wb") as err:
+        p = subprocess.Popen([sys.executable, "-m", "vakaudit", *args], env=env, cwd=cwd, stdout=out, stderr=err)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, usage.ru_maxrss, (cwd / "stdout.bin").read_bytes(), (cwd / "stderr.bin").read_bytes()

@@ -47,6 +47,7 @@ from vakaudit._native import arrow_column
 from vakaudit._native import linescan as _linescan
 from vakaudit.artifacts._base import ArtifactKind, ReadContext
 from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine, LongLineBuilder, iter_bounded_lines
 
 CHUNK_BYTES = 1 << 20
 BATCH_ROWS = 65_536
@@ -339,12 +340,17 @@ def row_schema(
 class Line:
     line_no: int  # 1-based physical line number
     offset: int  # absolute byte offset of the line's first byte
-    raw: bytes  # line bytes without LF / CRLF
+    raw: bytes  # line bytes without LF / CRLF (a LongLine: the first bytes of a line over the bound)
     term_len: int  # 1 (LF), 2 (CRLF) or 0 (unterminated last line)
 
     @property
     def size(self) -> int:
-        return len(self.raw) + self.term_len
+        return raw_len(self.raw) + self.term_len
+
+
+def raw_len(raw: bytes) -> int:
+    """The length of a framed line's bytes: a :class:`LongLine` keeps only its first bytes."""
+    return raw.length if type(raw) is LongLine else len(raw)
 
 
 def _count_newlines(f: IO[bytes], end: int) -> int:
@@ -383,36 +389,17 @@ def iter_lines(f: IO[bytes], start_offset: int = 0) -> Iterator[Line]:
 def _iter_raw_lines(
     f: IO[bytes], start_offset: int = 0, start_line: int | None = None
 ) -> Iterator[tuple[int, int, bytes, int]]:
-    """:func:`iter_lines` as plain ``(line_no, offset, raw, term_len)`` tuples (the per-row hot path)."""
+    """:func:`iter_lines` as plain ``(line_no, offset, raw, term_len)`` tuples (the per-row hot path),
+    framed by :func:`~vakaudit.ledger.framing.iter_bounded_lines` (a longer line is a LongLine)."""
     line_no = first_line_no(f, start_offset, start_line)
     f.seek(start_offset)
-    offset = start_offset
-    pending: list[bytes] = []
-    while True:
-        chunk = f.read(CHUNK_BYTES)
-        if not chunk:
-            break
-        start = 0
-        find = chunk.find
-        while True:
-            nl = find(b"\n", start)
-            if nl < 0:
-                if start < len(chunk):
-                    pending.append(chunk[start:])
-                break
-            piece = chunk[start:nl]
-            raw = b"".join(pending) + piece if pending else piece
-            pending = []
-            term = 1
-            if raw.endswith(b"\r"):
-                raw = raw[:-1]
-                term = 2
-            yield line_no, offset, raw, term
-            offset += len(raw) + term
-            line_no += 1
-            start = nl + 1
-    if pending:
-        yield line_no, offset, b"".join(pending), 0
+    for offset, raw, terminated in iter_bounded_lines(f.read, chunk_bytes=CHUNK_BYTES):
+        term = 1 if terminated else 0
+        if terminated and type(raw) is not LongLine and raw.endswith(b"\r"):
+            raw = raw[:-1]
+            term = 2
+        yield line_no, start_offset + offset, raw, term
+        line_no += 1
 
 
 # --------------------------------------------------------------------------- findings
@@ -440,6 +427,17 @@ def unparseable(ctx: ReadContext, line: Line, why: str) -> Finding:
         FindingCode.SIDECAR_UNPARSEABLE_ROW,
         Severity.WARNING,
         f"row does not parse ({why}); vak skips it",
+    )
+
+
+def too_long(ctx: ReadContext, line: Line) -> Finding:
+    """A line longer than :data:`MAX_LINE_BYTES` (only its first bytes were held): no row fields."""
+    return line_finding(
+        ctx,
+        line,
+        FindingCode.LINE_TOO_LONG,
+        Severity.WARNING,
+        f"line of {raw_len(line.raw):,} bytes, longer than the {MAX_LINE_BYTES:,} bytes a line is read up to: not read",
     )
 
 
@@ -635,7 +633,7 @@ def _decode_block(
     ``objs`` and ``sizes``, emitting findings; returns the line count and byte count consumed."""
     prepare = spec.prepare
     vals: list[Any] | None = None
-    if terminated:
+    if terminated and type(pieces[0]) is not LongLine:  # (a LongLine is a block of its own)
         try:
             vals = list(map(_loads, pieces))
         except _JSONDecodeError:
@@ -655,13 +653,14 @@ def _decode_block(
     for piece in pieces:
         term = 1 if terminated else 0
         raw = piece
-        if terminated and raw.endswith(b"\r"):
+        if terminated and type(raw) is not LongLine and raw.endswith(b"\r"):
             raw = raw[:-1]
             term = 2
         objs.append(_decode_line(ctx, spec, Line(line_no, offset + total, raw, term)))
-        sizes.append(len(raw) + term)
+        size = raw_len(raw) + term
+        sizes.append(size)
         line_no += 1
-        total += len(raw) + term
+        total += size
     return len(pieces), total
 
 
@@ -683,6 +682,9 @@ def _compiled(spec: RowSpec) -> tuple[pa.Schema, tuple[Col, ...], list[_Plan | N
 def _decode_line(ctx: ReadContext, spec: RowSpec, line: Line) -> dict[str, Any] | None:
     """The row object of one line (None when it is not one), emitting the line's finding if any."""
     raw = line.raw
+    if type(raw) is LongLine:
+        ctx.emit(too_long(ctx, line))
+        return None
     try:
         obj = _loads(raw)
     except _JSONDecodeError:
@@ -704,24 +706,46 @@ def _decode_line(ctx: ReadContext, spec: RowSpec, line: Line) -> dict[str, Any] 
 def _iter_line_blocks(f: IO[bytes], start_offset: int) -> Iterator[tuple[list[bytes], bool]]:
     """The lines of ``f`` from ``start_offset``, a read chunk at a time: ``(lines, True)`` for the
     LF-terminated lines completed by a chunk (LF removed, a CR kept), ``([last], False)`` for an
-    unterminated last line."""
+    unterminated last line. A line longer than :data:`MAX_LINE_BYTES` is a :class:`LongLine`, in a
+    block of its own (streamed past, not held)."""
     f.seek(start_offset)
     carry: list[bytes] = []  # the start of a line that continues in the next chunk
+    held = 0  # bytes in carry
+    long: LongLineBuilder | None = None  # the current line passed the bound
     while True:
         chunk = f.read(CHUNK_BYTES)
         if not chunk:
             break
+        if long is not None:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                long.add(chunk)
+                continue
+            long.add(chunk[:nl])
+            yield [long.line()], True
+            long = None
+            chunk = chunk[nl + 1 :]
         pieces = chunk.split(b"\n")
         rest = pieces.pop()
-        if not pieces:
+        if pieces and carry:
+            first = b"".join([*carry, pieces[0]])
+            carry, held = [], 0
+            if len(first) > MAX_LINE_BYTES:
+                yield [LongLineBuilder(first).line()], True
+                del pieces[0]
+            else:
+                pieces[0] = first
+        if pieces:
+            yield pieces, True
+        if held + len(rest) > MAX_LINE_BYTES:
+            long = LongLineBuilder(b"".join([*carry, rest]))
+            carry, held = [], 0
+        elif rest:
             carry.append(rest)
-            continue
-        if carry:
-            carry.append(pieces[0])
-            pieces[0] = b"".join(carry)
-        carry = [rest] if rest else []
-        yield pieces, True
-    if carry:
+            held += len(rest)
+    if long is not None:
+        yield [long.line()], False
+    elif carry:
         yield [b"".join(carry)], False
 
 
@@ -1150,11 +1174,9 @@ def _read_jsonl_native(
         line_no = first_line_no(f, start, ctx.start_line)
         offset = start
         for block, terminated in _iter_blocks(f, start):
-            part = native.read(block, line_no, offset) if terminated else None
+            part = native.read(block, line_no, offset) if terminated and type(block) is not LongLine else None
             if part is None:
-                pieces = bytes(block).split(b"\n")
-                if terminated:
-                    pieces.pop()  # the empty rest after the last LF
+                pieces = _block_pieces(block, terminated)
                 prev = queue[-1] if queue else None
                 if isinstance(prev, _ObjPart):  # rows decoded in Python stay one part
                     objs, sizes = prev.objs, prev.sizes
@@ -1184,7 +1206,8 @@ def _iter_blocks(f: IO[bytes], start_offset: int) -> Iterator[tuple[Any, bool]]:
     unterminated last line: the same lines as :func:`_iter_line_blocks`.
 
     Chunks are read into one reused buffer (no fresh allocation per chunk); a block is a view into
-    it, valid until the next block is asked for.
+    it, valid until the next block is asked for. A line longer than :data:`MAX_LINE_BYTES` is a
+    :class:`LongLine` block of its own (streamed past, not held; never given to the compiled reader).
     """
     f.seek(start_offset)
     size = CHUNK_BYTES
@@ -1196,6 +1219,27 @@ def _iter_blocks(f: IO[bytes], start_offset: int) -> Iterator[tuple[Any, bool]]:
     view = memoryview(buf)
     have = 0  # the start of a line that continues in the next chunk, at the front of buf
     while True:
+        if have > MAX_LINE_BYTES:  # the line passed the bound: streamed from here
+            long = LongLineBuilder(bytes(view[:have]))
+            have = 0
+            while True:
+                got = f.readinto(view[: min(size, len(buf))])  # type: ignore[attr-defined]
+                if not got:
+                    yield long.line(), False
+                    return
+                nl = buf.find(b"\n", 0, got)
+                long.add(bytes(view[: got if nl < 0 else nl]))
+                if nl >= 0:
+                    yield long.line(), True
+                    last = buf.rfind(b"\n", nl + 1, got)
+                    if last >= 0:  # the whole lines after it
+                        yield view[nl + 1 : last + 1], True
+                    else:
+                        last = nl
+                    have = got - (last + 1)
+                    buf[:have] = bytes(view[last + 1 : got])
+                    break
+            continue
         if have == len(buf):  # a line longer than the buffer: a bigger one
             bigger = bytearray(max(2 * len(buf), have + size))
             bigger[:have] = view[:have]
@@ -1208,11 +1252,31 @@ def _iter_blocks(f: IO[bytes], start_offset: int) -> Iterator[tuple[Any, bool]]:
         if last < 0:
             have = end
             continue
+        if have:  # a line begun in an earlier chunk ends in this one: it may be over the bound
+            first = buf.find(b"\n", have, end)
+            if first > MAX_LINE_BYTES:
+                yield LongLineBuilder(bytes(view[:first])).line(), True
+                buf[: end - first - 1] = bytes(view[first + 1 : end])  # same size: allowed while views are out
+                end -= first + 1
+                last -= first + 1
+                if last < 0:  # no whole line after it
+                    have = end
+                    continue
         yield view[: last + 1], True
         have = end - (last + 1)
         buf[:have] = bytes(view[last + 1 : end])  # same size: allowed while views are out
     if have:
         yield bytes(view[:have]), False
+
+
+def _block_pieces(block: Any, terminated: bool) -> list[bytes]:
+    """The lines of a block of :func:`_iter_blocks` (LF removed), for the Python decoder."""
+    if type(block) is LongLine:
+        return [block]
+    pieces = bytes(block).split(b"\n")
+    if terminated:
+        pieces.pop()  # the empty rest after the last LF
+    return pieces
 
 
 def _read_jsonl_lines(
@@ -1243,7 +1307,7 @@ def _read_jsonl_lines(
             line_no, offset, raw, term_len = t
             obj = _decode_line(ctx, spec, Line(*t))
             objs.append(obj)
-            where.append((line_no, offset, len(raw) + term_len))
+            where.append((line_no, offset, raw_len(raw) + term_len))
             if len(objs) >= batch_rows:
                 yield cut()
     if objs:
@@ -1433,11 +1497,10 @@ class JsonlBundle:
                     offset += size
             else:
                 for block, terminated in _iter_blocks(f, start):
-                    part = native.read(block, line_no, offset) if terminated else None
+                    long = type(block) is LongLine
+                    part = native.read(block, line_no, offset) if terminated and not long else None
                     if part is None:
-                        pieces = bytes(block).split(b"\n")
-                        if terminated:
-                            pieces.pop()  # the empty rest after the last LF
+                        pieces = _block_pieces(block, terminated)
                         count, size = self._decode(ctx, pieces, terminated, line_no, offset)
                     else:
                         self._segs.append(part)

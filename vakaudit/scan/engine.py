@@ -36,6 +36,7 @@ import hashlib
 import io
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -136,6 +137,10 @@ DERIVE_APART_BYTES = 256 << 20  # from this much ledger data to derive, turns/se
 # entries rows aggregated per DuckDB query when deriving turns and sessions (a single larger ledger
 # is still one query): every row can open a turn, and ~100k turns fill the query's 96 MB
 DERIVE_GROUP_ROWS = 65_536
+# turns aggregated per DuckDB query: a query's turns are in one hash table (DuckDB cannot spill its
+# ~25 aggregate states per turn; 50k turns need more than 48 MB), so a ledger of more turns is
+# derived in slices of this many (rel_path, turn_no) keys, in order
+DERIVE_TURN_SLICE = 16_384
 
 
 @dataclass(frozen=True, slots=True)
@@ -1279,9 +1284,35 @@ SELECT rel_path, any_value(session_id) AS session_id, any_value(agent_id) AS age
        coalesce(sum(cache_creation_input_tokens), 0) AS cache_creation_input_tokens,
        arg_max(model, line_no) FILTER (WHERE role = 'assistant') AS model,
        count(*) FILTER (WHERE chain_ok = false) AS chain_broken_count
-FROM entries WHERE turn_no IS NOT NULL
+FROM entries WHERE turn_no IS NOT NULL {slice}
 GROUP BY rel_path, turn_no ORDER BY rel_path, turn_no
 """
+
+# every DERIVE_TURN_SLICE-th (rel_path, turn_no) key in order: the upper bounds of the turns slices
+_TURN_BOUNDS_SQL = """
+SELECT rel_path, turn_no FROM (SELECT DISTINCT rel_path, turn_no FROM entries WHERE turn_no IS NOT NULL)
+QUALIFY row_number() OVER (ORDER BY rel_path, turn_no) % $slice = 0 ORDER BY rel_path, turn_no
+"""
+_AFTER = "(rel_path > ${0}r OR (rel_path = ${0}r AND turn_no > ${0}t))"
+_UP_TO = "(rel_path < ${0}r OR (rel_path = ${0}r AND turn_no <= ${0}t))"
+
+
+def _turn_slices(con: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The turns query of the current ``entries`` view in slices of at most ``DERIVE_TURN_SLICE``
+    turns, in (rel_path, turn_no) order: (SQL, its parameters) each."""
+    bounds = con.execute(_TURN_BOUNDS_SQL, {"slice": DERIVE_TURN_SLICE}).fetchall()
+    out = []
+    for lo, hi in zip([None, *bounds], [*bounds, None], strict=True):
+        cond, params = [], {}
+        if lo is not None:
+            cond.append(_AFTER.format("lo"))
+            params.update(lor=lo[0], lot=lo[1])
+        if hi is not None:
+            cond.append(_UP_TO.format("hi"))
+            params.update(hir=hi[0], hit=hi[1])
+        out.append((_TURNS_SQL.format(slice="".join(" AND " + c for c in cond)), params))
+    return out
+
 
 _SESSIONS_SQL = """
 SELECT rel_path, any_value(session_id) AS session_id, any_value(agent_id) AS agent_id,
@@ -1505,7 +1536,10 @@ def _derive_shard(
         writers[name] = pq.ParquetWriter(
             out / name / f".derive-{shard}.tmp", schema, compression=PARQUET_COMPRESSION
         )
-    con = duckdb.connect(config={"threads": 1, "memory_limit": "96MB", "preserve_insertion_order": False})
+    spill = tempfile.mkdtemp(prefix="vakaudit-derive-")  # outside the home: DuckDB may spill sorts here
+    con = duckdb.connect(
+        config={"threads": 1, "memory_limit": "96MB", "preserve_insertion_order": False, "temp_directory": spill}
+    )
     try:
         for parts, only in groups:
             paths = [out / p for p in parts if (out / p).is_file()]  # (a part deleted by hand: rows gone)
@@ -1518,11 +1552,14 @@ def _derive_shard(
                 view += " WHERE rel_path IN (SELECT rel_path FROM derive_rel_paths)"
             con.execute(view)
             for name, sql, schema in specs:
-                t = con.sql(sql).to_arrow_table().select(schema.names).cast(schema)
-                writers[name].write_table(t)
-                counts[name] += t.num_rows
+                queries = _turn_slices(con) if name == "turns" else [(sql, {})]
+                for query, params in queries:
+                    t = con.sql(query, params=params or None).to_arrow_table().select(schema.names).cast(schema)
+                    writers[name].write_table(t)
+                    counts[name] += t.num_rows
     finally:
         con.close()
+        shutil.rmtree(spill, ignore_errors=True)
         for w in writers.values():
             w.close()
     return counts
