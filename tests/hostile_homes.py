@@ -38,11 +38,19 @@ def verify_findings(home: Path) -> list[dict]:
 
 
 def run_measured(*args: str, cwd: Path) -> tuple[int, int, bytes, bytes]:
-    """Exit code, peak RSS (KiB, from ``os.wait4``: that process's own), stdout and stderr of
-    ``python -m vakaudit *args``."""
+    """Exit code, peak RSS (KiB, that process's own), stdout and stderr of ``python -m vakaudit *args``.
+
+    The command is started by a small launcher process, which reads its child's peak from ``wait4``:
+    Linux keeps a process's peak RSS across ``exec``, so a child forked straight from this (large)
+    test process would report at least this process's size."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    with open(cwd / "stdout.bin", "wb") as out, open(cwd / "stderr.bin", "wb") as err:
-        p = subprocess.Popen([sys.executable, "-m", "vakaudit", *args], env=env, cwd=cwd, stdout=out, stderr=err)
-        _, status, usage = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, usage.ru_maxrss, (cwd / "stdout.bin").read_bytes(), (cwd / "stderr.bin").read_bytes()
+    launcher = (
+        "import os, subprocess, sys\n"
+        "p = subprocess.Popen([sys.executable, '-m', 'vakaudit', *sys.argv[2:]],"
+        " stdout=open(sys.argv[1] + '/stdout.bin', 'wb'), stderr=open(sys.argv[1] + '/stderr.bin', 'wb'))\n"
+        "_, status, usage = os.wait4(p.pid, 0)\n"
+        "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", launcher, str(cwd), *args], env=env, cwd=cwd,
+                         capture_output=True, check=True).stdout.split()  # fmt: skip
+    return int(out[0]), int(out[1]), (cwd / "stdout.bin").read_bytes(), (cwd / "stderr.bin").read_bytes()

@@ -21,7 +21,7 @@ ALLOWED = {
     "levers": {"ledger", "synth", "scan", "analyze", "artifacts"},
     "report": {"ledger", "artifacts", "scan", "analyze", "forensics", "replay", "levers"},
     "gates": {"ledger", "artifacts", "scan", "analyze", "forensics", "replay", "schemas"},
-    "fleet": {"ledger", "artifacts", "scan", "analyze", "report"},
+    "fleet": {"ledger", "artifacts", "scan", "analyze", "report", "storage"},
 }
 
 

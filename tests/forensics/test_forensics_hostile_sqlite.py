@@ -6,15 +6,12 @@ vakaudit opens only a private copy of a home's database, and bounds every read o
 from __future__ import annotations
 
 import os
-import resource
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.hostile_homes import REPO, tiny_copy, verify_findings
+from tests.hostile_homes import tiny_copy, verify_findings
 from vakaudit.artifacts._sqlite import open_private_copy
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
@@ -63,14 +60,13 @@ def test_entries_view_with_endless_recursive_query_is_database_not_table(home) -
     assert [(f["code"], f["expected"], f["actual"]) for f in found] == [("database_not_table", "table", "view")]
 
 
-def test_verify_memory_stays_bounded_on_an_endless_entries_view(home) -> None:
+def test_verify_memory_stays_bounded_on_an_endless_entries_view(home, tmp_path) -> None:
+    from tests.hostile_homes import run_measured
+
     _store_with_entries_view(home / "cache" / "store.db",
                              f"{ENDLESS} SELECT x AS entry_id, 's' AS session_id, 'message' AS kind FROM c")  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    r = subprocess.run([sys.executable, "-m", "vakaudit", "verify", str(home), "--json"], env=env,
-                       capture_output=True, timeout=600)  # fmt: skip
-    assert r.returncode in (0, 1), r.stderr.decode()
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    rc, peak_kib, _out, err = run_measured("verify", str(home), "--json", cwd=tmp_path)  # that process's own peak
+    assert rc in (0, 1), err.decode()
     assert peak_kib < 400 * 1024  # it went past 4 GiB before
 
 

@@ -713,18 +713,7 @@ class LedgerScanner:
         st.offset = offset + size
         st.torn = not terminated
         self._last = (None, long.sha256_with(b"\n" if terminated else b""), 0, terminated)
-        self._chain.unparseable(st.line_no)
-        self.emit(
-            Finding(
-                FindingCode.LINE_TOO_LONG,
-                Severity.INFO,
-                self.rel_path,
-                f"line of {long.length:,} bytes, longer than the {MAX_LINE_BYTES:,} bytes a line is read up to: "
-                "not read (the chain restarts after it)",
-                line_no=st.line_no,
-                offset_bytes=offset,
-            )
-        )
+        self._chain.unparseable(st.line_no)  # its line_too_long is the verdict's (ledger.verdict)
         self._account(None, UNPARSED_FIELD, size)
         self._add(
             (offset, st.line_no, size, None, None, None, None, None, None, "unparseable", None, None, None)
