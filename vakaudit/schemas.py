@@ -12,12 +12,12 @@ SCHEMA_VERSIONS: dict[str, str] = {
     "analyze": "1.0",
     "baseline": "1.0",
     "check": "1.0",
-    "kinds": "1.0",
+    "kinds": "1.1",
     "replay": "1.0",
-    "scan": "1.0",
+    "scan": "1.1",
     "seal": "1.0",
     "timeline": "1.0",
-    "verify": "1.0",
+    "verify": "1.1",
 }
 
 
