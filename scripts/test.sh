@@ -10,7 +10,9 @@
 # CPython on the machine above the other two: python3.N on PATH or a pyenv version; skipped with a
 # message when there is none). Every leg runs every test; a leg fails on any failed test and on
 # pytest's exit 5 (no tests collected). VAKAUDIT_LEGS="default debian" runs only the named legs;
-# VAKAUDIT_SKIP_QUICKSTART=1 skips the quick-start check.
+# VAKAUDIT_SKIP_QUICKSTART=1 skips the quick-start check. Each leg runs on pytest-xdist workers,
+# one per core (VAKAUDIT_TEST_WORKERS=N to choose, 0 for none): tests measure peak memory of their
+# own child processes only and never time anything, so workers do not disturb them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -78,6 +80,9 @@ default_py=$(bash scripts/venv.sh default "${leg_python[default]}" test | tail -
 echo "== ruff ($default_py)" >&2
 "$default_py" -m ruff check vakaudit tests bench
 
+cores=$(nproc 2>/dev/null || echo 2)
+workers=${VAKAUDIT_TEST_WORKERS:-$(( cores > 4 ? 4 : cores ))}
+
 failed=()
 for leg in $legs; do
   py=${leg_python[$leg]:-}
@@ -92,7 +97,7 @@ for leg in $legs; do
   venv_py=$(bash scripts/venv.sh "$leg" "$py" test | tail -1)
   echo "== leg $leg: $py ($(version_of "$venv_py")) in .venv/$leg" >&2
   set +e
-  "$venv_py" -m pytest -q -p no:cacheprovider "$@"
+  "$venv_py" -m pytest -q -p no:cacheprovider -n "$workers" "$@"
   rc=$?
   set -e
   if [ "$rc" = 5 ]; then

@@ -528,7 +528,7 @@ class LedgerScanner:
         self.bytes_read = 0
         self.rows = 0
         self.growing = False
-        self._chain = ChainVerifier(rel_path)
+        self._chain = ChainVerifier(rel_path, keep_warnings=False)
         self._chain.expected = self.state.expected
         self._shared = buffer is not None
         self._buf = buffer if buffer is not None else EntriesBuffer()

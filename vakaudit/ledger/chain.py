@@ -135,11 +135,16 @@ class ChainVerifier:
         "broken_lines",
         "unchained",
         "unparseable_lines",
+        "_keep",
         "_warnings",
     )
 
-    def __init__(self, path_display: str = "<ledger>") -> None:
+    def __init__(self, path_display: str = "<ledger>", *, keep_warnings: bool = True) -> None:
+        """``keep_warnings=False``: a caller that reports its own findings and never calls
+        :meth:`finish` (the scanner); the per-line warnings and line lists are then not kept, so
+        memory does not grow with the number of bad lines."""
         self.path_display = path_display
+        self._keep = keep_warnings
         self.expected: str | None = None
         self.tail_hash: str | None = None
         self.broken_lines: list[int] = []
@@ -156,8 +161,9 @@ class ChainVerifier:
     def unparseable(self, line_no: int) -> LineCheck:
         """Rule 2: warn, forget the expectation."""
         exp = self.expected
-        self.unparseable_lines.append(line_no)
-        self._warnings.append(f"skipped unparseable entry at line {line_no} of {self.path_display}")
+        if self._keep:
+            self.unparseable_lines.append(line_no)
+            self._warnings.append(f"skipped unparseable entry at line {line_no} of {self.path_display}")
         self.expected = None
         return LineCheck(line_no, LineStatus.UNPARSEABLE, expected=exp)
 
@@ -167,7 +173,8 @@ class ChainVerifier:
 
     def note(self, warning: str) -> None:
         """Add a caller's warning in line order (before the two chain summaries)."""
-        self._warnings.append(warning)
+        if self._keep:
+            self._warnings.append(warning)
 
     def link(self, line_no: int, raw: bytes, prev_hash: str | None, digest: str | None = None) -> LineStatus:
         """Rules 3–6 like :meth:`entry`, returning only the status (the fast path for bulk readers).
@@ -181,7 +188,8 @@ class ChainVerifier:
             self.unchained += 1
         elif prev_hash != exp:
             status = LineStatus.BROKEN
-            self.broken_lines.append(line_no)
+            if self._keep:
+                self.broken_lines.append(line_no)
         else:
             status = LineStatus.CHAIN_OK
         self.expected = self.tail_hash = _sha256(raw).hexdigest() if digest is None else digest
