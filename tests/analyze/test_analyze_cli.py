@@ -22,7 +22,7 @@ def test_analyze_json_of_a_scan(tiny_scan: Path, tiny_analysis) -> None:
     res = CliRunner().invoke(app, ["analyze", str(tiny_scan), "--json"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    assert doc.pop("schema_version") == "1.0"
+    assert doc.pop("schema_version") == "1.1"
     assert doc == json.loads(tiny_analysis.to_json())
 
 

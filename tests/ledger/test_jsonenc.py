@@ -58,3 +58,21 @@ def test_non_string_keys_are_refused() -> None:
         dumps_exact({1: 2})
     with pytest.raises(TypeError):
         dumps({1: 2})
+
+
+def test_the_reference_encoder_takes_nesting_deeper_than_the_recursion_limit() -> None:
+    # the fallback for what orjson refuses (a float with an exponent, orjson's own depth limit) must
+    # not crash on a hostile, deeply nested payload
+    import sys
+
+    n = sys.getrecursionlimit() * 3
+    value: object = 1.5e300
+    for i in range(n):
+        value = [value] if i % 2 else {"k": value}
+    text = dumps_exact(value).decode()
+    inner = "1.5e300"
+    expected = inner
+    for i in range(n):
+        expected = f"[{expected}]" if i % 2 else f'{{"k":{expected}}}'
+    assert text == expected
+    assert dumps_exact({"a": [1, "x", None, True, False, {}], "b": []}) == b'{"a":[1,"x",null,true,false,{}],"b":[]}'

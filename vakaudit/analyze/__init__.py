@@ -30,9 +30,9 @@ from vakaudit.analyze import projection as _projection
 from vakaudit.analyze import readscale
 from vakaudit.analyze._open import LEDGER_KIND, ScanReused, open_scan, resolve_scan, scan_home_of
 from vakaudit.analyze.metrics import MetricResult, metric_names, run_metric
-from vakaudit.analyze.projection import ArtifactGrowth, HomeRates, Projection, project
-
-NON_GROWING_GROUPS = frozenset({"config", "secret", "other", "feeds"})
+from vakaudit.analyze.projection import NON_GROWING_GROUPS, ArtifactGrowth, HomeRates, Projection, project
+from vakaudit.analyze.scorecard import Scorecard, build_scorecard
+from vakaudit.scan.manifest import read_manifest
 
 HEADLINE_SOURCES = {
     "sessions": "overview",
@@ -56,6 +56,7 @@ class Analysis:
     scan_dir: Path | None = None
     provenance: dict[str, str] = field(default_factory=dict)
     readscale: dict[str, Any] | None = None  # a stored readscale result found in the scan directory
+    scorecard: Scorecard | None = None  # the data-baseline scorecard (vak 7.0's storage exit criteria)
 
     def __getitem__(self, name: str) -> MetricResult:
         return self.metrics[name]
@@ -70,6 +71,8 @@ class Analysis:
         }
         if self.readscale is not None:
             out["readscale"] = self.readscale
+        if self.scorecard is not None:
+            out["scorecard"] = self.scorecard.to_dict()
         return out
 
     def to_json(self, *, indent: int | None = 2) -> str:
@@ -89,7 +92,8 @@ def analyze(
     scan = resolve_scan(scan_or_home, out=scan_out, progress=progress)
     con = open_scan(scan)
     try:
-        result = analyze_views(con, turns=turns, gb=gb, progress=progress)
+        layout = read_manifest(scan).get("layout")
+        result = analyze_views(con, turns=turns, gb=gb, progress=progress, layout=layout)
     finally:
         con.close()
     result.scan_dir = scan
@@ -107,9 +111,11 @@ def analyze_views(
     turns: Iterable[int] = _projection.DEFAULT_TURNS,
     gb: Iterable[float] = _projection.DEFAULT_GB,
     progress: Callable[[str], None] | None = None,
+    layout: str | None = None,
 ) -> Analysis:
-    """Every metric and the projection over an open connection holding one home's views
-    (:func:`open_scan`, or one home of a fleet lake)."""
+    """Every metric, the projection and the data-baseline scorecard over an open connection holding
+    one home's views (:func:`open_scan`, or one home of a fleet lake); ``layout`` is the home's
+    (``g1``/``g2``/``g3``: the scan manifest's), which decides how the scorecard counts ledger syncs."""
     metrics: dict[str, MetricResult] = {}
     for name in metric_names():
         if progress:
@@ -118,7 +124,11 @@ def analyze_views(
     proj = _build_projection(con, metrics, turns=turns, gb=gb)
     provenance = {k: metrics[src].measured for k, src in HEADLINE_SOURCES.items() if src in metrics}
     provenance["projection"] = proj.method
-    return Analysis(metrics=metrics, headline=_headline(metrics), projection=proj, provenance=provenance)
+    card = build_scorecard(con, metrics, layout=layout)
+    provenance["scorecard"] = "vak 7.0's storage exit criteria, each measured on the home (analyze.scorecard)"
+    return Analysis(
+        metrics=metrics, headline=_headline(metrics), projection=proj, provenance=provenance, scorecard=card
+    )
 
 
 def _headline(m: dict[str, MetricResult]) -> dict[str, Any]:
@@ -183,8 +193,10 @@ __all__ = [
     "MetricResult",
     "Projection",
     "ScanReused",
+    "Scorecard",
     "analyze",
     "analyze_views",
+    "build_scorecard",
     "metric_names",
     "open_scan",
     "project",

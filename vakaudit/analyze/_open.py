@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from vakaudit.errors import HomeNotFoundError, ScanError
 from vakaudit.scan.manifest import MANIFEST, is_scan_dir, read_manifest
+from vakaudit.artifacts._base import V7_LAYOUTS
 
 LEDGER_KIND = "session_ledger"
 
@@ -56,17 +57,28 @@ def artifact_kinds() -> tuple[Any, ...]:
     return tuple(sorted(kinds, key=lambda k: k.name))
 
 
-def write_cards_table() -> pa.Table:
+def card_for(kind: Any, layout: str | None) -> Any:
+    """The write-map card of ``kind`` in a home of ``layout``: its 7.0 card (a side ledger that
+    became a record chain) in a 7.0 home when it has one, else its own."""
+    v7 = getattr(kind, "v7", None)
+    if layout in V7_LAYOUTS and v7 is not None and v7.card is not None:
+        return v7.card
+    return kind.card
+
+
+def write_cards_table(layout: str | None = None) -> pa.Table:
+    """One row per declared kind: its write-map card in a home of ``layout`` (:func:`card_for`)."""
     kinds = artifact_kinds()
+    cards = [card_for(k, layout) for k in kinds]
     return pa.table(
         {
             "kind": pa.array([k.name for k in kinds], pa.string()),
             "title": pa.array([k.title for k in kinds], pa.string()),
-            "group": pa.array([str(k.card.group) for k in kinds], pa.string()),
-            "discipline": pa.array([k.card.discipline for k in kinds], pa.string()),
-            "barriers_per_write": pa.array([float(k.card.barriers_per_write) for k in kinds], pa.float64()),
-            "read_class": pa.array([k.card.read_class for k in kinds], pa.string()),
-            "bound": pa.array([k.card.bound for k in kinds], pa.string()),
+            "group": pa.array([str(c.group) for c in cards], pa.string()),
+            "discipline": pa.array([c.discipline for c in cards], pa.string()),
+            "barriers_per_write": pa.array([float(c.barriers_per_write) for c in cards], pa.float64()),
+            "read_class": pa.array([c.read_class for c in cards], pa.string()),
+            "bound": pa.array([c.bound for c in cards], pa.string()),
             "append_only": pa.array([bool(k.append_only) for k in kinds], pa.bool_()),
         }
     )
@@ -104,21 +116,22 @@ def open_scan(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
         raise HomeNotFoundError(f"scan directory {scan} does not exist")
     if not is_scan_dir(scan):
         raise ScanError(f"{scan} is not a scan directory (no {MANIFEST}); scan the home first")
-    read_manifest(scan)  # a damaged manifest is named, with what to do
+    manifest = read_manifest(scan)  # a damaged manifest is named, with what to do
     sources = {
         name: "read_parquet([" + ", ".join(_sql_str(str(f)) for f in files) + "], union_by_name = true)"
         for name, files in _table_dirs(scan).items()
     }
-    return open_views(sources)
+    return open_views(sources, layout=manifest.get("layout"))
 
 
 def open_views(
-    sources: dict[str, str], *, partition: tuple[tuple[str, str], ...] = ()
+    sources: dict[str, str], *, partition: tuple[tuple[str, str], ...] = (), layout: str | None = None
 ) -> duckdb.DuckDBPyConnection:
     """The views :func:`open_scan` makes, over any Parquet: ``sources`` maps a scan table that has
     files to the DuckDB expression reading them (``read_parquet(...)``). ``partition`` names columns
     (with their SQL types) that the sources carry on top of a scan's, e.g. a lake's ``home_id``: the
-    derived views keep them and group by them, so rows of different partitions never merge."""
+    derived views keep them and group by them, so rows of different partitions never merge.
+    ``layout``: the home's layout, which picks each kind's write-map card (:func:`card_for`)."""
     con = duckdb.connect(":memory:")
     for name, schema in _scan_schemas().items():
         if name not in sources:  # no rows for it: an empty view with its schema
@@ -131,7 +144,7 @@ def open_views(
             )
     for name, expr in sources.items():
         con.execute(f"CREATE VIEW {_quote(name)} AS SELECT * FROM {expr}")
-    cards = write_cards_table()
+    cards = write_cards_table(layout)
     con.register("write_cards_arrow", cards)
     con.execute("CREATE TABLE write_cards AS SELECT * FROM write_cards_arrow")
     con.unregister("write_cards_arrow")

@@ -29,6 +29,9 @@ BUDGET_ALERTS_COMPACT_BYTES = 1 * MIB
 CHECKPOINT_RING = 20
 CHECKPOINT_SNAPSHOT_CAP = 64 * MIB
 CHECKPOINT_FILE_CAP = 8 * MIB
+#: Kind groups whose bytes do not grow with turns (settings, secrets, locks, the feed pipeline).
+NON_GROWING_GROUPS = frozenset({"config", "secret", "other", "feeds"})
+
 DEFAULT_TURNS = (1000, 10000, 100000)
 DEFAULT_GB = (1, 10, 100)
 

@@ -40,9 +40,10 @@ new_findings = "warning"     # a verify finding code of at least this severity (
 new_undeclared_files = true  # an undeclared file the baseline did not list fails
 replay_regressions = true    # a replay check failing more often than in the baseline fails
 no_home_class_reads = true   # a read that becomes home-class in the readscale result fails
+scorecard = true             # a data-baseline scorecard criterion (7.0 homes) that fails its bound fails
 """
 
-_RULES = ("new_findings", "new_undeclared_files", "replay_regressions", "no_home_class_reads")
+_RULES = ("new_findings", "new_undeclared_files", "replay_regressions", "no_home_class_reads", "scorecard")
 
 
 @dataclass(frozen=True, slots=True)

@@ -190,11 +190,26 @@ def _num(v: Any) -> str:
 
 
 def _scorecard_rows(then: Any, now: Any, budget: Budget) -> list[CheckRow]:
-    """Rows for the 7.0 data-baseline scorecard (reserved: :func:`record._scorecard` is None today)."""
-    if not then or not now:
+    """One row per data-baseline scorecard criterion of a 7.0 home: it fails when the fresh home's
+    figure is beyond the criterion's bound (rule ``scorecard``), and a ``[tolerance]`` or ``[max]``
+    key ``scorecard.<name>`` gates its figure against the baseline like any metric."""
+    if not now:
         return []
-    return [row for name in sorted(set(then) | set(now))
-            for row in _metric_rows(f"scorecard.{name}", then.get(name), now.get(name), then, now, budget)]  # fmt: skip
+    then = then or {}
+    gate = budget.rule("scorecard")
+    rows = []
+    for name in sorted(now):
+        cur, base = now[name], then.get(name) or {}
+        fig, was = cur.get("figure"), base.get("figure")
+        failed = cur.get("status") == "fail"
+        note = {"needs_keys": "needs --keys", "no_turns": "no turns"}.get(cur.get("status"), "")
+        rows.append(CheckRow("scorecard", f"scorecard.{name}", was, fig, _change(was, fig),
+                             f"<= {_num(cur.get('bound'))}" if gate else "", not (gate and failed),
+                             f"beyond its bound {_num(cur.get('bound'))}" if failed else note))  # fmt: skip
+        base_flat = {f"scorecard.{k}": (v or {}).get("figure") for k, v in then.items()}
+        cur_flat = {f"scorecard.{k}": (v or {}).get("figure") for k, v in now.items()}
+        rows.extend(_metric_rows(f"scorecard.{name}", was, fig, base_flat, cur_flat, budget))
+    return rows
 
 
 __all__ = ["CheckResult", "CheckRow", "compare"]

@@ -71,7 +71,7 @@ def build_baseline(home: str | os.PathLike, *, scan_out: str | os.PathLike | Non
         "undeclared_files": sorted(set(undeclared)),
         "replay": _replay_counts(root),
         "readscale": _readscale_classes(analysis.readscale),
-        "scorecard": _scorecard(root),
+        "scorecard": _scorecard(analysis),
     }
 
 
@@ -146,14 +146,17 @@ def _readscale_classes(stored: dict[str, Any] | None) -> dict[str, str] | None:
     return {r["name"]: r["read_class"] for r in sorted(stored["reads"], key=lambda r: r["name"])}
 
 
-def _scorecard(root: Path) -> dict[str, Any] | None:
-    """The data-baseline scorecard figures of a 7.0 home (baseline7.md).
-
-    Reserved: vakaudit does not read 7.0 homes yet, so this is None for every home. When 7.0 support
-    lands, return its scorecard figures here (flat ``name -> number``) and :func:`compare` gates them
-    with the same tolerance rules as ``metrics``.
-    """
-    return None
+def _scorecard(analysis: Any) -> dict[str, Any] | None:
+    """The data-baseline scorecard of a 7.0 home (layout g3): per criterion its figure, bound and
+    status (:mod:`vakaudit.analyze.scorecard`); None for a JSONL-era home, whose scorecard is an
+    as-is comparison rather than a gate."""
+    card = analysis.scorecard
+    if card is None or card.layout != "g3":
+        return None
+    return {
+        c.name: {"figure": c.figure, "bound": c.bound, "status": str(c.status)}
+        for c in sorted(card.criteria, key=lambda c: c.name)
+    }
 
 
 __all__ = ["BASELINE_FORMAT", "HEADLINE_BREAKDOWNS", "build_baseline", "read_baseline"]

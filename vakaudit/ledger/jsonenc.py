@@ -70,49 +70,58 @@ def format_float(x: float) -> str:
     return f"{sign}{digits[0]}.{digits[1:]}e{e}"
 
 
-def _encode(v: Any, out: list[str]) -> None:
+def _scalar(v: Any) -> str:
     if v is None:
-        out.append("null")
-    elif v is True:
-        out.append("true")
-    elif v is False:
-        out.append("false")
-    elif isinstance(v, str):
-        out.append(escape_str(v))
-    elif isinstance(v, int):
-        out.append(str(int(v)))
-    elif isinstance(v, float):
-        out.append(format_float(v))
-    elif isinstance(v, dict):
-        if not v:
-            out.append("{}")
-            return
-        out.append("{")
-        first = True
-        for k, item in v.items():
-            if not first:
-                out.append(",")
-            first = False
-            if not isinstance(k, str):
-                raise TypeError(f"JSON object keys must be strings, not {type(k).__name__}")
-            out.append(escape_str(k))
-            out.append(":")
-            _encode(item, out)
-        out.append("}")
-    elif isinstance(v, list | tuple):
-        if not v:
-            out.append("[]")
-            return
-        out.append("[")
-        first = True
-        for item in v:
-            if not first:
-                out.append(",")
-            first = False
-            _encode(item, out)
-        out.append("]")
-    else:
-        raise TypeError(f"value of type {type(v).__name__} is not JSON serializable")
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, str):
+        return escape_str(v)
+    if isinstance(v, int):
+        return str(int(v))
+    if isinstance(v, float):
+        return format_float(v)
+    raise TypeError(f"value of type {type(v).__name__} is not JSON serializable")
+
+
+def _encode(value: Any, out: list[str]) -> None:
+    """Encode with an explicit stack (no recursion: a document nested deeper than Python's
+    recursion limit still encodes; vak's own reader bounds depth, vakaudit's never crashes on it)."""
+    # stack items: ("v", value) to encode a value, or ("s", text) to emit text
+    stack: list[tuple[str, Any]] = [("v", value)]
+    while stack:
+        tag, v = stack.pop()
+        if tag == "s":
+            out.append(v)
+        elif isinstance(v, dict):
+            if not v:
+                out.append("{}")
+                continue
+            out.append("{")
+            todo: list[tuple[str, Any]] = []
+            for n, (k, item) in enumerate(v.items()):
+                if not isinstance(k, str):
+                    raise TypeError(f"JSON object keys must be strings, not {type(k).__name__}")
+                todo.append(("s", ("," if n else "") + escape_str(k) + ":"))
+                todo.append(("v", item))
+            todo.append(("s", "}"))
+            stack.extend(reversed(todo))
+        elif isinstance(v, list | tuple):
+            if not v:
+                out.append("[]")
+                continue
+            out.append("[")
+            todo = []
+            for n, item in enumerate(v):
+                if n:
+                    todo.append(("s", ","))
+                todo.append(("v", item))
+            todo.append(("s", "]"))
+            stack.extend(reversed(todo))
+        else:
+            out.append(_scalar(v))
 
 
 def dumps_exact(value: Any) -> bytes:
