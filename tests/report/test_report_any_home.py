@@ -38,7 +38,7 @@ def test_broken_sample_home_renders_with_its_finding(
     doc = json.loads(
         build_report(sample_homes / "broken" / name / "home", format="json", clock=clock, scan_out=tmp_path)
     )
-    assert len(doc["sections"]) == 12
+    assert len(doc["sections"]) == 13
     findings = next(s["context"] for s in doc["sections"] if s["name"] == "findings")
     if BROKEN[name]:
         assert BROKEN[name] in {c["code"] for c in findings["codes"]}

@@ -24,7 +24,7 @@ def test_report_writes_html_md_and_json(tiny_scan: Path, tmp_path: Path) -> None
     assert "2026-11-01 12:00 UTC" in text
     res = runner.invoke(app, ["report", str(tiny_scan), "--format", "json", "-q"])
     assert res.exit_code == 0
-    assert len(json.loads(res.stdout)["sections"]) == 12
+    assert len(json.loads(res.stdout)["sections"]) == 13
     res = runner.invoke(app, ["report", str(tiny_scan), "--format", "md", "-q"])
     assert res.exit_code == 0
     assert "## The write map" in res.stdout

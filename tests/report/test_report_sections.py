@@ -10,7 +10,7 @@ import pytest
 
 from vakaudit.report.render import SECTIONS, discover_sections
 
-# the twelve sections, in report order
+# the report's thirteen sections, in report order (the scorecard after the as-is -> to-be levers)
 EXPECTED = [
     "masthead",
     "ledger_bytes",
@@ -22,12 +22,13 @@ EXPECTED = [
     "staircase",
     "launch",
     "levers",
+    "scorecard",
     "balance_sheet",
     "findings",
 ]
 
 
-def test_the_twelve_sections_in_order() -> None:
+def test_the_thirteen_sections_in_order() -> None:
     assert [s.name for s in discover_sections()] == EXPECTED
 
 

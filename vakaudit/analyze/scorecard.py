@@ -223,7 +223,7 @@ def _syncs(
             f"{how_ledger}; every other kind: its writes times the barriers one write costs under its "
             "declared discipline (barriers_per_turn); divided by the home's turns"
         ),
-        look_at="the artifacts with the most syncs (contributors); 'analyze --strace' proves them",
+        look_at="the artifacts with the most syncs (contributors) and their write discipline in 'vakaudit kinds'",
         contributors=[
             {"artifact": k, "syncs": v, "syncs_per_turn": round(v / turns, 2) if turns else None}
             for k, v in top
