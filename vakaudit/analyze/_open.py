@@ -19,9 +19,9 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from vakaudit.artifacts._base import V7_LAYOUTS
 from vakaudit.errors import HomeNotFoundError, ScanError
 from vakaudit.scan.manifest import MANIFEST, is_scan_dir, read_manifest
-from vakaudit.artifacts._base import V7_LAYOUTS
 
 LEDGER_KIND = "session_ledger"
 
