@@ -86,10 +86,12 @@ def analyze(
     gb: Iterable[float] = _projection.DEFAULT_GB,
     scan_out: str | os.PathLike[str] | None = None,
     progress: Callable[[Any], None] | None = None,
+    keys: Any = None,
 ) -> Analysis:
     """Run every metric over a scan (a scan directory or a ``ScanResult``; a home is scanned first,
-    into ``scan_out`` or the scan engine's default location) and project growth to ``turns``."""
-    scan = resolve_scan(scan_or_home, out=scan_out, progress=progress)
+    into ``scan_out`` or the scan engine's default location, unlocked by ``keys`` when it is a sealed
+    7.0 home) and project growth to ``turns``."""
+    scan = resolve_scan(scan_or_home, out=scan_out, progress=progress, keys=keys)
     con = open_scan(scan)
     try:
         layout = read_manifest(scan).get("layout")

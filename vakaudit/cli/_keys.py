@@ -49,3 +49,19 @@ def load_keys(value: str | None, home: Path | None) -> KeyRing | None:
     if sealed and os.environ.get(PASSPHRASE_ENV) is None and sys.stdin.isatty():
         passphrase = typer.prompt(f"passphrase for {path}", hide_input=True, err=True)
     return KeyRing.from_file(path, passphrase)
+
+
+def load_keys_for(value: str | None, home_or_scan: Path | None) -> KeyRing | None:
+    """``--keys`` of a command that takes a home or a scan directory: keys unlock the scan it makes
+    of a home; a scan directory was unlocked (or not) when it was scanned, so keys are refused there."""
+    if value is None:
+        return None
+    from vakaudit.errors import UsageError
+    from vakaudit.scan.manifest import is_scan_dir
+
+    if home_or_scan is not None and is_scan_dir(home_or_scan):
+        raise UsageError(
+            f"--keys applies to a home, and {home_or_scan} is a scan directory: scan the home with "
+            "`vakaudit scan HOME --keys FILE --out DIR` and give that directory instead"
+        )
+    return load_keys(value, home_or_scan)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._keys import KEYS_HELP, load_keys
 from vakaudit.cli._output import output_option
 
 HELP = """Record a baseline of a fixture home for `vakaudit check`: bytes per turn by ledger entry kind and by
@@ -29,6 +30,7 @@ def register(app: typer.Typer) -> None:
             None, "--scan-out", help="Where to write the scan (default: the scan engine's location).", folder=True
         ),
         json_out: bool = typer.Option(False, "--json", help="Also print the baseline as JSON on stdout."),
+        keys: str | None = typer.Option(None, "--keys", help=KEYS_HELP),
     ) -> None:
         import json
 
@@ -41,7 +43,7 @@ def register(app: typer.Typer) -> None:
         target = None if is_stdout(out) else check_output(out, root)
         if scan_out is not None:
             check_output(scan_out, root, folder=True)
-        doc = build_baseline(root, scan_out=scan_out)
+        doc = build_baseline(root, scan_out=scan_out, keys=load_keys(keys, root))
         data = (json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
         if target is None:
             stdout_binary().write(data)

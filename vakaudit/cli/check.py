@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._keys import KEYS_HELP, load_keys
 from vakaudit.cli._output import output_option
 
 HELP = """Compare a freshly built fixture home with a baseline from `vakaudit baseline`, under a budget: growth
@@ -36,6 +37,7 @@ def register(app: typer.Typer) -> None:
         scan_out: Path | None = output_option(
             None, "--scan-out", help="Where to write the scan (default: the scan engine's location).", folder=True
         ),
+        keys: str | None = typer.Option(None, "--keys", help=KEYS_HELP),
     ) -> None:
         import json
 
@@ -50,7 +52,7 @@ def register(app: typer.Typer) -> None:
             check_output(scan_out, root, folder=True)
         base = read_baseline(baseline)
         rules = load_budget(budget)
-        result = compare(base, build_baseline(root, scan_out=scan_out), rules)
+        result = compare(base, build_baseline(root, scan_out=scan_out, keys=load_keys(keys, root)), rules)
         if junit_target is not None:
             write_output(junit_target, render_junit(result), root)
         elif junit is not None:

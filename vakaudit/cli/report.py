@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._keys import KEYS_HELP, load_keys_for
 from vakaudit.cli._output import output_option
 
 
@@ -51,6 +52,7 @@ def register(app: typer.Typer) -> None:
             help="Also run the forensic cross checks (vakaudit verify) and list what they find; reads the home again.",
         ),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+        keys: str | None = typer.Option(None, "--keys", help=KEYS_HELP),
     ) -> None:
         """Scan (if needed), analyze and render the write-paths-and-growth report of a home."""
         from vakaudit.cli._layout import note_v7
@@ -87,6 +89,7 @@ def register(app: typer.Typer) -> None:
 
         from vakaudit.cli._progress import ProgressDisplay
 
+        ring = load_keys_for(keys, home_or_scan)
         with ProgressDisplay(quiet=quiet) as display:
             text = build_report(
                 home_or_scan,
@@ -99,6 +102,7 @@ def register(app: typer.Typer) -> None:
                 link_base=link_base,
                 verify=verify,
                 progress=display,
+                keys=ring,
             )
         if out is None:
             typer.echo(text, nl=False)

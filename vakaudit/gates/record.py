@@ -40,19 +40,22 @@ HEADLINE_BREAKDOWNS: dict[str, tuple[str, ...]] = {
 }
 
 
-def build_baseline(home: str | os.PathLike, *, scan_out: str | os.PathLike | None = None) -> dict[str, Any]:
+def build_baseline(
+    home: str | os.PathLike, *, scan_out: str | os.PathLike | None = None, keys: Any = None
+) -> dict[str, Any]:
     """Measure ``home`` and return its baseline document (JSON-ready, deterministic).
 
     ``scan_out``: where the scan goes (default: the scan engine's location); a readscale result stored
-    there (``vakaudit readscale --out SCAN_DIR``) is recorded too.
+    there (``vakaudit readscale --out SCAN_DIR``) is recorded too. ``keys`` (a
+    :class:`~vakaudit.storage.KeyRing`) unlocks a sealed 7.0 home, so its per-turn figures are measured.
     """
     from vakaudit.analyze import analyze
     from vakaudit.forensics import verify_home
     from vakaudit.scan import resolve_home
 
     root = resolve_home(home)
-    analysis = analyze(root, scan_out=scan_out)
-    report = verify_home(root)
+    analysis = analyze(root, scan_out=scan_out, keys=keys)
+    report = verify_home(root, keys=keys)
     findings: dict[str, int] = {}
     undeclared: list[str] = []
     for f in report.findings:

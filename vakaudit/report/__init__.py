@@ -53,14 +53,15 @@ def build_report(
     link_base: str | None = None,
     verify: bool = False,
     progress: Callable[[Any], None] | None = None,
+    keys: Any = None,
 ) -> str:
     """Scan (if given a home), analyze and render the report; write it to ``out`` when given.
 
     ``clock`` returns the "generated on" time (inject a fixed one for reproducible output);
     ``readscale`` names a stored readscale result (default: the scan's ``readscale.json``);
     ``link_base`` prefixes the home-relative paths of findings to make them links; ``verify`` adds the
-    forensic cross checks of :func:`vakaudit.forensics.verify_home` to the findings.
-    Returns the rendered text.
+    forensic cross checks of :func:`vakaudit.forensics.verify_home` to the findings; ``keys`` (a
+    :class:`~vakaudit.storage.KeyRing`) unlocks a sealed 7.0 home. Returns the rendered text.
     """
     if format not in FORMATS:
         raise UsageError(f"unknown report format {format!r}; choose one of {', '.join(FORMATS)}")
@@ -78,6 +79,7 @@ def build_report(
         link_base=link_base,
         verify=verify,
         progress=progress,
+        keys=keys,
     )
     try:
         if progress:

@@ -91,6 +91,7 @@ def load_inputs(
     turns: tuple[int, ...] | None = None,
     verify: bool = False,
     progress: Callable[[str], None] | None = None,
+    keys: Any = None,
 ) -> ReportInputs:
     """Scan (when given a home), analyze and open the scan for the report's sections.
 
@@ -98,7 +99,8 @@ def load_inputs(
     the scan directory's ``readscale.json`` is used when present. ``verify``: also run
     :func:`vakaudit.forensics.verify_home` on the home (cross-artifact checks: receipts against the
     cost and routing ledgers, store.db against the ledgers, abandoned branches) and add what it finds
-    beyond the scan's own findings; needs the home, and reads every ledger again.
+    beyond the scan's own findings; needs the home, and reads every ledger again. ``keys`` (a
+    :class:`~vakaudit.storage.KeyRing`) unlocks a sealed 7.0 home for the scan.
     """
     from vakaudit.analyze import analyze, open_scan
     from vakaudit.analyze import readscale as rs
@@ -106,7 +108,7 @@ def load_inputs(
     from vakaudit.artifacts import all_kinds
     from vakaudit.report.charts import warm_up
 
-    scan = resolve_scan(home_or_scan, out=scan_out, progress=progress)
+    scan = resolve_scan(home_or_scan, out=scan_out, progress=progress, keys=keys)
     kwargs: dict[str, Any] = {"progress": progress}
     if turns:
         kwargs["turns"] = turns
