@@ -9,24 +9,55 @@ Spec: ``ledger.md`` (envelope §2, hash chain §3, payload kinds §4, handle sem
 from __future__ import annotations
 
 from vakaudit.errors import CorruptError, ExistsError, LedgerError, LockedError
-from vakaudit.ledger.chain import (
-    ChainVerifier,
-    LineCheck,
-    LineStatus,
-    RawLine,
-    iter_lines,
-    iter_raw_lines,
-    line_digest,
-    verify_lines,
-)
-from vakaudit.ledger.entry import KNOWN_KINDS, Entry, EntryKind, EntryParseError
-from vakaudit.ledger.ids import format_ts, new_uuid7, parse_ts
-from vakaudit.ledger.jsonenc import dumps
-from vakaudit.ledger.keys import agent_sessions_home, session_path, workspace_key
-from vakaudit.ledger.log import SessionLog
-from vakaudit.ledger.projection import Fidelity, WorkingSetPlan
-from vakaudit.ledger.turns import TurnIndex
-from vakaudit.ledger.work import WorkError, WorkItemState, WorkProjection, project_work
+
+# Names resolve on first use (PEP 562): importing vakaudit.ledger, or one small module of it such
+# as vakaudit.ledger.policy, does not import the projection, turns and work modules a command may
+# never need.
+_LAZY: dict[str, str] = {
+    "ChainVerifier": "vakaudit.ledger.chain",
+    "Entry": "vakaudit.ledger.entry",
+    "EntryKind": "vakaudit.ledger.entry",
+    "EntryParseError": "vakaudit.ledger.entry",
+    "Fidelity": "vakaudit.ledger.projection",
+    "KNOWN_KINDS": "vakaudit.ledger.entry",
+    "LineCheck": "vakaudit.ledger.chain",
+    "LineStatus": "vakaudit.ledger.chain",
+    "RawLine": "vakaudit.ledger.chain",
+    "SessionLog": "vakaudit.ledger.log",
+    "TurnIndex": "vakaudit.ledger.turns",
+    "WorkError": "vakaudit.ledger.work",
+    "WorkItemState": "vakaudit.ledger.work",
+    "WorkProjection": "vakaudit.ledger.work",
+    "WorkingSetPlan": "vakaudit.ledger.projection",
+    "agent_sessions_home": "vakaudit.ledger.keys",
+    "dumps": "vakaudit.ledger.jsonenc",
+    "format_ts": "vakaudit.ledger.ids",
+    "iter_lines": "vakaudit.ledger.chain",
+    "iter_raw_lines": "vakaudit.ledger.chain",
+    "line_digest": "vakaudit.ledger.chain",
+    "new_uuid7": "vakaudit.ledger.ids",
+    "parse_ts": "vakaudit.ledger.ids",
+    "project_work": "vakaudit.ledger.work",
+    "session_path": "vakaudit.ledger.keys",
+    "verify_lines": "vakaudit.ledger.chain",
+    "workspace_key": "vakaudit.ledger.keys",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "SessionLog",
