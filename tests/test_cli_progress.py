@@ -9,6 +9,7 @@ import select
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,11 @@ def _run_with_stderr_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, byt
         [sys.executable, "-m", "vakaudit", *args], stdout=subprocess.PIPE, stderr=follower, cwd=cwd, env=env
     )
     os.close(follower)
+    # stdout is drained on a thread: a result larger than the pipe's buffer must not block the
+    # process while this loop waits on stderr
+    chunks: list[bytes] = []
+    drain = threading.Thread(target=lambda: chunks.append(proc.stdout.read() if proc.stdout else b""))
+    drain.start()
     err = b""
     while True:
         ready, _, _ = select.select([leader], [], [], 120)
@@ -69,7 +75,8 @@ def _run_with_stderr_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, byt
         if not chunk:
             break
         err += chunk
-    out = proc.stdout.read() if proc.stdout else b""
+    drain.join(timeout=60)
+    out = b"".join(chunks)
     rc = proc.wait(timeout=60)
     os.close(leader)
     return rc, out, err

@@ -46,9 +46,11 @@ class ProgressDisplay:
             self._progress = None
 
     def __call__(self, event: Any) -> None:
-        from vakaudit.analyze import ScanReused
         from vakaudit.scan import ScanProgress
 
+        # ScanReused comes from vakaudit.analyze only: when that is not imported (scan, verify, ...),
+        # the event is not one, and the command does not import DuckDB to find that out
+        opened = sys.modules.get("vakaudit.analyze._open")
         if isinstance(event, ScanProgress):
             mb = event.bytes_done / 1e6
             self._update(
@@ -57,7 +59,7 @@ class ProgressDisplay:
                 max(event.bytes_total, 1),
                 f"{event.files_done}/{event.files_total} files, {mb:.1f} MB",
             )
-        elif isinstance(event, ScanReused):
+        elif opened is not None and isinstance(event, opened.ScanReused):
             self.note(f"scan: reused the cached scan in {event.out} (nothing changed in the home)")
         else:
             self.step(str(event))

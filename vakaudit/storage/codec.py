@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import struct
 
-import zstandard
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+# zstandard and cryptography are imported where they are used: a command that never opens a 7.0
+# frame (every command on a JSONL-era home) does not pay for them at start-up.
 
 __all__ = [
     "KEY_LEN",
@@ -78,6 +77,8 @@ def zstd_raw(data: bytes) -> bytes:
 
 def zstd_level3(data: bytes) -> bytes:
     """``data`` compressed as vak's writer does (libzstd level 3, content size, no checksum)."""
+    import zstandard
+
     return zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_content_size=True).compress(data)
 
 
@@ -88,6 +89,8 @@ def unzstd(payload: bytes, limit: int = MAX_PLAINTEXT) -> bytes:
     ``ZSTD_decompressDCtx``) also takes frames without a content size, several concatenated
     frames, skippable frames and an empty payload, so all of those are read here too.
     """
+    import zstandard
+
     out = bytearray()
     rest = memoryview(payload)
     while rest:
@@ -118,6 +121,8 @@ def unzstd(payload: bytes, limit: int = MAX_PLAINTEXT) -> bytes:
 
 def seal(key: bytes, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
     """``nonce || AES-256-GCM(key, nonce, aad, plaintext) || tag``."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     return nonce + AESGCM(key).encrypt(nonce, plaintext, aad)
 
 
@@ -127,6 +132,9 @@ def unseal(key: bytes, aad: bytes, value: bytes) -> bytes:
         raise CodecError(f"sealed value of {len(value)} bytes is shorter than nonce and tag")
     if len(key) != KEY_LEN:
         raise CodecError("key is not 32 bytes")
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     try:
         return AESGCM(key).decrypt(value[:NONCE_LEN], value[NONCE_LEN:], aad)
     except InvalidTag:

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-import zstandard
-
 from vakaudit.errors import HomeNotFoundError
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.storage.chain import ChainRead, ChainWalk, collect, iter_frames, read_exact
@@ -160,6 +158,9 @@ class _ZstdStream:
     _CHUNK = 1 << 16
 
     def __init__(self, inner: BinaryIO) -> None:
+        import zstandard  # here, not at import: a JSONL-era home never opens a sealed segment
+
+        self._zstd = zstandard
         self._inner = inner
         self._dobj = zstandard.ZstdDecompressor().decompressobj()
         self._buf = bytearray()
@@ -180,8 +181,8 @@ class _ZstdStream:
                 data = b""
                 if self._dobj.eof and self._dobj.unused_data:
                     data = self._dobj.unused_data
-                    self._dobj = zstandard.ZstdDecompressor().decompressobj()
-        except zstandard.ZstdError as exc:
+                    self._dobj = self._zstd.ZstdDecompressor().decompressobj()
+        except self._zstd.ZstdError as exc:
             self.error = str(exc)
             self._in_eof = True
 
