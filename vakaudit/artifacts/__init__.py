@@ -18,6 +18,7 @@ from functools import lru_cache
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
+    Bound,
     ReadContext,
     RegistryClass,
     WriteCard,
@@ -28,6 +29,7 @@ from vakaudit.errors import VakauditError
 __all__ = [
     "ArtifactKind",
     "Baseline7",
+    "Bound",
     "DuplicateKindError",
     "ReadContext",
     "RegistryClass",

@@ -45,6 +45,8 @@ KIND = ROWS.kind(
         bound="none",
         group=WriteGroup.EVIDENCE,
         read_class="flat",
+        time_column="ts_at",
+        time_rank=2,
     ),
     v7=Baseline7(
         chain_patterns('**/activity-log'),

@@ -58,6 +58,8 @@ KIND = ROWS.kind(
         bound="none",
         group=WriteGroup.EVIDENCE,
         read_class="home",
+        time_column="ts_at",
+        time_rank=8,
     ),
     v7=Baseline7(
         chain_patterns('**/commitments'),

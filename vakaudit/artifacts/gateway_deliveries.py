@@ -58,6 +58,8 @@ KIND = ROWS.kind(
         bound="none",
         group=WriteGroup.SERVER,
         read_class="flat",
+        time_column="ts_at",
+        time_rank=9,
     ),
     v7=Baseline7(
         chain_patterns('**/gateway/deliveries'),

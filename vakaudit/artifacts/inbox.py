@@ -49,6 +49,8 @@ KIND = ROWS.kind(
         bound="reads bounded; files are not",
         group=WriteGroup.SERVER,
         read_class="flat",
+        time_column="ts_at",
+        time_rank=10,
     ),
     v7=Baseline7(
         chain_patterns('**/inbox'),

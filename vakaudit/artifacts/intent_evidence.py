@@ -43,6 +43,8 @@ KIND = ROWS.kind(
         bound="none on disk",
         group=WriteGroup.EVIDENCE,
         read_class="flat",
+        time_column="ts_at",
+        time_rank=1,
     ),
     v7=Baseline7(
         chain_patterns('**/intent-evidence'),

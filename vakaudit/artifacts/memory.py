@@ -151,6 +151,8 @@ KIND = ArtifactKind(
         bound="never age-pruned by design; only abandoned write artifacts are cleaned (24 h)",
         group=WriteGroup.MEMORY,
         read_class="flat",
+        time_column="ts_at",
+        time_rank=11,
     ),
     v7=Baseline7(('**/learning/**',), (45,), vak_class='Record', owner='vak-core'),
     registry_class=RegistryClass.DOCUMENT,

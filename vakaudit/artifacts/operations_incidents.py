@@ -56,6 +56,8 @@ KIND = ROWS.kind(
         bound="none",
         group=WriteGroup.SERVER,
         read_class="flat",
+        time_column="ts_at",
+        time_rank=12,
     ),
     v7=Baseline7(
         chain_patterns('**/operations/incidents'),

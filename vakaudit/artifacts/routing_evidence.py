@@ -41,6 +41,8 @@ KIND = ROWS.kind(
         bound="none on disk",
         group=WriteGroup.EVIDENCE,
         read_class="home",
+        time_column="ts_at",
+        time_rank=4,
     ),
     v7=Baseline7(
         chain_patterns('**/routing-evidence'),

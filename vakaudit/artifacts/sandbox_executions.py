@@ -88,6 +88,8 @@ KIND = ROWS.kind(
         bound="none — a long-running command writes 2 rows/s for its whole life",
         group=WriteGroup.SANDBOX,
         read_class="session",
+        time_column="ts_at",
+        time_rank=5,
     ),
     v7=Baseline7(
         chain_patterns('**/sandbox/executions/*'),

@@ -40,6 +40,8 @@ KIND = ROWS.kind(
         bound="none",
         group=WriteGroup.EVIDENCE,
         read_class="flat",
+        time_column="ts_at",
+        time_rank=6,
     ),
     v7=Baseline7(
         chain_patterns('**/security-events'),

@@ -999,6 +999,7 @@ KIND = ArtifactKind(
         bound="none on disk; in memory via compaction packets and MAX_LIVE_SESSIONS = 128",
         group=WriteGroup.LEDGER,
         read_class="session",
+        time_column="ts_at",
     ),
     registry_class=RegistryClass.LEDGER,
     description=__doc__,
