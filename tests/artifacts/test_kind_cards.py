@@ -1,4 +1,4 @@
-"""Every kind's write card carries what its consumers derive from it, and every consumer handles
+"""Every kind's write card carries what its consumers derive from it (and says how it is written), and every consumer handles
 every kind: the analyze ``artifact_writes`` count runs on the kind's table (real DuckDB), the
 one-turn timeline places the rows of every kind with a time column, the growth projection applies
 the bounds the cards give (cost_log 5 MiB / 90 days, budget_alerts 1 MiB / 2 000 rows: the values in
@@ -12,11 +12,26 @@ import pytest
 
 from vakaudit.analyze import projection
 from vakaudit.analyze._open import write_units
-from vakaudit.artifacts import Bound, all_kinds, get_kind
+from vakaudit.artifacts import Bound, Discipline, all_kinds, get_kind
 from vakaudit.report.sections.one_turn import SIDE_TIME_COLUMNS
 
 KINDS = all_kinds()
 MIB = 1024 * 1024
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.name)
+def test_every_card_says_how_it_is_written(kind) -> None:  # noqa: ANN001
+    cards = [kind.card] + ([kind.v7.card] if kind.v7 is not None and kind.v7.card is not None else [])
+    for card in cards:
+        assert isinstance(card.style, Discipline)
+        if card.style is Discipline.UNKNOWN:  # only where the card's text says vak's code is not known
+            assert card.discipline.startswith(("unknown", "unconfirmed"))
+        if card.style is Discipline.RECORD_CHAIN:
+            assert card.discipline.startswith(("record chain", "group commit: frames"))
+        if card.style is Discipline.APPEND_COMPACT:
+            assert "append" in card.discipline and "rewrite" in card.discipline
+    if kind.append_only:  # seal and verify --since treat its files as append-only
+        assert kind.card.style is Discipline.APPEND
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.name)

@@ -28,6 +28,7 @@ import pyarrow as pa
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
+    Discipline,
     ReadContext,
     RegistryClass,
     WriteCard,
@@ -363,6 +364,7 @@ KIND = ArtifactKind(
         read_class="flat",
         # a checkpoint write is one snapshot file (its table has a row per captured file)
         write_unit="count(DISTINCT rel_path) FILTER (WHERE format IS DISTINCT FROM 'blob')",
+        style=Discipline.REPLACE,
     ),
     v7=Baseline7(('**/checkpoints/**',), (10, 44), vak_class='Record', owner='vak-core'),
     registry_class=RegistryClass.LEDGER,

@@ -25,6 +25,7 @@ import pyarrow as pa
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
+    Discipline,
     ReadContext,
     RegistryClass,
     WriteCard,
@@ -153,6 +154,7 @@ KIND = ArtifactKind(
         read_class="flat",
         time_column="ts_at",
         time_rank=11,
+        style=Discipline.APPEND_COMPACT,
     ),
     v7=Baseline7(('**/learning/**',), (45,), vak_class='Record', owner='vak-core'),
     registry_class=RegistryClass.DOCUMENT,

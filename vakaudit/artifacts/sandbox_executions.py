@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from vakaudit.artifacts._base import (
     Baseline7,
+    Discipline,
     RegistryClass,
     WriteCard,
     WriteGroup,
@@ -90,6 +91,7 @@ KIND = ROWS.kind(
         read_class="session",
         time_column="ts_at",
         time_rank=5,
+        style=Discipline.APPEND,
     ),
     v7=Baseline7(
         chain_patterns('**/sandbox/executions/*'),

@@ -43,6 +43,7 @@ from vakaudit._native import arrow_column, linescan
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
+    Discipline,
     ReadContext,
     RegistryClass,
     WriteCard,
@@ -1000,6 +1001,7 @@ KIND = ArtifactKind(
         group=WriteGroup.LEDGER,
         read_class="session",
         time_column="ts_at",
+        style=Discipline.APPEND,
     ),
     registry_class=RegistryClass.LEDGER,
     description=__doc__,
@@ -1023,6 +1025,7 @@ KIND = ArtifactKind(
             bound="kept; erased by crypto-shred (the scope key is destroyed)",
             group=WriteGroup.LEDGER,
             read_class="session",
+            style=Discipline.RECORD_CHAIN,
         ),
     ),
 )
