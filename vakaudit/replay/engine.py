@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import vakaudit.replay.project as project
 from vakaudit.errors import CorruptError
 from vakaudit.ledger import SessionLog
 from vakaudit.ledger.chain import line_digest
@@ -27,7 +28,6 @@ from vakaudit.ledger.projection import Fidelity, WorkingSetPlan
 from vakaudit.ledger.shape import payload_type_error
 from vakaudit.ledger.turns import Generation, TurnIndexBuilder, generation_for
 from vakaudit.ledger.vocab import is_directive
-from vakaudit.replay import project
 from vakaudit.replay.checks import (
     CheckName,
     CheckResult,
