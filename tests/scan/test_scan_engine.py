@@ -245,10 +245,11 @@ def test_walk_is_reusable_on_its_own(small_home: Path) -> None:
 def test_parallel_scan_equals_serial_scan(
     tiny_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import vakaudit.scan.derive as derive
     import vakaudit.scan.engine as engine
 
     monkeypatch.setattr(engine, "INLINE_BYTES", 0)  # force the process pool on this small home
-    monkeypatch.setattr(engine, "DERIVE_APART_BYTES", 0)  # and turns/sessions derived in a child
+    monkeypatch.setattr(derive, "DERIVE_APART_BYTES", 0)  # and turns/sessions derived in a child
     seen: list[ScanProgress] = []
     par = scan_home(tiny_home, out=tmp_path / "par", jobs=2, progress=seen.append)
     ser = scan_home(tiny_home, out=tmp_path / "ser", jobs=1)

@@ -177,11 +177,11 @@ def _routing_rows(n: int, start: int = 0) -> bytes:
 
 
 def test_large_side_file_streams_into_its_own_part_and_grows(small_home: Path, tmp_path: Path) -> None:
-    import vakaudit.scan.engine as engine
+    import vakaudit.scan.worker as worker
 
     side = small_home / "agents/vak/routing-evidence.jsonl"
     side.write_bytes(_routing_rows(12_000))
-    assert side.stat().st_size >= engine.SIDE_PART_BYTES
+    assert side.stat().st_size >= worker.SIDE_PART_BYTES
     res = scan_home(small_home, out=tmp_path / "out", jobs=1)
     parts = sorted(p.name for p in (tmp_path / "out/routing_evidence").glob("*.parquet"))
     assert len(parts) == 1  # the big file's own part

@@ -22,7 +22,10 @@ import pyarrow.parquet as pq
 import pytest
 from scan_homes import fixed_clock, make_ledger, write_turns
 
-import vakaudit.scan.engine as engine
+import vakaudit.scan.derive as scan_derive
+import vakaudit.scan.parts as scan_parts
+import vakaudit.scan.plan as scan_plan
+import vakaudit.scan.worker as scan_worker
 from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA, LedgerScanner
 from vakaudit.ledger import SessionLog
 from vakaudit.scan import scan_home
@@ -290,8 +293,8 @@ def test_rows_of_several_ledgers_cross_batches_and_row_groups(
     small_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # tiny batches and row groups: a batch holds the end of one ledger and the start of the next
-    monkeypatch.setattr(engine, "ENTRIES_BATCH_ROWS", 3)
-    monkeypatch.setattr(engine, "ENTRIES_GROUP_ROWS", 7)
+    monkeypatch.setattr(scan_worker, "ENTRIES_BATCH_ROWS", 3)
+    monkeypatch.setattr(scan_parts, "ENTRIES_GROUP_ROWS", 7)
     out = tmp_path / "out"
     res = scan_home(small_home, out=out, jobs=1)
     (part,) = entries_parts(out)
@@ -311,7 +314,7 @@ def test_turns_split_by_ledger_over_a_shared_part(
     small_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # one ledger per DuckDB query: each query reads the shared part and keeps its own ledger's rows
-    monkeypatch.setattr(engine, "DERIVE_GROUP_ROWS", 1)
+    monkeypatch.setattr(scan_derive, "DERIVE_GROUP_ROWS", 1)
     out = tmp_path / "out"
     res = scan_home(small_home, out=out, jobs=1)
     assert_derived_exactly(res, small_home, [A, B])
@@ -331,13 +334,13 @@ def test_derive_groups_link_ledgers_through_their_parts(monkeypatch: pytest.Monk
     derive = {rel: ledgers[rel]["parts"] for rel in ("a", "b", "c", "e")}
     rows = {"a": 10, "b": 10, "c": 10, "e": 10}
     # all in one query; p3 also holds d's rows, so the query keeps the rows of its own ledgers only
-    assert engine._derive_groups(derive, rows, ledgers) == [(["p1", "p2", "p3", "p4"], ["a", "b", "c", "e"])]
-    monkeypatch.setattr(engine, "DERIVE_GROUP_ROWS", 20)
+    assert scan_derive._derive_groups(derive, rows, ledgers) == [(["p1", "p2", "p3", "p4"], ["a", "b", "c", "e"])]
+    monkeypatch.setattr(scan_derive, "DERIVE_GROUP_ROWS", 20)
     # a and b share p2: one query, whose parts hold no other rows
-    assert engine._derive_groups(derive, rows, ledgers) == [(["p1", "p2"], None), (["p3", "p4"], ["c", "e"])]
-    monkeypatch.setattr(engine, "DERIVE_GROUP_ROWS", 15)
+    assert scan_derive._derive_groups(derive, rows, ledgers) == [(["p1", "p2"], None), (["p3", "p4"], ["c", "e"])]
+    monkeypatch.setattr(scan_derive, "DERIVE_GROUP_ROWS", 15)
     # a and b no longer fit together: cut by ledger, each query keeping its own ledger's rows of p2
-    assert engine._derive_groups(derive, rows, ledgers) == [
+    assert scan_derive._derive_groups(derive, rows, ledgers) == [
         (["p1", "p2"], ["a"]),
         (["p2"], ["b"]),
         (["p3"], ["c"]),
@@ -348,9 +351,9 @@ def test_derive_groups_link_ledgers_through_their_parts(monkeypatch: pytest.Monk
 def test_a_ledger_failing_half_way_leaves_no_row_in_the_part(
     small_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(engine, "ENTRIES_GROUP_ROWS", 4)
+    monkeypatch.setattr(scan_parts, "ENTRIES_GROUP_ROWS", 4)
     (tmp_path / "out" / "entries").mkdir(parents=True)
-    sink = engine._EntriesPart(str(tmp_path / "out"), "entries/t1-0.parquet")
+    sink = scan_parts._EntriesPart(str(tmp_path / "out"), "entries/t1-0.parquet")
 
     def feed(rel: str, stop_after: int | None = None) -> None:
         sc = LedgerScanner(rel, buffer=sink.buffer, batch_rows=2)
@@ -376,10 +379,10 @@ def test_a_vanished_ledger_leaves_its_task_part_to_the_others(small_home: Path, 
     out = tmp_path / "out"
     (out / "entries").mkdir(parents=True)
     items = [
-        engine._Item(rel, "session_ledger", "agents/vak", Path(rel).stem, 1, "full")
+        scan_plan._Item(rel, "session_ledger", "agents/vak", Path(rel).stem, 1, "full")
         for rel in (A, "agents/vak/sessions/2599eb06cf360587/gone.jsonl", B)
     ]
-    results = engine._run_task(str(small_home), str(out), 1, 0, items)
+    results = scan_worker._run_task(str(small_home), str(out), 1, 0, items)
     by_rel = {r.rel_path: r for r in results}
     assert [f.code.value for f in by_rel[items[1].rel_path].findings] == ["unreadable_file"]
     assert by_rel[items[1].rel_path].part is None
@@ -448,9 +451,9 @@ def test_many_ledgers_over_many_parts_stay_exact_through_rounds_of_changes(
 ) -> None:
     # small tasks (a few ledgers each) and small DuckDB queries, so that appends link parts across
     # tasks and the linked sets are cut by ledger
-    monkeypatch.setattr(engine, "MIN_LEDGER_TASK_BYTES", 1)
-    monkeypatch.setattr(engine, "LEDGER_TASK_BYTES", 20_000)
-    monkeypatch.setattr(engine, "DERIVE_GROUP_ROWS", 25)
+    monkeypatch.setattr(scan_plan, "MIN_LEDGER_TASK_BYTES", 1)
+    monkeypatch.setattr(scan_plan, "LEDGER_TASK_BYTES", 20_000)
+    monkeypatch.setattr(scan_derive, "DERIVE_GROUP_ROWS", 25)
     home = tmp_path / "home"
     ws = "agents/vak/sessions/2599eb06cf360587"
     rels = [f"{ws}/s{i:02d}.jsonl" for i in range(12)]

@@ -7,8 +7,8 @@ than their bytes say, a checkpoint's base64 much less.
 
 from __future__ import annotations
 
-from vakaudit.scan import engine
-from vakaudit.scan.engine import _group, _Item
+from vakaudit.scan import plan
+from vakaudit.scan.plan import _group, _Item
 
 MIB = 1 << 20
 
@@ -30,7 +30,7 @@ def test_many_small_files_outrank_a_ledger_of_more_bytes() -> None:
         [ledger.rel_path],
     ]
     assert len(tasks[1]) == 200
-    assert engine._task_cost(tasks[1]) == 200 * (2 * 1024 + 16 * 1024)
+    assert plan._task_cost(tasks[1]) == 200 * (2 * 1024 + 16 * 1024)
 
 
 def test_side_bundles_are_cut_by_cost_not_bytes() -> None:

@@ -1737,15 +1737,6 @@ static void hex_of(const unsigned char md[32], char hex[64]) {
 
 
 
-static int kind_in(cp s, cp t, const char *const *names) {
-    for (; *names; names++)
-        if (key_is(s, t, *names)) return 1;
-    return 0;
-}
-
-static const char *const PREP_KINDS[] = {"turn_capabilities_bound", "turn_capabilities_ref", "goal_update",
-                                         "context_selection", NULL};
-
 static PyObject *envelope_field;
 
 /* += on the [count, bytes] list of fields[(kind, name)] */
@@ -1828,22 +1819,23 @@ static int acc_add(Acc *t, int *used, PyObject *fields, PyObject *kind, cp key, 
 }
 
 PyDoc_STRVAR(scan_entries_doc,
-"scan_entries(buf, pos, end, max_lines, base, line_no, cols, fields, state, known) -> next_pos\n\n"
+"scan_entries(buf, pos, end, max_lines, base, line_no, cols, fields, state, known, prep) -> next_pos\n\n"
 "Write the ``entries`` row of each consecutive plain line of buf[pos:end] into the EntryCols cols\n"
 "and add its members to the entry_fields accumulator ``fields`` ({(kind, field): [count, bytes]}).\n"
 "Stops before the first line the caller must read (not plain, a kind outside ``known`` or 'work',\n"
 "or a value whose column needs the reference decoder) or after max_lines. base is buf[0]'s file\n"
 "offset and line_no the last line number consumed; state = [expected_digest, turn_no, turn_id,\n"
-"in_prep] is updated in place. A line's chain status is its row's status column; which finding a\n"
+"in_prep] is updated in place; prep is the set of prep kinds (vakaudit.ledger.vocab.PREP_KINDS:\n"
+"the turn numbering is vocab.turn_step's). A line's chain status is its row's status column; which finding a\n"
 "broken or unchained line is, is decided by vakaudit.ledger.verdict alone.");
 
 static PyObject *scan_entries(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos, end, max_lines, base, line_no;
-    PyObject *fields, *state, *known;
+    PyObject *fields, *state, *known, *prep;
     EntryCols *ec;
-    if (!PyArg_ParseTuple(args, "y*nnnnnO!O!O!O:scan_entries", &view, &pos, &end, &max_lines, &base, &line_no,
-                          &EntryColsType, &ec, &PyDict_Type, &fields, &PyList_Type, &state, &known))
+    if (!PyArg_ParseTuple(args, "y*nnnnnO!O!O!OO:scan_entries", &view, &pos, &end, &max_lines, &base, &line_no,
+                          &EntryColsType, &ec, &PyDict_Type, &fields, &PyList_Type, &state, &known, &prep))
         return NULL;
     PyObject *result = NULL, *turn_id = NULL;
     char *exp = NULL; /* the chain expectation's UTF-8 bytes (have_exp) */
@@ -1892,8 +1884,9 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
         PyObject *kind = kind_str(env.kind_s, env.kind_t);
         if (!kind) goto fail;
         int is_known = PySet_Contains(known, kind);
+        int is_prep = is_known > 0 ? PySet_Contains(prep, kind) : 0;
         Py_DECREF(kind); /* the kind cache holds it */
-        if (is_known < 0) goto fail;
+        if (is_known < 0 || is_prep < 0) goto fail;
         if (!is_known || key_is(env.kind_s, env.kind_t, "work")) break;
         memset(v, 0, sizeof v);
         int defer = 0;
@@ -2056,7 +2049,7 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
         Py_ssize_t off = base + pos;
         memcpy(exp, digest, 64);
         exp_len = 64, have_exp = 1, exp_changed = 1;
-        /* the turn (LedgerScanner._turn) */
+        /* the turn (vakaudit.ledger.vocab.turn_step) */
         int row_turn_no_set = 1;
         Py_ssize_t row_turn_no = 0;
         int row_turn_id_from_state = 0;
@@ -2067,7 +2060,7 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
             Py_SETREF(turn_id, ident);
             in_prep = 0;
             row_turn_no = turn_no, row_turn_id_from_state = 1;
-        } else if (kind_in(k0, k1, PREP_KINDS) || (key_is(k0, k1, "intent") && in_prep)) {
+        } else if (is_prep || (key_is(k0, k1, "intent") && in_prep)) {
             in_prep = 1;
             row_turn_no = turn_no + 1;
         } else if (key_is(k0, k1, "header")) {

@@ -157,13 +157,11 @@ def open_views(
     return con
 
 
-# what one write is, for kinds whose table rows are not one row per write: a checkpoint write is one
-# snapshot file (its table has a row per captured file); store.db rows are b-tree objects, so its
-# writes are counted as files (None)
-WRITE_UNITS: dict[str, str | None] = {
-    "checkpoints": "count(DISTINCT rel_path) FILTER (WHERE format IS DISTINCT FROM 'blob')",
-    "store_db": None,
-}
+def write_units() -> dict[str, str | None]:
+    """What one write is, per artifact kind: its card's ``write_unit`` (an aggregate over its table,
+    or None when a write is counted as a file)."""
+    return {k.name: k.card.write_unit for k in artifact_kinds()}
+
 
 _REQUIRED: dict[str, str] = {
     # table -> empty-view column list, used only when the scan wrote no file for it
@@ -190,7 +188,8 @@ def _artifact_writes_sql(tables: set[str], keys: tuple[str, ...] = ()) -> str:
     writes seen (ledger: entries; a kind with a rows table: its rows; else: its files) and bytes.
     ``keys``: partition columns (a lake's ``home_id``) counted apart and kept in front."""
     lead = "".join(f"{_quote(k)}, " for k in keys)
-    kinds = {k.name for k in artifact_kinds()}
+    units = write_units()
+    kinds = set(units)
     counts = [
         f"SELECT {lead}{_sql_str(LEDGER_KIND)} AS kind, count(*) AS n FROM entries WHERE kind IS NOT NULL"
         + (f" GROUP BY {lead.rstrip(', ')}" if keys else "")
@@ -198,7 +197,7 @@ def _artifact_writes_sql(tables: set[str], keys: tuple[str, ...] = ()) -> str:
     for name in sorted(tables):
         if name not in kinds or name == LEDGER_KIND:
             continue
-        unit = WRITE_UNITS.get(name, "count(*)")
+        unit = units[name]
         if unit:
             counts.append(
                 f"SELECT {lead}{_sql_str(name)} AS kind, {unit} AS n FROM {_quote(name)}"

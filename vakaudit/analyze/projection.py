@@ -11,7 +11,7 @@ straight multiplication of what the home measured per turn, with the bounds vak'
 - ``store_db``: a derived index, the measured share of ledger bytes.
 - kinds that do not grow per turn (configuration, secrets, locks) stay at their measured size.
 
-No I/O here: inputs are the small rows the metric queries returned.
+No I/O here: inputs are the small rows the metric queries returned; the bounds are the kinds' cards'.
 """
 
 from __future__ import annotations
@@ -21,11 +21,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from vakaudit.artifacts import get_kind
+
 MIB = 1024 * 1024
 GB = 1_000_000_000
-COST_LOG_COMPACT_BYTES = 5 * MIB
-COST_LOG_RETENTION_DAYS = 90
-BUDGET_ALERTS_COMPACT_BYTES = 1 * MIB
+# the bounds the kinds' cards give (vakaudit.artifacts.cost_log, budget_alerts)
+COST_LOG_COMPACT_BYTES: int = get_kind("cost_log").card.limits.bytes or 0
+COST_LOG_RETENTION_DAYS: int = get_kind("cost_log").card.limits.days or 0
+BUDGET_ALERTS_COMPACT_BYTES: int = get_kind("budget_alerts").card.limits.bytes or 0
 CHECKPOINT_RING = 20
 CHECKPOINT_SNAPSHOT_CAP = 64 * MIB
 CHECKPOINT_FILE_CAP = 8 * MIB

@@ -18,6 +18,8 @@ from functools import lru_cache
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
+    Bound,
+    Discipline,
     ReadContext,
     RegistryClass,
     WriteCard,
@@ -28,6 +30,8 @@ from vakaudit.errors import VakauditError
 __all__ = [
     "ArtifactKind",
     "Baseline7",
+    "Bound",
+    "Discipline",
     "DuplicateKindError",
     "ReadContext",
     "RegistryClass",

@@ -49,9 +49,42 @@ class RegistryClass(StrEnum):
     UNDECLARED = "Undeclared"   # real files vak writes but its REGISTRY does not declare (home.md D10)
 
 
+class Discipline(StrEnum):
+    """How vak writes a kind's files (the card's ``discipline`` text says it in full)."""
+
+    APPEND = "append"                  # lines appended, never rewritten
+    APPEND_COMPACT = "append_compact"  # lines appended; rewritten (tmp + rename) past a bound
+    RECORD_CHAIN = "record_chain"      # 7.0 frames appended to a segment set, sealed segments
+    REPLACE = "replace"                # whole file written aside and renamed or linked into place
+    REWRITE = "rewrite"                # whole file rewritten in place
+    DATABASE = "database"              # SQLite or DuckDB transactions
+    FILES = "files"                    # plain file writes (workspaces, skills, runtime files)
+    EPHEMERAL = "ephemeral"            # lock files and sockets
+    DERIVED = "derived"                # rebuildable data, deleted at will
+    UNKNOWN = "unknown"                # not confirmed from vak's code
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A size bound vak's code enforces on a kind (None where it sets none): a compaction threshold in
+    bytes, the rows it keeps, the days it keeps."""
+
+    bytes: int | None = None
+    rows: int | None = None
+    days: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class WriteCard:
-    """The write-map card of the reference report for one artifact kind."""
+    """The write-map card of the reference report for one artifact kind.
+
+    Besides the report's text: ``style``, the :class:`Discipline` of its writes; ``limits``, the bound as numbers (what the growth projection
+    applies); ``write_unit``, the SQL aggregate over the kind's table that counts its writes
+    (``count(*)``: a row is a write; None: a file is a write); ``time_column``, the column of its
+    table holding a row's time (what the one-turn timeline places rows by), None when it has none;
+    ``time_rank``, where its rows sort among other kinds' rows of the same instant on that timeline
+    (the order a turn writes them).
+    """
 
     writer: str               # e.g. "SessionLog::append — vak-session"
     trigger: str              # when it is written
@@ -61,6 +94,11 @@ class WriteCard:
     bound: str                # what bounds its size ("none" when nothing does)
     group: WriteGroup
     read_class: str = "flat"  # flat | session | home: what its turn-path read scales with
+    style: Discipline = Discipline.UNKNOWN
+    limits: Bound = Bound()
+    write_unit: str | None = "count(*)"
+    time_column: str | None = None
+    time_rank: int = 0
 
 
 #: The on-disk layouts (home.md §0.1): G1 and G2 are the JSONL-era homes, G3 the 7.0 data baseline.

@@ -9,7 +9,7 @@ the 7.0-only chains are built by :func:`chain_kind`. No I/O here.
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 
 
 def chain_patterns(*dirs: str) -> tuple[str, ...]:
@@ -32,6 +32,7 @@ def chain_card(writer: str, trigger: str, bound: str, group: WriteGroup, *, rela
         bound=bound,
         group=group,
         read_class="flat",
+        style=Discipline.RECORD_CHAIN,
     )
 
 

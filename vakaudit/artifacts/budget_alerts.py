@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, Bound, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
@@ -41,6 +41,10 @@ KIND = ROWS.kind(
         bound="1 MiB · 2000 rows",
         group=WriteGroup.EVIDENCE,
         read_class="flat",
+        time_column="ts_at",
+        time_rank=7,
+        limits=Bound(bytes=1024 * 1024, rows=2000),
+        style=Discipline.APPEND_COMPACT,
     ),
     v7=Baseline7(
         chain_patterns('budget-alerts'),

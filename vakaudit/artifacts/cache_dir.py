@@ -7,7 +7,7 @@ byte here can be deleted and rebuilt (home.md §1, §3.2). No rows.
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 
 KIND = ArtifactKind(
     name="cache_dir",
@@ -22,6 +22,7 @@ KIND = ArtifactKind(
         bound="rebuildable",
         group=WriteGroup.DERIVED,
         read_class="flat",
+        style=Discipline.DERIVED,
     ),
     v7=Baseline7(('cache/**',), (69,), vak_class='Derived', owner='vak-core'),
     registry_class=RegistryClass.DERIVED,

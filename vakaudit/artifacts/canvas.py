@@ -10,6 +10,7 @@ from __future__ import annotations
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
+    Discipline,
     RegistryClass,
     WriteCard,
     WriteGroup,
@@ -29,6 +30,7 @@ KIND = ArtifactKind(
         bound="one file per conversation",
         group=WriteGroup.MEMORY,
         read_class="session",
+        style=Discipline.REWRITE,
     ),
     registry_class=RegistryClass.DOCUMENT,
     description=__doc__,

@@ -9,7 +9,7 @@ opened in place.
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._tenant import tenant_kind
 
 KIND = tenant_kind(
@@ -26,6 +26,7 @@ KIND = tenant_kind(
         bound="rebuildable; VACUUM after erasure",
         group=WriteGroup.DERIVED,
         read_class="home",
+        style=Discipline.DATABASE,
     ),
     registry_class=RegistryClass.DERIVED,
     entries=(3,),

@@ -28,6 +28,7 @@ import pyarrow as pa
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
+    Discipline,
     ReadContext,
     RegistryClass,
     WriteCard,
@@ -361,6 +362,9 @@ KIND = ArtifactKind(
         bound="8 MB per file, 64 MB per snapshot, 20 per session; no dedupe between snapshots, no GC across sessions",
         group=WriteGroup.CHECKPOINT,
         read_class="flat",
+        # a checkpoint write is one snapshot file (its table has a row per captured file)
+        write_unit="count(DISTINCT rel_path) FILTER (WHERE format IS DISTINCT FROM 'blob')",
+        style=Discipline.REPLACE,
     ),
     v7=Baseline7(('**/checkpoints/**',), (10, 44), vak_class='Record', owner='vak-core'),
     registry_class=RegistryClass.LEDGER,

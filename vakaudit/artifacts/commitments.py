@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
@@ -58,6 +58,9 @@ KIND = ROWS.kind(
         bound="none",
         group=WriteGroup.EVIDENCE,
         read_class="home",
+        time_column="ts_at",
+        time_rank=8,
+        style=Discipline.APPEND,
     ),
     v7=Baseline7(
         chain_patterns('**/commitments'),

@@ -36,6 +36,7 @@ import pyarrow as pa
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
+    Discipline,
     ReadContext,
     RegistryClass,
     WriteCard,
@@ -190,6 +191,7 @@ KIND = ArtifactKind(
         bound="size follows configuration, not usage",
         group=WriteGroup.CONFIG,
         read_class="flat",
+        style=Discipline.REPLACE,
     ),
     v7=Baseline7(
         # the same trees as in the JSONL era, as the 7.0 REGISTRY declares them

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, Bound, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
@@ -47,6 +47,10 @@ KIND = ROWS.kind(
         bound="5 MB · 90 days",
         group=WriteGroup.EVIDENCE,
         read_class="flat",
+        time_column="ts_at",
+        time_rank=3,
+        limits=Bound(bytes=5 * 1024 * 1024, days=90),
+        style=Discipline.APPEND_COMPACT,
     ),
     v7=Baseline7(
         chain_patterns('**/cost-log'),

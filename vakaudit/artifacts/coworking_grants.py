@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, count_of, ts_cols
 
@@ -44,6 +44,7 @@ KIND = ROWS.kind(
         bound="none",
         group=WriteGroup.SERVER,
         read_class="flat",
+        style=Discipline.APPEND,
     ),
     v7=Baseline7(
         chain_patterns('grants'),

@@ -8,7 +8,7 @@ project is chosen — files vak's tools write on the user's behalf, not vak's ow
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 
 KIND = ArtifactKind(
     name="default_workspace",
@@ -23,6 +23,7 @@ KIND = ArtifactKind(
         bound="none",
         group=WriteGroup.OTHER,
         read_class="flat",
+        style=Discipline.FILES,
     ),
     v7=Baseline7(('**/vak-home/**',), (66,), vak_class='Workspace', owner='vak-config'),
     registry_class=RegistryClass.CONFIG,

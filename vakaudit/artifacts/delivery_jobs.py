@@ -18,7 +18,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import (
+    ArtifactKind,
+    Discipline,
+    ReadContext,
+    RegistryClass,
+    WriteCard,
+    WriteGroup,
+)
 from vakaudit.artifacts._jsonl import FileCol, RowSpec, col, dig, file_stem, jsonl_reader
 
 
@@ -80,6 +87,7 @@ KIND = ArtifactKind(
         bound="delivered jobs are never removed",
         group=WriteGroup.SERVER,
         read_class="home",
+        style=Discipline.APPEND,
     ),
     registry_class=RegistryClass.LEDGER,
     description=__doc__,

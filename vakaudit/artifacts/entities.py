@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._jsonl import FileCol, RowSpec, col, count_of, parent_dir, ts_cols
 
 ROWS = RowSpec(
@@ -45,6 +45,7 @@ KIND = ROWS.kind(
         bound="none",
         group=WriteGroup.MEMORY,
         read_class="flat",
+        style=Discipline.REPLACE,
     ),
     registry_class=RegistryClass.DOCUMENT,
     names=("ENTITIES.jsonl",),

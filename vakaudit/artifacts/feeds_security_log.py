@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
 
@@ -43,6 +43,7 @@ KIND = ROWS.kind(
         bound="none",
         group=WriteGroup.FEEDS,
         read_class="flat",
+        style=Discipline.APPEND,
     ),
     registry_class=RegistryClass.LEDGER,
     append_only=True,

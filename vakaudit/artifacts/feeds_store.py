@@ -10,7 +10,7 @@ never opened by vakaudit (a DuckDB open may write): no rows. ``feeds.toml`` is a
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Discipline, RegistryClass, WriteCard, WriteGroup
 
 KIND = ArtifactKind(
     name="feeds_store",
@@ -25,6 +25,7 @@ KIND = ArtifactKind(
         bound="max_items_per_feed = 500 and a 90-day dedup window in feeds.toml",
         group=WriteGroup.FEEDS,
         read_class="flat",
+        style=Discipline.DATABASE,
     ),
     registry_class=RegistryClass.UNDECLARED,
     description=__doc__,

@@ -21,6 +21,7 @@ import pyarrow as pa
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
+    Discipline,
     ReadContext,
     RegistryClass,
     WriteCard,
@@ -122,6 +123,7 @@ KIND = ArtifactKind(
         bound="none",
         group=WriteGroup.SERVER,
         read_class="flat",
+        style=Discipline.REWRITE,
     ),
     v7=Baseline7(('**/flow-runs/**',), (18, 53), vak_class='Record', owner='vak-flow'),
     registry_class=RegistryClass.LEDGER,

@@ -9,7 +9,7 @@ No rows: sockets and locks are never opened.
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 
 KIND = ArtifactKind(
     name="locks",
@@ -24,6 +24,7 @@ KIND = ArtifactKind(
         bound="ephemeral",
         group=WriteGroup.OTHER,
         read_class="flat",
+        style=Discipline.EPHEMERAL,
     ),
     v7=Baseline7(('**/locks/**', '**/*.lock', '**/broker.sock', '**/*.sock'), (63, 64), vak_class='Ephemeral', owner='vak-server, vak-tools'),
     registry_class=RegistryClass.DERIVED,

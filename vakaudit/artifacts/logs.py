@@ -10,7 +10,7 @@ the text is not structured.
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 
 KIND = ArtifactKind(
     name="logs",
@@ -25,6 +25,7 @@ KIND = ArtifactKind(
         bound="none (outside vak's control: log rotation, if any, is the OS's)",
         group=WriteGroup.OTHER,
         read_class="flat",
+        style=Discipline.APPEND,
     ),
     v7=Baseline7(('logs/**',), (68,), vak_class='Telemetry', owner='vak-ops'),
     registry_class=RegistryClass.LEDGER,

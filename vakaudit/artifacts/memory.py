@@ -25,6 +25,7 @@ import pyarrow as pa
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
+    Discipline,
     ReadContext,
     RegistryClass,
     WriteCard,
@@ -151,6 +152,9 @@ KIND = ArtifactKind(
         bound="never age-pruned by design; only abandoned write artifacts are cleaned (24 h)",
         group=WriteGroup.MEMORY,
         read_class="flat",
+        time_column="ts_at",
+        time_rank=11,
+        style=Discipline.APPEND_COMPACT,
     ),
     v7=Baseline7(('**/learning/**',), (45,), vak_class='Record', owner='vak-core'),
     registry_class=RegistryClass.DOCUMENT,

@@ -10,7 +10,7 @@ by the scan: the names alone attribute objects to scopes.
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._tenant import tenant_kind
 
 KIND = tenant_kind(
@@ -27,6 +27,7 @@ KIND = tenant_kind(
         bound="removed with the object, or one by one by remove_grant",
         group=WriteGroup.LEDGER,
         read_class="flat",
+        style=Discipline.REPLACE,
     ),
     registry_class=RegistryClass.RECORD,
     entries=(2,),

@@ -11,7 +11,7 @@ grant is live (baseline7.md §4).
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._tenant import tenant_kind
 
 KIND = tenant_kind(
@@ -28,6 +28,7 @@ KIND = tenant_kind(
         bound="GC when no grant is live (1 h grace)",
         group=WriteGroup.LEDGER,
         read_class="flat",
+        style=Discipline.REPLACE,
     ),
     registry_class=RegistryClass.RECORD,
     entries=(2,),

@@ -10,7 +10,7 @@ the file itself.
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._tenant import tenant_kind
 
 KIND = tenant_kind(
@@ -27,6 +27,7 @@ KIND = tenant_kind(
         bound="one row per live name",
         group=WriteGroup.LEDGER,
         read_class="flat",
+        style=Discipline.DATABASE,
     ),
     registry_class=RegistryClass.RECORD,
     entries=(2,),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
@@ -41,6 +41,9 @@ KIND = ROWS.kind(
         bound="none on disk",
         group=WriteGroup.EVIDENCE,
         read_class="home",
+        time_column="ts_at",
+        time_rank=4,
+        style=Discipline.APPEND,
     ),
     v7=Baseline7(
         chain_patterns('**/routing-evidence'),

@@ -8,7 +8,7 @@ Agent-network socket and locks. The whole root is Ephemeral: removed when an exe
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 
 KIND = ArtifactKind(
     name="runtime_dir",
@@ -23,6 +23,7 @@ KIND = ArtifactKind(
         bound="removed when the execution settles",
         group=WriteGroup.OTHER,
         read_class="flat",
+        style=Discipline.FILES,
     ),
     registry_class=RegistryClass.EPHEMERAL,
     description=__doc__,

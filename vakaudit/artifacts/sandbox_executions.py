@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from vakaudit.artifacts._base import (
     Baseline7,
+    Discipline,
     RegistryClass,
     WriteCard,
     WriteGroup,
@@ -88,6 +89,9 @@ KIND = ROWS.kind(
         bound="none — a long-running command writes 2 rows/s for its whole life",
         group=WriteGroup.SANDBOX,
         read_class="session",
+        time_column="ts_at",
+        time_rank=5,
+        style=Discipline.APPEND,
     ),
     v7=Baseline7(
         chain_patterns('**/sandbox/executions/*'),

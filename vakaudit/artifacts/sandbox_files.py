@@ -9,7 +9,7 @@ it prepares, verifies and promotes sandboxed changes: working trees and objects,
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 
 KIND = ArtifactKind(
     name="sandbox_files",
@@ -31,6 +31,7 @@ KIND = ArtifactKind(
         bound="none found",
         group=WriteGroup.SANDBOX,
         read_class="flat",
+        style=Discipline.FILES,
     ),
     v7=Baseline7(('**/sandbox/candidates/**', '**/sandbox/*'), (21,), vak_class='Record', owner='vak-server'),
     registry_class=RegistryClass.LEDGER,

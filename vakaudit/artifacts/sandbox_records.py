@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
 
@@ -67,6 +67,7 @@ KIND = ROWS.kind(
         bound="none",
         group=WriteGroup.SANDBOX,
         read_class="flat",
+        style=Discipline.APPEND,
     ),
     v7=Baseline7(
         chain_patterns('**/sandbox/records'),

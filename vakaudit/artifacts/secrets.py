@@ -8,7 +8,7 @@ test enforces it). vakaudit must not read them (home.md §10): the walk records 
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 
 KIND = ArtifactKind(
     name="secrets",
@@ -23,6 +23,7 @@ KIND = ArtifactKind(
         bound="size follows configuration, not usage",
         group=WriteGroup.SECRET,
         read_class="flat",
+        style=Discipline.REWRITE,
     ),
     v7=Baseline7(('credentials.enc', 'credentials.enc.tmp', '.credential_key', '.credential_key.lock', 'vak-home/.env'), (55, 56, 57, 58), vak_class='Secret', owner='vak-config'),
     registry_class=RegistryClass.SECRET,

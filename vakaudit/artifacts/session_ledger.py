@@ -43,6 +43,7 @@ from vakaudit._native import arrow_column, linescan
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
+    Discipline,
     ReadContext,
     RegistryClass,
     WriteCard,
@@ -55,6 +56,7 @@ from vakaudit.ledger.chain import ChainVerifier, LineStatus
 from vakaudit.ledger.entry import KNOWN_KINDS, EntryParseError, parse_envelope
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLineBuilder
 from vakaudit.ledger.verdict import verify_ledger
+from vakaudit.ledger.vocab import PREP_KINDS, directive_rule, turn_step
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 CHUNK_BYTES = 4 << 20
@@ -134,12 +136,6 @@ ENTRY_FIELDS_SCHEMA = pa.schema(
 ENVELOPE_FIELD = "(envelope)"
 UNPARSED_FIELD = "(unparsed)"
 BLANK_FIELD = "(blank)"
-
-# Entries written before the directive of the turn they prepare (write-paths: goal update, intent,
-# capability binding come before the user message). They carry the turn number of that next turn.
-_PREP_KINDS = frozenset(
-    {"turn_capabilities_bound", "turn_capabilities_ref", "goal_update", "context_selection"}
-)
 
 _CHAIN_OK = {LineStatus.CHAIN_OK: True, LineStatus.BROKEN: False}
 
@@ -470,7 +466,7 @@ def payload_facts(kind: str, payload: dict[str, Any]) -> tuple:
                             trb += len(orjson.dumps(c))
                     elif t == "text":
                         has_text = True
-        directive = role == "user" and control is None and has_text and trc == 0
+        directive = directive_rule(role, control is not None, has_text, trc != 0)
     elif kind == "receipt":
         purpose = _str(payload.get("purpose"))
         provider = _str(payload.get("provider"))
@@ -614,7 +610,7 @@ class LedgerScanner:
                     state = [self._chain.expected, st.turn_no, st.turn_id, st.in_prep]
                     nxt = _scan_entries(
                         buf, pos, limit, batch_rows - before, offset - pos, st.line_no, native, self.fields,
-                        state, KNOWN_KINDS,
+                        state, KNOWN_KINDS, PREP_KINDS,
                     )  # fmt: skip
                     if nxt > pos:
                         self._run(buf, pos, nxt, offset, len(native) - before, state)
@@ -818,19 +814,9 @@ class LedgerScanner:
     def _turn(self, kind: str, directive: bool | None, ident: str, at_turn: str | None) -> tuple:
         """(turn_no, turn_id) of an entry, in file order."""
         st = self.state
-        if directive:
-            st.turn_no += 1
-            st.turn_id = ident
-            st.in_prep = False
-            turn_no, turn_id = st.turn_no, ident
-        elif kind in _PREP_KINDS or (kind == "intent" and st.in_prep):
-            st.in_prep = True
-            turn_no, turn_id = st.turn_no + 1, None
-        elif kind == "header":
-            turn_no, turn_id = None, None
-        else:
-            st.in_prep = False
-            turn_no, turn_id = (st.turn_no or None), st.turn_id
+        st.turn_no, st.turn_id, st.in_prep, turn_no, turn_id = turn_step(
+            st.turn_no, st.turn_id, st.in_prep, kind, directive, ident
+        )
         if at_turn is not None:
             turn_id = at_turn
         return turn_no, turn_id
@@ -1014,6 +1000,8 @@ KIND = ArtifactKind(
         bound="none on disk; in memory via compaction packets and MAX_LIVE_SESSIONS = 128",
         group=WriteGroup.LEDGER,
         read_class="session",
+        time_column="ts_at",
+        style=Discipline.APPEND,
     ),
     registry_class=RegistryClass.LEDGER,
     description=__doc__,
@@ -1037,6 +1025,7 @@ KIND = ArtifactKind(
             bound="kept; erased by crypto-shred (the scope key is destroyed)",
             group=WriteGroup.LEDGER,
             read_class="session",
+            style=Discipline.RECORD_CHAIN,
         ),
     ),
 )

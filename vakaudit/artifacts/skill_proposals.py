@@ -16,7 +16,14 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import (
+    ArtifactKind,
+    Discipline,
+    ReadContext,
+    RegistryClass,
+    WriteCard,
+    WriteGroup,
+)
 from vakaudit.artifacts._jsonl import TIMESTAMP, parent_name, parse_ts
 from vakaudit.artifacts._markdown import scan_document
 
@@ -76,6 +83,7 @@ KIND = ArtifactKind(
         bound="none",
         group=WriteGroup.MEMORY,
         read_class="flat",
+        style=Discipline.FILES,
     ),
     registry_class=RegistryClass.DOCUMENT,
     description=__doc__,

@@ -17,6 +17,7 @@ import pyarrow as pa
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
+    Discipline,
     ReadContext,
     RegistryClass,
     WriteCard,
@@ -69,6 +70,7 @@ KIND = ArtifactKind(
         bound="size follows configuration, not usage",
         group=WriteGroup.MEMORY,
         read_class="flat",
+        style=Discipline.FILES,
     ),
     v7=Baseline7(('**/skills/**',), (11, 54, 60), vak_class='Desired', owner='vak-core'),
     registry_class=RegistryClass.CONFIG,

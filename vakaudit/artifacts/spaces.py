@@ -8,7 +8,7 @@ under the ``spaces.lock`` flock: ``spaces.toml.<pid>`` + fsync + rename (baselin
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._tenant import tenant_kind
 
 KIND = tenant_kind(
@@ -25,6 +25,7 @@ KIND = tenant_kind(
         bound="one entry per bound folder",
         group=WriteGroup.CONFIG,
         read_class="flat",
+        style=Discipline.REPLACE,
     ),
     registry_class=RegistryClass.CONFIG,
     entries=(5, 6),

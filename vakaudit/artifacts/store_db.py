@@ -23,7 +23,14 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from vakaudit.artifacts._base import ArtifactKind, ReadContext, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import (
+    ArtifactKind,
+    Discipline,
+    ReadContext,
+    RegistryClass,
+    WriteCard,
+    WriteGroup,
+)
 from vakaudit.artifacts._sqlite import ROW_LIMIT, TIME_BUDGET_S, open_private_copy
 from vakaudit.findings import Finding, FindingCode, Severity
 
@@ -222,6 +229,8 @@ KIND = ArtifactKind(
         bound="≈ 12% of ledger bytes (11.4 MB over 92 MB, measured); rebuildable",
         group=WriteGroup.DERIVED,
         read_class="flat",
+        write_unit=None,  # its rows are b-tree objects: a write is counted as a file
+        style=Discipline.DATABASE,
     ),
     registry_class=RegistryClass.DERIVED,
     description=__doc__,

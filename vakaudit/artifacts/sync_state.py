@@ -6,7 +6,7 @@ Declared by the 7.0 REGISTRY as Derived, owned by vak-core; its format is not co
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, Baseline7, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 
 KIND = ArtifactKind(
     name="sync_state",
@@ -21,6 +21,7 @@ KIND = ArtifactKind(
         bound="rebuildable",
         group=WriteGroup.DERIVED,
         read_class="flat",
+        style=Discipline.UNKNOWN,
     ),
     registry_class=RegistryClass.DERIVED,
     description=__doc__,

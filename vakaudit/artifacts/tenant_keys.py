@@ -11,7 +11,7 @@ verify reads only their names and the plain ``revoked``, ``shredded`` and ``held
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._tenant import tenant_kind
 
 KIND = tenant_kind(
@@ -28,6 +28,7 @@ KIND = tenant_kind(
         bound="one file per scope",
         group=WriteGroup.SECRET,
         read_class="flat",
+        style=Discipline.REPLACE,
     ),
     registry_class=RegistryClass.CONFIG,
     entries=(4,),

@@ -8,7 +8,7 @@ the run or Agent does; rebuilt, not backed up. Sized, never read.
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._tenant import tenant_kind
 
 KIND = tenant_kind(
@@ -25,6 +25,7 @@ KIND = tenant_kind(
         bound="Environment 7 d after the run settles; workspaces live as long as (space, Agent)",
         group=WriteGroup.OTHER,
         read_class="flat",
+        style=Discipline.FILES,
     ),
     registry_class=RegistryClass.EPHEMERAL,
     entries=(7, 8),

@@ -8,7 +8,7 @@ a file nobody declared, yet real homes hold many (home.md §3.1, D10).
 
 from __future__ import annotations
 
-from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup
+from vakaudit.artifacts._base import ArtifactKind, Discipline, RegistryClass, WriteCard, WriteGroup
 
 KIND = ArtifactKind(
     name="unclassified",
@@ -23,6 +23,7 @@ KIND = ArtifactKind(
         bound="unknown",
         group=WriteGroup.OTHER,
         read_class="flat",
+        style=Discipline.UNKNOWN,
     ),
     registry_class=RegistryClass.UNDECLARED,
     description=__doc__,

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from vakaudit.ledger import jsonenc
+import vakaudit.ledger.jsonenc as jsonenc
 
 __all__ = [
     "RUST_WHITESPACE",

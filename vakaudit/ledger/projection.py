@@ -38,6 +38,7 @@ from vakaudit.ledger.turns import (
     is_control_entry,
     message_of,
 )
+from vakaudit.ledger.vocab import is_directive_message
 
 __all__ = [
     "Fidelity",
@@ -728,10 +729,7 @@ def latest_directive_entry_id(chain: Sequence[Any]) -> str | None:
     """The newest non-control user message with a text block and no tool_result block (§6.8)."""
     for entry in reversed(chain):
         msg = message_of(entry)
-        if msg is None or msg.get("role") != "user" or is_control_entry(entry):
-            continue
-        types = {b.get("type") for b in _blocks(msg)}
-        if "text" in types and "tool_result" not in types:
+        if msg is not None and is_directive_message(msg, is_control_entry(entry)):
             return entry.id
     return None
 

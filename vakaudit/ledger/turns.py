@@ -32,6 +32,7 @@ from vakaudit.ledger.digest import (
     strip_duplicate_fences,
     text_content,
 )
+from vakaudit.ledger.vocab import directive_rule
 
 __all__ = [
     "Generation",
@@ -623,9 +624,8 @@ class TurnIndexBuilder:
             return
         types = _block_types(msg)
         if role == "user":
-            has_text = "text" in types
             has_result = "tool_result" in types
-            if has_text and not has_result:
+            if directive_rule(role, control, "text" in types, has_result):
                 self._new_turn(entry, pos)
             elif has_result and last is not None:
                 last.raw_tail.append(entry)

@@ -595,13 +595,12 @@ def _child_status(
     cwd = header.payload.get("cwd") if header is not None else None
     if not isinstance(cwd, str):
         return None
-    from vakaudit.ledger.log import SessionLog
-
     path = session_path(Path(sessions_home).expanduser(), cwd, child_id)
     # vak opens the child for writing: a child still held by a live process (or missing) yields no
-    # status, so its item is interrupted rather than trusted. The handle writes nothing.
+    # status, so its item is interrupted rather than trusted. The handle writes nothing. (It is
+    # opened as the parent was, by the parent's class: this module does not import the log back.)
     try:
-        child = SessionLog.open(path, fsync=False)
+        child = type(log).open(path, fsync=False)
     except (OSError, LedgerError):  # missing, locked by a live writer, or not UTF-8
         return None
     try:

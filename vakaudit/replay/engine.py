@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import vakaudit.replay.project as project
 from vakaudit.errors import CorruptError
 from vakaudit.ledger import SessionLog
 from vakaudit.ledger.chain import line_digest
@@ -26,7 +27,7 @@ from vakaudit.ledger.digest import payload_digest
 from vakaudit.ledger.projection import Fidelity, WorkingSetPlan
 from vakaudit.ledger.shape import payload_type_error
 from vakaudit.ledger.turns import Generation, TurnIndexBuilder, generation_for
-from vakaudit.replay import project
+from vakaudit.ledger.vocab import is_directive
 from vakaudit.replay.checks import (
     CheckName,
     CheckResult,
@@ -171,19 +172,6 @@ class ReplayStep:
 
 
 # -- small readers ---------------------------------------------------------------------------------
-
-
-def _is_directive(entry: Any) -> bool:
-    if entry.kind != "message":
-        return False
-    msg = entry.payload.get("message")
-    if not isinstance(msg, dict) or msg.get("role") != "user":
-        return False
-    meta = entry.payload.get("meta")
-    if isinstance(meta, dict) and meta.get("control") is not None:
-        return False
-    types = {b.get("type") for b in msg.get("content") or () if isinstance(b, dict)}
-    return "text" in types and "tool_result" not in types
 
 
 def _role(entry: Any) -> str | None:
@@ -437,7 +425,7 @@ class StepWalker:
         elif kind == "turn_capabilities_ref":
             self.latest_binding = _resolve_ref(e, self.bindings, self.latest_binding)
         elif kind == "message":
-            if _is_directive(e):
+            if is_directive(e):
                 self.turn_no += 1
                 self.turn_dir_pos = pos
                 self.open_members = []

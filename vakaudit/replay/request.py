@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from vakaudit.ledger.vocab import is_directive_message
 from vakaudit.replay.prefix import tool_parts
 
 __all__ = [
@@ -156,15 +157,6 @@ def place_tail(messages: list[dict], tail: str, index: int | None) -> int | None
     new["content"] = content
     messages[index] = new
     return index
-
-
-def is_directive_message(message: Mapping[str, Any]) -> bool:
-    """User message with at least one text block and no tool_result block (§6.1, §13)."""
-    if message.get("role") != "user":
-        return False
-    content = message.get("content") or []
-    types = {b.get("type") for b in content if isinstance(b, Mapping)}
-    return "text" in types and "tool_result" not in types
 
 
 def cache_boundary(messages: Sequence[Mapping[str, Any]]) -> int:

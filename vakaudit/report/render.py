@@ -23,7 +23,7 @@ import orjson
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from vakaudit.report import sections as sections_pkg
+import vakaudit.report.sections as sections_pkg
 from vakaudit.report.charts import ENABLED as CHARTS_ENABLED
 from vakaudit.report.filters import FILTERS, md_escape, md_safe
 

@@ -1,19 +1,37 @@
-"""The scan folder's ``manifest.json``: its name and the one reader of it.
+"""The scan folder's ``manifest.json``: its name, its typed form, the one reader and writer of it.
 
 A scan folder is vakaudit's own output; a manifest that cannot be read is a caller problem (a
 folder damaged or edited by hand), raised as :class:`ScanError` naming the file and what to do.
+:class:`Manifest` is what a scan writes (per file: identity, reader state, the parts holding its
+rows), :class:`ScanState` a file's mode in one scan, :class:`ScanStats` the scan's counters.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from vakaudit.errors import ScanError
 
-__all__ = ["MANIFEST", "is_scan_dir", "read_manifest"]
+if TYPE_CHECKING:  # pragma: no cover
+    from vakaudit.scan.walk import HomeFile
+    from vakaudit.scan.worker import _ItemResult
+
+__all__ = [
+    "MANIFEST",
+    "MANIFEST_FORMAT",
+    "Manifest",
+    "ScanState",
+    "ScanStats",
+    "is_scan_dir",
+    "read_manifest",
+]
 
 #: the file that makes a folder a scan folder
 MANIFEST = "manifest.json"
@@ -45,3 +63,120 @@ def read_manifest(scan: str | os.PathLike[str]) -> dict[str, Any]:
             f"`vakaudit scan HOME --out {folder} --full`, or delete {folder}"
         )
     return doc
+
+
+class ScanState(StrEnum):
+    """A file's mode in one scan: planned (``full``, ``append``, ``unchanged``, ``not_read``) and, in
+    the ``files`` table's ``scan_state``, ``appended`` for a file read from where the last scan stopped."""
+
+    FULL = "full"
+    APPEND = "append"
+    APPENDED = "appended"
+    UNCHANGED = "unchanged"
+    NOT_READ = "not_read"
+
+
+MANIFEST_FORMAT = 3  # 3: findings rows have a count (folds of repeated findings)
+
+
+@dataclass(slots=True)
+class ScanStats:
+    """Counters of one scan (what it had to read, and what it could skip)."""
+
+    files: int = 0
+    home_bytes: int = 0
+    files_full: int = 0
+    files_appended: int = 0
+    files_unchanged: int = 0
+    files_not_read: int = 0
+    bytes_scanned: int = 0  # bytes newly covered by readers
+    bytes_read: int = 0  # bytes actually read from the home (anchors and counting included)
+    elapsed_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+def _manifest_entry(
+    hf: HomeFile, r: _ItemResult | None, prev: dict[str, Any], states: dict[str, str]
+) -> dict[str, Any]:
+    """A file's manifest entry after this scan: identity, reader state, parts and their rows."""
+    entry: dict[str, Any] = {
+        "kind": hf.kind.name,
+        "inode": hf.inode,
+        "device": hf.device,
+        "size": hf.size_bytes,
+        "mtime_ns": hf.mtime_ns,
+    }
+    if r is not None and r.state:
+        entry["state"] = r.state
+        parts = list(prev.get("parts", [])) if r.mode == ScanState.APPEND else []
+        if r.part:
+            parts.append(r.part)
+        entry["parts"] = parts
+        entry["part_rows"] = (prev.get("part_rows", 0) if r.mode == ScanState.APPEND else 0) + (
+            r.rows if r.part else 0
+        )
+        if (
+            r.state.get("ledger", {}).get("offset") is not None
+            and r.state["ledger"]["offset"] != hf.size_bytes
+        ):
+            # a write in flight: the next scan must look again even if size/mtime stay the same
+            entry["size"] = r.state["ledger"]["offset"]
+    elif states.get(hf.rel_path) == ScanState.UNCHANGED:
+        entry["state"] = prev.get("state", {})
+        entry["parts"] = prev.get("parts", [])
+        entry["part_rows"] = prev.get("part_rows", 0)
+    return entry
+
+
+@dataclass(slots=True)
+class Manifest:
+    """A scan folder's ``manifest.json``: which scan wrote it, its counters and table row counts, and
+    per file (rel_path) its identity, reader state and the parts holding its rows."""
+
+    home: str
+    layout: str | None = None
+    scanned_at: str | None = None
+    generation: int = 0
+    tool_version: str | None = None
+    format: int | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+    tables: dict[str, int] = field(default_factory=dict)
+    reader_findings: int = 0
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> Manifest:
+        return cls(
+            home=doc["home"],
+            layout=doc.get("layout"),
+            scanned_at=doc.get("scanned_at"),
+            generation=int(doc.get("generation", 0)),
+            tool_version=doc.get("tool_version"),
+            format=doc.get("format"),
+            stats=doc.get("stats", {}),
+            tables=doc.get("tables", {}),
+            reader_findings=int(doc.get("reader_findings", 0)),
+            files=doc.get("files", {}),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "tool_version": self.tool_version,
+            "home": self.home,
+            "layout": self.layout,
+            "scanned_at": self.scanned_at,
+            "generation": self.generation,
+            "stats": self.stats,
+            "tables": self.tables,
+            "reader_findings": self.reader_findings,
+            "files": self.files,
+        }
+
+    def write(self, out: Path) -> None:
+        """Write ``out/manifest.json`` whole (a temporary file renamed over it)."""
+        tmp = out / f".{MANIFEST}.tmp"
+        tmp.write_bytes(orjson.dumps(self.to_dict(), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2))
+        os.replace(tmp, out / MANIFEST)

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from vakaudit.scan.engine import ScanStats
-from vakaudit.scan.manifest import read_manifest
+from vakaudit.scan.manifest import ScanStats, read_manifest
 from vakaudit.scan.tables import all_tables
 
 if TYPE_CHECKING:  # pragma: no cover

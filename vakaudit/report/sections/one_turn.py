@@ -15,6 +15,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from vakaudit.artifacts import all_kinds
 from vakaudit.report import charts
 from vakaudit.report.inputs import ReportInputs
 from vakaudit.report.sections._common import LEDGER_KIND
@@ -41,20 +42,12 @@ LEDGER_WRITERS = {
     "child_run": "append_child_run",
 }
 
-# side-ledger tables with a row timestamp, and the column holding it
-SIDE_TIME_COLUMNS = (
-    ("intent_evidence", "ts_at"),
-    ("activity_log", "ts_at"),
-    ("cost_log", "ts_at"),
-    ("routing_evidence", "ts_at"),
-    ("sandbox_executions", "ts_at"),
-    ("security_events", "ts_at"),
-    ("budget_alerts", "ts_at"),
-    ("commitments", "ts_at"),
-    ("gateway_deliveries", "ts_at"),
-    ("inbox", "ts_at"),
-    ("memory", "ts_at"),
-    ("operations_incidents", "ts_at"),
+# side-ledger tables with a row timestamp, and the column holding it: every kind whose card names
+# a time column (the ledger's rows are the timeline's own steps), in the cards' time_rank order
+SIDE_TIME_COLUMNS = tuple(
+    (k.name, k.card.time_column)
+    for k in sorted(all_kinds(), key=lambda k: (k.card.time_rank, k.name))
+    if k.card.time_column and k.name != LEDGER_KIND
 )
 
 

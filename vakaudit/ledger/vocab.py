@@ -1,0 +1,94 @@
+"""The turn vocabulary of a vak session ledger, defined once.
+
+What a *directive* is (the user message that opens a turn, replay.md §6.1, §13), which entries are
+*prep* entries (written before the directive of the turn they prepare and numbered with it), and
+how entries are numbered into turns in file order. The scan's ``entries`` rows
+(:mod:`vakaudit.artifacts.session_ledger`, and the compiled scanner, which is handed
+:data:`PREP_KINDS` as data on every call), the turn index (:mod:`vakaudit.ledger.turns`), the
+projection and replay all read these definitions; none keeps its own copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "PREP_KINDS",
+    "PREP_FOLLOWER_KIND",
+    "HEADER_KIND",
+    "directive_rule",
+    "is_directive_message",
+    "is_directive",
+    "turn_step",
+]
+
+#: Entries written before the directive of the turn they prepare (write-paths: goal update, intent,
+#: capability binding come before the user message). They carry the turn number of that next turn.
+PREP_KINDS: frozenset[str] = frozenset(
+    {"turn_capabilities_bound", "turn_capabilities_ref", "goal_update", "context_selection"}
+)
+#: an ``intent`` is a prep entry when it follows a prep entry (else it belongs to the open turn)
+PREP_FOLLOWER_KIND = "intent"
+#: the session header belongs to no turn
+HEADER_KIND = "header"
+
+
+def directive_rule(role: Any, control: bool, has_text: bool, has_tool_result: bool) -> bool:
+    """The directive rule over a message's facts: a user-role message that is not a control message,
+    with at least one text block and no tool_result block."""
+    return role == "user" and not control and has_text and not has_tool_result
+
+
+def _block_facts(message: Mapping[str, Any]) -> tuple[bool, bool]:
+    """(has a text block, has a tool_result block) of a message's content list."""
+    content = message.get("content")
+    has_text = has_result = False
+    if isinstance(content, list | tuple):
+        for block in content:
+            if isinstance(block, Mapping):
+                t = block.get("type")
+                if t == "text":
+                    has_text = True
+                elif t == "tool_result":
+                    has_result = True
+    return has_text, has_result
+
+
+def is_directive_message(message: Mapping[str, Any], control: bool = False) -> bool:
+    """:func:`directive_rule` of a neutral message (``control``: the entry carries a control tag)."""
+    has_text, has_result = _block_facts(message)
+    return directive_rule(message.get("role"), control, has_text, has_result)
+
+
+def is_directive(entry: Any) -> bool:
+    """:func:`directive_rule` of a parsed ledger entry (``kind``, ``payload``): a ``message`` entry
+    whose ``meta.control`` is absent or null."""
+    if entry.kind != "message":
+        return False
+    msg = entry.payload.get("message")
+    if not isinstance(msg, dict):
+        return False
+    meta = entry.payload.get("meta")
+    control = isinstance(meta, dict) and meta.get("control") is not None
+    return is_directive_message(msg, control)
+
+
+def turn_step(
+    turn_no: int, turn_id: str | None, in_prep: bool, kind: str, directive: bool | None, ident: str
+) -> tuple[int, str | None, bool, int | None, str | None]:
+    """One entry of the file-order turn numbering.
+
+    From the numbering state (turn_no of the last directive, its id, whether the previous entry was
+    a prep entry) and an entry (kind, directive flag, id): the new state and the entry's
+    (turn_no, turn_id). A directive opens the next turn; a prep entry (and an intent after one)
+    carries the number of the turn it prepares and no turn id; the header has no turn; any other
+    entry belongs to the open turn (no number before the first directive).
+    """
+    if directive:
+        return turn_no + 1, ident, False, turn_no + 1, ident
+    if kind in PREP_KINDS or (kind == PREP_FOLLOWER_KIND and in_prep):
+        return turn_no, turn_id, True, turn_no + 1, None
+    if kind == HEADER_KIND:
+        return turn_no, turn_id, in_prep, None, None
+    return turn_no, turn_id, False, (turn_no or None), turn_id

@@ -1,0 +1,286 @@
+"""``turns`` and ``sessions``, derived with DuckDB from the ``entries`` parts of the ledgers read.
+
+The queries are ``turns.sql`` and ``sessions.sql`` beside this module. Ledgers unchanged since a
+scan that derived them keep their rows (``carry``); the others are derived in groups bounded in rows,
+a large ledger's turns in slices, here or in fresh processes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from vakaudit.scan.manifest import ScanState, _manifest_entry
+from vakaudit.scan.parts import ENTRIES_GROUP_ROWS, PARQUET_COMPRESSION, _keep_rows
+from vakaudit.scan.tables import (
+    LEDGER_KIND,
+    SESSIONS_SCHEMA,
+    TURNS_SCHEMA,
+)
+from vakaudit.scan.walk import HomeFile
+from vakaudit.scan.worker import _ItemResult
+
+
+def _sql(name: str) -> str:
+    """A query of this folder (``turns.sql``, ``sessions.sql``)."""
+    return resources.files("vakaudit.scan").joinpath(name).read_text(encoding="utf-8")
+
+
+DERIVE_APART_BYTES = 256 << 20  # from this much ledger data to derive, turns/sessions are derived in a child
+# entries rows aggregated per DuckDB query when deriving turns and sessions (a single larger ledger
+# is still one query): every row can open a turn, and ~100k turns fill the query's 96 MB
+DERIVE_GROUP_ROWS = 65_536
+# turns aggregated per DuckDB query: a query's turns are in one hash table (DuckDB cannot spill its
+# ~25 aggregate states per turn; 50k turns need more than 48 MB), so a ledger of more turns is
+# derived in slices of this many (rel_path, turn_no) keys, in order
+DERIVE_TURN_SLICE = 16_384
+
+_TURNS_SQL = _sql("turns.sql")
+# every DERIVE_TURN_SLICE-th (rel_path, turn_no) key in order: the upper bounds of the turns slices
+_TURN_BOUNDS_SQL = """
+SELECT rel_path, turn_no FROM (SELECT DISTINCT rel_path, turn_no FROM entries WHERE turn_no IS NOT NULL)
+QUALIFY row_number() OVER (ORDER BY rel_path, turn_no) % $slice = 0 ORDER BY rel_path, turn_no
+"""
+
+
+_AFTER = "(rel_path > ${0}r OR (rel_path = ${0}r AND turn_no > ${0}t))"
+_UP_TO = "(rel_path < ${0}r OR (rel_path = ${0}r AND turn_no <= ${0}t))"
+
+
+def _turn_slices(con: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The turns query of the current ``entries`` view in slices of at most ``DERIVE_TURN_SLICE``
+    turns, in (rel_path, turn_no) order: (SQL, its parameters) each."""
+    bounds = con.execute(_TURN_BOUNDS_SQL, {"slice": DERIVE_TURN_SLICE}).fetchall()
+    out = []
+    for lo, hi in zip([None, *bounds], [*bounds, None], strict=True):
+        cond, params = [], {}
+        if lo is not None:
+            cond.append(_AFTER.format("lo"))
+            params.update(lor=lo[0], lot=lo[1])
+        if hi is not None:
+            cond.append(_UP_TO.format("hi"))
+            params.update(hir=hi[0], hit=hi[1])
+        out.append((_TURNS_SQL.format(slice="".join(" AND " + c for c in cond)), params))
+    return out
+
+
+_SESSIONS_SQL = _sql("sessions.sql")
+
+
+def _derive_groups(
+    derive: dict[str, list[str]], rows: dict[str, int], ledgers: dict[str, dict[str, Any]]
+) -> list[tuple[list[str], list[str] | None]]:
+    """The DuckDB queries deriving ``turns`` and ``sessions`` of the ledgers in ``derive`` (rel_path ->
+    its parts): (parts to read, ledgers to keep of them, or None when the parts hold no other rows).
+
+    Every part of a ledger is read by the query of that ledger, so its aggregates are final. Ledgers
+    linked by a shared part go to the same query when they fit in ``DERIVE_GROUP_ROWS`` rows with
+    the others of the query; a larger set linked that way is cut by ledger (its shared parts are
+    then read by more than one query, each keeping its own ledgers' rows). ``ledgers`` is every
+    ledger of the manifest, for which other files a part holds.
+    """
+    root = {rel: rel for rel in derive}
+
+    def find(rel: str) -> str:
+        while root[rel] != rel:
+            root[rel] = root[root[rel]]
+            rel = root[rel]
+        return rel
+
+    first: dict[str, str] = {}
+    for rel in sorted(derive):
+        for part in derive[rel]:
+            a, b = find(rel), find(first.setdefault(part, rel))
+            if a != b:
+                root[max(a, b)] = min(a, b)
+    linked: dict[str, list[str]] = {}
+    for rel in sorted(derive):
+        linked.setdefault(find(rel), []).append(rel)
+
+    chunks: list[list[str]] = []
+    cur: list[str] = []
+    cur_rows = 0
+    for comp in linked.values():
+        if sum(rows[rel] for rel in comp) > DERIVE_GROUP_ROWS:
+            # too many rows for one query: cut by ledger, the ledgers of a part side by side
+            pieces = [[rel] for rel in sorted(comp, key=lambda rel: (derive[rel], rel))]
+        else:
+            pieces = [comp]
+        for piece in pieces:
+            n = sum(rows[rel] for rel in piece)
+            if cur and cur_rows + n > DERIVE_GROUP_ROWS:
+                chunks.append(cur)
+                cur, cur_rows = [], 0
+            cur.extend(piece)
+            cur_rows += n
+    if cur:
+        chunks.append(cur)
+
+    holders: dict[str, set[str]] = {}
+    for rel, e in ledgers.items():
+        for part in e.get("parts", []):
+            holders.setdefault(part, set()).add(rel)
+    groups: list[tuple[list[str], list[str] | None]] = []
+    for chunk in chunks:
+        parts = sorted({part for rel in chunk for part in derive[rel]})
+        own = set(chunk)
+        mixed = any(holders.get(part, set()) - own for part in parts)
+        groups.append((parts, sorted(chunk) if mixed else None))
+    return groups
+
+
+# (groups, carry, apart) of a turns/sessions derivation: see _derive_plan
+DerivePlan = tuple[list[tuple[list[str], list[str] | None]], set[str], int]
+
+
+def _derive_plan(
+    ledgers: dict[str, dict[str, Any]],
+    states: dict[str, str],
+    prev_files: dict[str, dict[str, Any]],
+    derived_before: bool,
+    current: dict[str, HomeFile],
+    n_jobs: int,
+) -> DerivePlan | None:
+    """``(groups, carry, apart)`` of the turns/sessions derivation over the manifest entries of the
+    ledgers that have parts, or None when the previous tables stand as they are: the rows of the
+    ledgers in ``carry`` (unchanged since a scan that derived them) are kept, the others derived by
+    ``groups`` (:func:`_derive_groups`), in ``apart`` processes (0: here)."""
+    carry = {rel for rel in ledgers if states.get(rel) == ScanState.UNCHANGED} if derived_before else set()
+    derive = {rel: e["parts"] for rel, e in ledgers.items() if rel not in carry}
+    before = {rel for rel, e in prev_files.items() if e.get("kind") == LEDGER_KIND and e.get("parts")}
+    if derived_before and not derive and carry == before:
+        return None
+    groups = _derive_groups(derive, {rel: ledgers[rel]["part_rows"] for rel in derive}, ledgers)
+    derive_bytes = sum(current[rel].size_bytes for rel in derive)
+    # DuckDB's working memory goes to fresh processes, not to the parent's high-water mark
+    apart = min(n_jobs, 4, len(groups)) if n_jobs > 1 and derive_bytes >= DERIVE_APART_BYTES else 0
+    return groups, carry, apart
+
+
+def _early_derive_plan(
+    files: list[HomeFile],
+    results: list[_ItemResult],
+    states: dict[str, str],
+    prev_files: dict[str, dict[str, Any]],
+    derived_before: bool,
+    current: dict[str, HomeFile],
+    n_jobs: int,
+) -> DerivePlan | None:
+    """The derivation plan once every ledger was read (side files may still be read), or None when
+    there is nothing to derive or it must wait: a ledger found rewritten has old rows still to prune."""
+    by_rel = {r.rel_path: r for r in results}
+    if any(r.mode != ScanState.APPEND and states.get(r.rel_path) == ScanState.APPEND for r in results):
+        return None
+    ledgers = {}
+    for hf in files:
+        if hf.kind.name == LEDGER_KIND:
+            e = _manifest_entry(hf, by_rel.get(hf.rel_path), prev_files.get(hf.rel_path, {}), states)
+            if e.get("parts"):
+                ledgers[hf.rel_path] = e
+    return _derive_plan(ledgers, states, prev_files, derived_before, current, n_jobs)
+
+
+def _derive_turns_sessions(
+    out: Path, groups: list[tuple[list[str], list[str] | None]], carry: set[str], jobs: int = 0
+) -> dict[str, int]:
+    """``turns`` and ``sessions``: the previous rows of the ledgers in ``carry``, then those derived
+    by ``groups`` (see :func:`_derive_groups`); in ``jobs`` fresh processes if any (each over a
+    contiguous share of the groups, concatenated in order: the rows of one sequential pass), else here."""
+    if jobs:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futs = [pool.submit(_derive_shard, out, groups, i, jobs) for i in range(jobs)]
+            results = [f.result() for f in futs]
+    else:
+        results = [_derive_shard(out, groups, 0, 1)]
+    return _merge_derived(out, results, carry)
+
+
+def _merge_derived(out: Path, results: list[dict[str, int]], carry: set[str]) -> dict[str, int]:
+    """The final ``turns`` and ``sessions`` tables: the carried rows, then each shard's ``.derive-<i>.tmp``."""
+    counts = {name: sum(r[name] for r in results) for name in ("turns", "sessions")}
+    for name, schema in (("turns", TURNS_SCHEMA), ("sessions", SESSIONS_SCHEMA)):
+        final = out / name / "all.parquet"
+        tmp = [out / name / f".derive-{i}.tmp" for i in range(len(results))]
+        if len(tmp) == 1 and not carry:
+            os.replace(tmp[0], final)
+            continue
+        with pq.ParquetWriter(out / name / ".all.parquet.tmp", schema, compression=PARQUET_COMPRESSION) as w:
+            if carry:
+                pf = pq.ParquetFile(final)
+                for batch in pf.iter_batches(batch_size=ENTRIES_GROUP_ROWS):
+                    t = _keep_rows(pa.Table.from_batches([batch]), carry).cast(schema)
+                    w.write_table(t)
+                    counts[name] += t.num_rows
+                pf.close()
+            for path in tmp:
+                w.write_table(pq.read_table(path, schema=schema))
+        for path in tmp:
+            path.unlink()
+        os.replace(out / name / ".all.parquet.tmp", final)
+    return counts
+
+
+def _derive_shard(
+    out: Path, groups: list[tuple[list[str], list[str] | None]], shard: int, shards: int
+) -> dict[str, int]:
+    """Share ``shard`` of ``shards`` (contiguous) of the derivation ``groups``, written to
+    ``<table>/.derive-<shard>.tmp``."""
+    import duckdb
+
+    groups = groups[len(groups) * shard // shards : len(groups) * (shard + 1) // shards]
+    specs = (("turns", _TURNS_SQL, TURNS_SCHEMA), ("sessions", _SESSIONS_SQL, SESSIONS_SCHEMA))
+    counts = {name: 0 for name, _, _ in specs}
+    writers = {}
+    for name, _, schema in specs:
+        (out / name).mkdir(parents=True, exist_ok=True)
+        writers[name] = pq.ParquetWriter(
+            out / name / f".derive-{shard}.tmp", schema, compression=PARQUET_COMPRESSION
+        )
+    spill = tempfile.mkdtemp(prefix="vakaudit-derive-")  # outside the home: DuckDB may spill sorts here
+    con = duckdb.connect(
+        config={
+            "threads": 1,
+            "memory_limit": "96MB",
+            "preserve_insertion_order": False,
+            "temp_directory": spill,
+        }
+    )
+    try:
+        for parts, only in groups:
+            paths = [out / p for p in parts if (out / p).is_file()]  # (a part deleted by hand: rows gone)
+            if not paths:
+                continue
+            files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths)
+            view = f"CREATE OR REPLACE VIEW entries AS SELECT * FROM read_parquet([{files}])"
+            if only is not None:  # the parts hold other ledgers' rows too
+                con.register("derive_rel_paths", pa.table({"rel_path": pa.array(only, pa.string())}))
+                view += " WHERE rel_path IN (SELECT rel_path FROM derive_rel_paths)"
+            con.execute(view)
+            for name, sql, schema in specs:
+                queries = _turn_slices(con) if name == "turns" else [(sql, {})]
+                for query, params in queries:
+                    t = (
+                        con.sql(query, params=params or None)
+                        .to_arrow_table()
+                        .select(schema.names)
+                        .cast(schema)
+                    )
+                    writers[name].write_table(t)
+                    counts[name] += t.num_rows
+    finally:
+        con.close()
+        shutil.rmtree(spill, ignore_errors=True)
+        for w in writers.values():
+            w.close()
+    return counts
