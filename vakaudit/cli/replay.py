@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from vakaudit.cli._output import output_option
+from vakaudit.names import shown
 
 
 def register(app: typer.Typer) -> None:
@@ -104,14 +105,16 @@ def register(app: typer.Typer) -> None:
 
         def steps_of_each_ledger():
             for path in iter_ledger_paths(home_or_ledger):
-                record: dict = {"ledger": str(path), "steps": 0, "error": None, "line": None}
+                record: dict = {"ledger": shown(str(path)), "steps": 0, "error": None, "line": None}
                 try:
                     for s in iter_requests(path, host=host, session=session):
                         record["steps"] += 1
                         yield s
                 except (LedgerError, OSError) as exc:  # a bad ledger is reported, the others still replay
                     # (OSError: a ledger that vanished after it was listed, or a read that failed)
-                    record["error"] = str(exc) if isinstance(exc, LedgerError) else f"{path}: {exc.strerror or exc}"
+                    record["error"] = shown(
+                        str(exc) if isinstance(exc, LedgerError) else f"{path}: {exc.strerror or exc}"
+                    )
                     record["line"] = getattr(exc, "line", None) or None
                 if record["steps"] or record["error"]:
                     ledgers.append(record)

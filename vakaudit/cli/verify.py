@@ -9,6 +9,7 @@ import typer
 from vakaudit.cli._keys import KEYS_HELP
 from vakaudit.findings import Severity
 from vakaudit.ledger.policy import TornPolicy
+from vakaudit.names import shown
 
 HELP = """Verify a vak home read-only: every session ledger's hash chain and entry tree, every file's
 place in the home, and the sidecars and index against the ledgers.
@@ -89,10 +90,10 @@ def _print_table(report, fail_on: Severity, failing: int) -> None:  # noqa: ANN0
         (
             f.severity.value,
             f.code.value,
-            f.rel_path or "",
+            shown(f.rel_path or ""),
             _line_or_frame(f),
             "" if f.offset_bytes is None else str(f.offset_bytes),
-            f.message + _expected_actual(f),
+            shown(f.message + _expected_actual(f)),
         )
         for f in report.findings
     ]

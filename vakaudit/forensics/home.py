@@ -24,6 +24,7 @@ from vakaudit.findings import Finding, FindingCode, FindingFold, Severity, folde
 from vakaudit.forensics.crosscheck import RAW_KINDS, CrossCollector
 from vakaudit.ledger.policy import TornPolicy, regrade, severity_of
 from vakaudit.ledger.verdict import LedgerReport, verify_ledger
+from vakaudit.names import shown
 from vakaudit.scan import detect_layout, iter_home_files, resolve_home
 
 if TYPE_CHECKING:
@@ -248,7 +249,9 @@ def _verify_one(path: str, rel_path: str, torn: TornPolicy, deep: bool, cross: b
 def _read_rows(root: Path, hf: Any, *, keep_rows: bool) -> tuple[list[dict], list[Finding]]:
     """A file read by its kind's reader: (the rows the cross checks use when ``keep_rows``, findings)."""
     found = FindingFold()
-    ctx = ReadContext(root, hf.rel_path, hf.home_scope, hf.session_id, emit=found.append)
+    ctx = ReadContext(
+        root, shown(hf.rel_path), hf.home_scope, hf.session_id, emit=found.append, fs_rel_path=hf.rel_path
+    )
     rows: list[dict] = []
     try:
         for batch in hf.kind.reader(ctx):

@@ -31,6 +31,7 @@ Read-only, incremental, parallel, bounded:
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import hashlib
 import io
@@ -66,6 +67,7 @@ from vakaudit.errors import ScanError, UsageError
 from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, FindingFold, Severity
 from vakaudit.ledger.policy import regrade
 from vakaudit.ledger.verdict import verify_ledger
+from vakaudit.names import raw_bytes, shown
 from vakaudit.outputs import check_output
 from vakaudit.scan.chains7 import CHAINS_PART, read_chain_tables
 from vakaudit.scan.frames7 import FRAMES_PART, read_frame_entries, segment_changes
@@ -316,7 +318,7 @@ class _EntriesPart:
         self.buffer.discard_unmarked()
         if len(self.buffer):  # rows of the files before it (its own are filtered out below)
             self._batches.append(self.buffer.take())
-        kept = [b.filter(pc.not_equal(b.column("rel_path"), rel_path)) for b in self._batches]
+        kept = [b.filter(pc.not_equal(b.column("rel_path"), shown(rel_path))) for b in self._batches]
         self._batches = [b for b in kept if b.num_rows]
         self._rows = sum(b.num_rows for b in self._batches)
         self._bytes = sum(b.nbytes for b in self._batches)
@@ -381,7 +383,7 @@ def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[Le
                 mode = "full"
         start = state.offset
         scanner = LedgerScanner(
-            it.rel_path,
+            shown(it.rel_path),
             state,
             findings.append,
             session_id=it.session_id,
@@ -453,7 +455,8 @@ def _scan_bundled(home: Path, it: _Item, bundle: Bundle) -> _ItemResult:
         counter = [0]
         mode, start, start_line = _side_start(it, fd, counter, findings)
         ctx = _CountingContext(
-            home, it.rel_path, it.home_scope, it.session_id, start, findings.append, start_line, counter, fd
+            home, shown(it.rel_path), it.home_scope, it.session_id, start, findings.append, start_line,
+        it.rel_path, counter, fd,
         )
         end: int | None
         try:
@@ -478,6 +481,14 @@ def _scan_bundled(home: Path, it: _Item, bundle: Bundle) -> _ItemResult:
         os.close(fd)
 
 
+def _named(f: Finding, rel_path: str) -> Finding:
+    """A reader's finding on ``rel_path`` under the walk's name (readers see its escaped form), so
+    the findings table keeps the bytes of a name that is not UTF-8."""
+    if f.rel_path != rel_path and f.rel_path == shown(rel_path):
+        return dataclasses.replace(f, rel_path=rel_path)
+    return f
+
+
 def _reader_failed(rel_path: str, kind: str, exc: Exception) -> Finding:
     return Finding(
         FindingCode.READER_FAILED,
@@ -493,7 +504,8 @@ def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _Ite
     counter = [0]
     mode, start, start_line = _side_start(it, fd, counter, findings)
     ctx = _CountingContext(
-        home, it.rel_path, it.home_scope, it.session_id, start, findings.append, start_line, counter, fd
+        home, shown(it.rel_path), it.home_scope, it.session_id, start, findings.append, start_line,
+        it.rel_path, counter, fd,
     )
     schema = kind.schema
     assert schema is not None and kind.reader is not None
@@ -621,7 +633,7 @@ def _run_task_items(home: str, out: str, gen: int, task_id: int, items: list[_It
             if r.part == sink.name:
                 r.part, r.rows = None, 0
     if scanned:  # one entry_fields table for the task, not one per ledger
-        first = next(r for r in out_results if r.rel_path == scanned[0].rel_path)
+        first = next(r for r in out_results if shown(r.rel_path) == scanned[0].rel_path)
         first.fields = fields_table(scanned)
     kinds = {it.rel_path: it.kind for it in items}
     for k, tables in shared.items():
@@ -752,6 +764,33 @@ def _load_manifest(out: Path, home: Path, *, full: bool = False) -> dict[str, An
     if manifest.get("format") != MANIFEST_FORMAT or manifest.get("tool_version") != __version__:
         return None  # another vakaudit wrote it: start over
     return manifest
+
+
+def _manifest_files_out(files: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The manifest's ``files`` as JSON can hold them: a name that is not UTF-8 under its escaped
+    form (:func:`shown`), its bytes in hex under ``rel_path_raw``."""
+    out: dict[str, dict[str, Any]] = {}
+    for rel, e in files.items():
+        raw = raw_bytes(rel)
+        out[shown(rel)] = e if raw is None else {**e, "rel_path_raw": raw.hex()}
+    return out
+
+
+def _manifest_files_in(files: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The manifest's ``files`` keyed by the names the walk yields (:func:`_manifest_files_out` undone)."""
+    if not any("rel_path_raw" in e for e in files.values()):
+        return files
+    out: dict[str, dict[str, Any]] = {}
+    for rel, e in files.items():
+        raw = e.get("rel_path_raw")
+        if isinstance(raw, str):
+            try:
+                rel = os.fsdecode(bytes.fromhex(raw))
+            except ValueError:
+                pass
+            e = {k: v for k, v in e.items() if k != "rel_path_raw"}
+        out[rel] = e
+    return out
 
 
 def _plan(
@@ -936,7 +975,7 @@ def _keep_rows(table: pa.Table, keep: set[str]) -> pa.Table:
         return table
     import pyarrow.compute as pc
 
-    mask = pc.is_in(table["rel_path"], value_set=pa.array(sorted(keep), pa.string()))
+    mask = pc.is_in(table["rel_path"], value_set=pa.array(sorted(map(shown, keep)), pa.string()))
     return table.filter(mask)
 
 
@@ -945,7 +984,7 @@ def _drop_rows(table: pa.Table, drop: set[str]) -> pa.Table:
         return table
     import pyarrow.compute as pc
 
-    mask = pc.is_in(table["rel_path"], value_set=pa.array(sorted(drop), pa.string()))
+    mask = pc.is_in(table["rel_path"], value_set=pa.array(sorted(map(shown, drop)), pa.string()))
     return table.filter(pc.invert(mask))
 
 
@@ -976,7 +1015,7 @@ def scan_home(
         for child in out_p.iterdir():  # stale scan by another vakaudit version: start over
             shutil.rmtree(child) if child.is_dir() else child.unlink()
     out_p.mkdir(parents=True, exist_ok=True)
-    prev_files: dict[str, dict[str, Any]] = (manifest or {}).get("files", {})
+    prev_files = _manifest_files_in((manifest or {}).get("files", {}))
     gen = int((manifest or {}).get("generation", 0)) + 1
 
     g3 = has_tenants_tree(home_p)
@@ -1171,7 +1210,7 @@ def scan_home(
             import pyarrow.compute as pc
 
             old = old.filter(pc.not_equal(old["code"], str(FindingCode.LEDGER_GROWING)))
-        new_f = [f for r in results for f in r.findings]
+        new_f = [_named(f, r.rel_path) for r in results for f in r.findings]
         reader_findings = pa.concat_tables([old, _findings_table(new_f)])
         _write_table(out_p, "findings", reader_findings, "files.parquet")
         n_reader_findings = reader_findings.num_rows
@@ -1195,7 +1234,8 @@ def scan_home(
         stats.files_not_read += st == "not_read"
         file_rows.append(
             {
-                "rel_path": hf.rel_path,
+                "rel_path": shown(hf.rel_path),
+                "rel_path_raw": raw_bytes(hf.rel_path),
                 "kind": hf.kind.name,
                 "file_type": hf.file_type,
                 "size_bytes": hf.size_bytes,
@@ -1246,7 +1286,7 @@ def scan_home(
         "stats": stats.to_dict(),
         "tables": counts,
         "reader_findings": n_reader_findings,
-        "files": new_files,
+        "files": _manifest_files_out(new_files),
     }
     tmp = out_p / f".{MANIFEST}.tmp"
     tmp.write_bytes(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2))
@@ -1258,7 +1298,7 @@ def scan_home(
 
 def _findings_table(findings: Iterable[Finding]) -> pa.Table:
     """Findings as rows, graded by the one severity policy ``verify`` grades by (its default)."""
-    rows = [regrade(f).to_dict() for f in findings]
+    rows = [regrade(f).to_row() for f in findings]
     return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA) if rows else FINDINGS_SCHEMA.empty_table()
 
 
