@@ -1,8 +1,9 @@
 """The one progress display of every command: a rich progress bar on standard error.
 
 Library code reports progress through its optional callback: a :class:`~vakaudit.scan.ScanProgress`
-from the scan, a :class:`~vakaudit.analyze.ScanReused` when a cached scan answered, a short text for
-any other step, and ``(stage, done, total)`` from the synth. A :class:`ProgressDisplay` is that
+from the scan, a :class:`~vakaudit.forensics.VerifyProgress` from ``verify``, a
+:class:`~vakaudit.replay.ReplayProgress` from ``replay``, a :class:`~vakaudit.analyze.ScanReused`
+when a cached scan answered, a short text for any other step, and ``(stage, done, total)`` from the synth. A :class:`ProgressDisplay` is that
 callback. It draws only when standard error is a terminal (never on standard output, which carries
 only results); off a terminal it prints nothing but the one line that says a cached scan was reused;
 ``quiet`` silences that too.
@@ -46,6 +47,22 @@ class ProgressDisplay:
             self._progress = None
 
     def __call__(self, event: Any) -> None:
+        from vakaudit.forensics import VerifyProgress
+        from vakaudit.replay import ReplayProgress
+
+        if isinstance(event, VerifyProgress):
+            mb = event.bytes_done / 1e6
+            self._update(
+                "verifying", event.files_done, max(event.files_total, 1),
+                f"{event.files_done}/{event.files_total} files, {mb:.1f} MB",
+            )  # fmt: skip
+            return
+        if isinstance(event, ReplayProgress):
+            self._update(
+                "replaying", event.ledgers_done, max(event.ledgers_total, 1),
+                f"{event.ledgers_done}/{event.ledgers_total} ledgers, {event.steps_done} steps",
+            )  # fmt: skip
+            return
         from vakaudit.analyze import ScanReused
         from vakaudit.scan import ScanProgress
 

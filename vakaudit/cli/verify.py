@@ -62,6 +62,7 @@ def register(app: typer.Typer) -> None:
         ),
         no_cross: bool = typer.Option(False, "--no-cross", help="Skip the cross-artifact checks."),
         keys: str | None = typer.Option(None, "--keys", help=KEYS_HELP),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar on stderr."),
     ) -> None:
         import json
 
@@ -71,7 +72,12 @@ def register(app: typer.Typer) -> None:
         from vakaudit.cli._keys import load_keys
 
         ring = load_keys(keys, home)
-        report = verify_home(home, torn=torn, deep=deep, cross=not no_cross, since=seal, keys=ring)
+        from vakaudit.cli._progress import ProgressDisplay
+
+        with ProgressDisplay(quiet=quiet) as display:
+            report = verify_home(
+                home, torn=torn, deep=deep, cross=not no_cross, since=seal, keys=ring, progress=display
+            )
         failing = report.at_or_above(fail_on)
         if json_out:
             from vakaudit.schemas import schema_version
