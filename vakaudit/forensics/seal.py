@@ -14,6 +14,8 @@ append-only sidecars, ``ArtifactKind.append_only``; lock files excluded):
 have grown), and reports an ``append_only_violation`` for a file that was rewritten, truncated,
 replaced or deleted, with the first changed line and its offset. A seal never holds an absolute
 path. Files are read only up to their size at open time; nothing is written to the home.
+A file whose name is not UTF-8 is recorded under its escaped ``rel_path`` (:func:`vakaudit.names.shown`)
+with its bytes in hex under ``rel_path_raw``, which ``verify_since`` opens it by.
 """
 
 from __future__ import annotations
