@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from vakaudit.names import raw_bytes, shown
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -132,13 +134,26 @@ class Finding:
     count: int = 1  # findings this one stands for: more than 1 for a fold of repeats (FindingFold)
 
     def to_dict(self) -> dict[str, Any]:
+        """The finding as JSON-ready values: text escaped by :func:`vakaudit.names.shown` (a path or
+        a message may carry a file name that is not UTF-8; its bytes: :func:`vakaudit.names.raw_bytes`
+        of ``rel_path``)."""
         d = asdict(self)
+        for name in ("rel_path", "message", "entry_id", "expected", "actual"):
+            if isinstance(d[name], str):
+                d[name] = shown(d[name])
         # the 7.0 chain position only where there is one: JSONL-era findings keep their shape
         for name in ("segment", "frame_index"):
             if d[name] is None:
                 del d[name]
         d["code"] = str(self.code)
         d["severity"] = str(self.severity)
+        return d
+
+    def to_row(self) -> dict[str, Any]:
+        """A row of the ``findings`` table: :meth:`to_dict` plus ``rel_path_raw``, the bytes of a
+        ``rel_path`` that is not UTF-8 (None otherwise)."""
+        d = self.to_dict()
+        d["rel_path_raw"] = raw_bytes(self.rel_path)
         return d
 
 
@@ -152,6 +167,7 @@ def findings_schema() -> pa.Schema:
             pa.field("code", pa.string(), nullable=False),
             pa.field("severity", pa.string(), nullable=False),
             pa.field("rel_path", pa.string()),
+            pa.field("rel_path_raw", pa.binary()),
             pa.field("line_no", pa.int64()),
             pa.field("offset_bytes", pa.int64()),
             pa.field("entry_id", pa.string()),
@@ -175,7 +191,7 @@ def findings_table(findings: list[Finding]) -> pa.Table:
     """Findings as an Arrow table with :data:`FINDINGS_SCHEMA`."""
     import pyarrow as pa
 
-    rows = [f.to_dict() for f in findings]
+    rows = [f.to_row() for f in findings]
     return pa.Table.from_pylist(rows, schema=findings_schema())
 
 

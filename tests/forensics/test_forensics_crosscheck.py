@@ -146,7 +146,7 @@ def test_ledgers_verified_in_two_worker_processes(built: Path, tmp_path: Path) -
     at = max(raw.rfind(bytes([c]), 0, end2) for c in b"abcdefghijklmnopqrstuvwxyz")  # last letter of line 2
     victim.write_bytes(raw[:at] + raw[at : at + 1].upper() + raw[at + 1 :])
     progress: list[str] = []
-    report = verify_home(home, jobs=2, progress=lambda rel, size: progress.append(rel))
+    report = verify_home(home, jobs=2, progress=lambda event: progress.append(event.rel_path))
     got = {(f.code.value, f.rel_path, f.line_no) for f in report.findings if f.severity.value != "info"}
     rel = victim.relative_to(home).as_posix()
     assert ("line_modified", rel, 2) in got

@@ -130,16 +130,17 @@ class ReadContext:
     """What a reader gets for one file. Readers must only read through ``open()``."""
 
     home: Path                # the home root (absolute)
-    rel_path: str             # POSIX path relative to the home
+    rel_path: str             # POSIX path relative to the home, as rows show it (vakaudit.names.shown)
     home_scope: str           # directory holding the file, relative to the home ("" or "agents/vak")
     session_id: str | None    # when the path names one
     start_offset: int = 0     # incremental rescans: byte offset already scanned
     emit: Callable[[Finding], None] = field(default=lambda f: None)
     start_line: int | None = None  # lines before start_offset, when the last scan recorded them
+    fs_rel_path: str | None = None  # the walk's name when it is not UTF-8 (rel_path is then escaped)
 
     @property
     def path(self) -> Path:
-        return self.home / self.rel_path
+        return self.home / (self.fs_rel_path or self.rel_path)
 
     def open(self) -> IO[bytes]:
         """Open the file read-only (never follows a symlink out of the home: the walk checked it)."""

@@ -57,6 +57,7 @@ from vakaudit.ledger.entry import KNOWN_KINDS, EntryParseError, parse_envelope
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLineBuilder
 from vakaudit.ledger.verdict import verify_ledger
 from vakaudit.ledger.vocab import PREP_KINDS, directive_rule, turn_step
+from vakaudit.names import shown
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 CHUNK_BYTES = 4 << 20
@@ -908,7 +909,10 @@ class EntriesBuffer:
 
 def _run_column(values: list[str | None], counts: list[int]) -> pa.Array:
     """A string column holding ``values[i]`` on ``counts[i]`` consecutive rows."""
-    parts = [pa.repeat(pa.scalar(v, pa.string()), n) for v, n in zip(values, counts, strict=True)]
+    parts = [
+        pa.repeat(pa.scalar(None if v is None else shown(v), pa.string()), n)
+        for v, n in zip(values, counts, strict=True)
+    ]
     if len(parts) == 1:
         return parts[0]
     return pa.concat_arrays(parts) if parts else pa.array([], pa.string())

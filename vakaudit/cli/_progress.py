@@ -1,8 +1,9 @@
 """The one progress display of every command: a rich progress bar on standard error.
 
 Library code reports progress through its optional callback: a :class:`~vakaudit.scan.ScanProgress`
-from the scan, a :class:`~vakaudit.analyze.ScanReused` when a cached scan answered, a short text for
-any other step, and ``(stage, done, total)`` from the synth. A :class:`ProgressDisplay` is that
+from the scan, a :class:`~vakaudit.forensics.VerifyProgress` from ``verify``, a
+:class:`~vakaudit.replay.ReplayProgress` from ``replay``, a :class:`~vakaudit.analyze.ScanReused`
+when a cached scan answered, a short text for any other step, and ``(stage, done, total)`` from the synth. A :class:`ProgressDisplay` is that
 callback. It draws only when standard error is a terminal (never on standard output, which carries
 only results); off a terminal it prints nothing but the one line that says a cached scan was reused;
 ``quiet`` silences that too.
@@ -46,10 +47,25 @@ class ProgressDisplay:
             self._progress = None
 
     def __call__(self, event: Any) -> None:
+        # each event class is looked up only when its module is loaded: an event of a module that
+        # was never imported cannot arrive, and the display does not import it to find that out
+        home_mod = sys.modules.get("vakaudit.forensics.home")
+        if home_mod is not None and isinstance(event, home_mod.VerifyProgress):
+            mb = event.bytes_done / 1e6
+            self._update(
+                "verifying", event.files_done, max(event.files_total, 1),
+                f"{event.files_done}/{event.files_total} files, {mb:.1f} MB",
+            )  # fmt: skip
+            return
+        replay_mod = sys.modules.get("vakaudit.replay")
+        if replay_mod is not None and isinstance(event, replay_mod.ReplayProgress):
+            self._update(
+                "replaying", event.ledgers_done, max(event.ledgers_total, 1),
+                f"{event.ledgers_done}/{event.ledgers_total} ledgers, {event.steps_done} steps",
+            )  # fmt: skip
+            return
         from vakaudit.scan import ScanProgress
 
-        # ScanReused comes from vakaudit.analyze only: when that is not imported (scan, verify, ...),
-        # the event is not one, and the command does not import DuckDB to find that out
         opened = sys.modules.get("vakaudit.analyze._open")
         if isinstance(event, ScanProgress):
             mb = event.bytes_done / 1e6

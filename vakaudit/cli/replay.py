@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from vakaudit.cli._output import output_option
+from vakaudit.names import shown
 
 
 def register(app: typer.Typer) -> None:
@@ -37,6 +38,7 @@ def register(app: typer.Typer) -> None:
         horizon: int = typer.Option(
             200_000, "--horizon", help="Context horizon when no profile is recorded."
         ),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar on stderr."),
     ) -> None:
         """Re-derive each step's request from the ledger and run the checks of the replay spec.
 
@@ -57,7 +59,7 @@ def register(app: typer.Typer) -> None:
         from vakaudit.errors import HomeNotFoundError, LedgerError, UsageError
         from vakaudit.ledger.jsonenc import dumps
         from vakaudit.outputs import check_output, is_stdout, open_output
-        from vakaudit.replay import HostParams, Regime, iter_ledger_paths, iter_requests, serialize
+        from vakaudit.replay import HostParams, Regime, iter_requests, serialize
         from vakaudit.replay.checks import CHECK_NAMES
         from vakaudit.replay.diff import request_diff
         from vakaudit.scan.paths import is_vak_home, resolve_home
@@ -100,21 +102,29 @@ def register(app: typer.Typer) -> None:
         breaks: list[str] = []
         prev_by_session: dict[str, object] = {}
         out_json: list[dict] = []
-        ledgers: list[dict] = []
 
-        def steps_of_each_ledger():
-            for path in iter_ledger_paths(home_or_ledger):
-                record: dict = {"ledger": str(path), "steps": 0, "error": None, "line": None}
-                try:
-                    for s in iter_requests(path, host=host, session=session):
-                        record["steps"] += 1
-                        yield s
-                except (LedgerError, OSError) as exc:  # a bad ledger is reported, the others still replay
-                    # (OSError: a ledger that vanished after it was listed, or a read that failed)
-                    record["error"] = str(exc) if isinstance(exc, LedgerError) else f"{path}: {exc.strerror or exc}"
-                    record["line"] = getattr(exc, "line", None) or None
-                if record["steps"] or record["error"]:
-                    ledgers.append(record)
+        records: dict[str, dict] = {}  # per ledger listed: its steps, or why it is not replayable
+        current: list[dict] = []
+
+        def record_of(path: object) -> dict:
+            return records.setdefault(str(path), {"ledger": shown(str(path)), "steps": 0, "error": None, "line": None})
+
+        def started(path: str) -> None:
+            current[:] = [record_of(path)]
+
+        def failed(path: Path, exc: Exception) -> None:
+            # a bad ledger is reported, the others still replay (OSError: a ledger that vanished after
+            # it was listed, or a read that failed)
+            record = record_of(path)
+            why = str(exc) if isinstance(exc, LedgerError) else f"{path}: {getattr(exc, 'strerror', None) or exc}"
+            record["error"] = shown(why)
+            record["line"] = getattr(exc, "line", None) or None
+
+        def steps_of_each_ledger(progress):  # noqa: ANN001, ANN202 - a ProgressDisplay
+            for s in iter_requests(home_or_ledger, host=host, session=session, on_ledger=started,
+                                   on_error=failed, progress=progress):  # fmt: skip
+                current[0]["steps"] += 1
+                yield s
 
         echo = typer.echo
         if export_to_stdout:
@@ -122,13 +132,16 @@ def register(app: typer.Typer) -> None:
             def echo(message: str = "", **kwargs: object) -> None:
                 typer.echo(message, err=True)
 
+        from vakaudit.cli._progress import ProgressDisplay
+
         with ExitStack() as stack:
+            display = stack.enter_context(ProgressDisplay(quiet=quiet))
             export_fh = None
             if export_to_stdout:
                 export_fh = stdout_binary()
             elif export is not None:
                 export_fh = stack.enter_context(open_output(export, home))
-            for s in steps_of_each_ledger():
+            for s in steps_of_each_ledger(display):
                 key = s.ledger_path
                 prev = prev_by_session.get(key)
                 prev_by_session[key] = s.request
@@ -169,6 +182,7 @@ def register(app: typer.Typer) -> None:
                         "body": serialize(s.request, provider),
                     }
                     export_fh.write(dumps(row) + b"\n")
+        ledgers = [r for r in records.values() if r["steps"] or r["error"]]
         if as_json:
             from vakaudit.schemas import schema_version
 

@@ -9,6 +9,7 @@ import typer
 from vakaudit.cli._keys import KEYS_HELP
 from vakaudit.findings import Severity
 from vakaudit.ledger.policy import TornPolicy
+from vakaudit.names import shown
 
 HELP = """Verify a vak home read-only: every session ledger's hash chain and entry tree, every file's
 place in the home, and the sidecars and index against the ledgers.
@@ -61,6 +62,7 @@ def register(app: typer.Typer) -> None:
         ),
         no_cross: bool = typer.Option(False, "--no-cross", help="Skip the cross-artifact checks."),
         keys: str | None = typer.Option(None, "--keys", help=KEYS_HELP),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar on stderr."),
     ) -> None:
         import json
 
@@ -70,7 +72,12 @@ def register(app: typer.Typer) -> None:
         from vakaudit.cli._keys import load_keys
 
         ring = load_keys(keys, home)
-        report = verify_home(home, torn=torn, deep=deep, cross=not no_cross, since=seal, keys=ring)
+        from vakaudit.cli._progress import ProgressDisplay
+
+        with ProgressDisplay(quiet=quiet) as display:
+            report = verify_home(
+                home, torn=torn, deep=deep, cross=not no_cross, since=seal, keys=ring, progress=display
+            )
         failing = report.at_or_above(fail_on)
         if json_out:
             from vakaudit.schemas import schema_version
@@ -89,10 +96,10 @@ def _print_table(report, fail_on: Severity, failing: int) -> None:  # noqa: ANN0
         (
             f.severity.value,
             f.code.value,
-            f.rel_path or "",
+            shown(f.rel_path or ""),
             _line_or_frame(f),
             "" if f.offset_bytes is None else str(f.offset_bytes),
-            f.message + _expected_actual(f),
+            shown(f.message + _expected_actual(f)),
         )
         for f in report.findings
     ]

@@ -24,6 +24,7 @@ from vakaudit.findings import Finding, FindingCode, FindingFold, Severity, folde
 from vakaudit.forensics.crosscheck import RAW_KINDS, CrossCollector
 from vakaudit.ledger.policy import TornPolicy, regrade, severity_of
 from vakaudit.ledger.verdict import LedgerReport, verify_ledger
+from vakaudit.names import shown
 from vakaudit.scan import detect_layout, iter_home_files, resolve_home
 
 if TYPE_CHECKING:
@@ -89,6 +90,62 @@ class HomeReport:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class VerifyProgress:
+    """What :func:`verify_home`'s progress callback receives: the files verified so far of those it
+    reads (session ledgers, files a kind's reader reads, 7.0 segment directories), their bytes, and
+    the file just verified (escaped by :func:`vakaudit.names.shown`; None before the first)."""
+
+    files_done: int
+    files_total: int
+    bytes_done: int
+    bytes_total: int
+    rel_path: str | None = None
+
+
+class _Ticker:
+    """Counts what :func:`verify_home` verified and reports it as :class:`VerifyProgress`."""
+
+    def __init__(self, progress: Callable[[VerifyProgress], None] | None, files: list[Any], layout: str) -> None:
+        self.progress = progress
+        self.files_done = self.bytes_done = 0
+        if progress is None:
+            self.files_total = self.bytes_total = 0
+            return
+        read = [hf for hf in files if hf.should_read and (hf.kind.name == "session_ledger" or hf.kind.reader is not None)]
+        self.files_total = len(read)
+        self.bytes_total = sum(hf.size_bytes for hf in read)
+        self._dir_bytes: dict[str, int] = {}
+        if layout == "g3":
+            from vakaudit.forensics.home7 import segment_dirs
+
+            dirs = set(segment_dirs(files))
+            for hf in files:
+                parent = hf.rel_path.rpartition("/")[0]
+                if parent in dirs:
+                    self._dir_bytes[parent] = self._dir_bytes.get(parent, 0) + hf.size_bytes
+            self.files_total += len(dirs)
+            self.bytes_total += sum(self._dir_bytes.values())
+        self._emit(None)
+
+    def file(self, hf: Any) -> None:
+        if self.progress is not None:
+            self.files_done += 1
+            self.bytes_done += hf.size_bytes
+            self._emit(hf.rel_path)
+
+    def segment_dir(self, rel_dir: str, _size: int) -> None:
+        self.files_done += 1
+        self.bytes_done += self._dir_bytes.get(rel_dir, 0)
+        self._emit(rel_dir)
+
+    def _emit(self, rel_path: str | None) -> None:
+        assert self.progress is not None
+        done = min(self.files_done, self.files_total)
+        self.progress(VerifyProgress(done, self.files_total, min(self.bytes_done, self.bytes_total),
+                                     self.bytes_total, None if rel_path is None else shown(rel_path)))  # fmt: skip
+
+
 def verify_home(
     home: str | os.PathLike | None,
     *,
@@ -96,15 +153,16 @@ def verify_home(
     deep: bool = False,
     cross: bool = True,
     since: dict | None = None,
-    progress: Callable[[str, int], None] | None = None,
+    progress: Callable[[VerifyProgress], None] | None = None,
     jobs: int | None = None,
     keys: KeyRing | None = None,
 ) -> HomeReport:
     """Verify every file of ``home`` (None: ``$VAK_HOME`` or the platform home).
 
     ``since``: a seal (:func:`vakaudit.forensics.seal.read_seal`) to prove append-only growth against.
-    ``progress(rel_path, size_bytes)`` is called before each file is verified (a session ledger verified
-    by a worker process: when its result is taken, after the other files). ``jobs``: worker processes
+    ``progress`` gets a :class:`VerifyProgress` once before the first file and after each file is
+    verified (a session ledger verified by a worker process: when its result is taken, after the other
+    files); 7.0 segment directories count as one file each. ``jobs``: worker processes
     for the session ledgers (default: one per idle core, by the 1-minute load average, when the ledgers
     hold at least :data:`PARALLEL_MIN_BYTES`; fewer than 2: none); the report is the same whatever the
     number. ``keys`` unlocks a 7.0 home's sealed frames and objects (keyless otherwise). Raises
@@ -114,6 +172,7 @@ def verify_home(
     files = list(iter_home_files(root))
     layout = detect_layout(root, files)
     report = HomeReport(layout=layout, torn=torn, file_count=len(files))
+    tick = _Ticker(progress, files, layout)
     out = report.findings
     if layout == "g3":
         out.append(Finding(FindingCode.TENANT_STORE_HOME, severity_of(FindingCode.TENANT_STORE_HOME), "tenants",
@@ -122,7 +181,7 @@ def verify_home(
                            "keys given" if keys is not None else " keyless (--keys opens frames and objects)")))  # fmt: skip
         from vakaudit.forensics.home7 import verify_home7
 
-        rep7 = verify_home7(root, files, keys=keys, progress=progress)
+        rep7 = verify_home7(root, files, keys=keys, progress=tick.segment_dir if progress is not None else None)
         report.segment_dirs, report.frames = rep7.segment_dirs, rep7.frames
         report.bytes_verified += rep7.bytes_verified
         out.extend(regrade(f, torn) for f in rep7.findings)
@@ -134,8 +193,6 @@ def verify_home(
             return
         name = hf.kind.name
         if name == "session_ledger":
-            if progress is not None:
-                progress(hf.rel_path, hf.size_bytes)
             sid = hf.session_id or Path(hf.rel_path).stem
             done = _take(pending.pop(hf.rel_path, None))
             if done is not None:  # verified by a worker: replay its entries into the collector
@@ -151,15 +208,15 @@ def verify_home(
             report.ledger_count += 1
             report.bytes_verified += rep.size_bytes
             out.extend(rep.findings)
+            tick.file(hf)
             return
         if hf.kind.reader is not None:  # the kind's own reader: the findings the scan reports for it
-            if progress is not None:
-                progress(hf.rel_path, hf.size_bytes)
             sink = getattr(collector, _CROSS_SIDECARS[name]) if cross and name in _CROSS_SIDECARS else None
             rows, found = _read_rows(root, hf, keep_rows=sink is not None)
             if sink is not None:
                 sink(hf.rel_path, rows)
             out.extend(regrade(f, torn) for f in found)
+            tick.file(hf)
         if cross and name == "store_db" and hf.rel_path.endswith("store.db"):
             collector.store_dbs.append((hf.rel_path, root / hf.rel_path))
         elif cross and name == "checkpoints" and _CHECKPOINT_MANIFEST.search(hf.rel_path):
@@ -248,7 +305,9 @@ def _verify_one(path: str, rel_path: str, torn: TornPolicy, deep: bool, cross: b
 def _read_rows(root: Path, hf: Any, *, keep_rows: bool) -> tuple[list[dict], list[Finding]]:
     """A file read by its kind's reader: (the rows the cross checks use when ``keep_rows``, findings)."""
     found = FindingFold()
-    ctx = ReadContext(root, hf.rel_path, hf.home_scope, hf.session_id, emit=found.append)
+    ctx = ReadContext(
+        root, shown(hf.rel_path), hf.home_scope, hf.session_id, emit=found.append, fs_rel_path=hf.rel_path
+    )
     rows: list[dict] = []
     try:
         for batch in hf.kind.reader(ctx):

@@ -14,6 +14,8 @@ append-only sidecars, ``ArtifactKind.append_only``; lock files excluded):
 have grown), and reports an ``append_only_violation`` for a file that was rewritten, truncated,
 replaced or deleted, with the first changed line and its offset. A seal never holds an absolute
 path. Files are read only up to their size at open time; nothing is written to the home.
+A file whose name is not UTF-8 is recorded under its escaped ``rel_path`` (:func:`vakaudit.names.shown`)
+with its bytes in hex under ``rel_path_raw``, which ``verify_since`` opens it by.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 import stat
 import struct
 import zlib
@@ -36,6 +39,7 @@ from vakaudit.findings import Finding, FindingCode
 from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
 from vakaudit.ledger.framing import LongLine
 from vakaudit.ledger.policy import severity_of
+from vakaudit.names import raw_bytes, shown
 from vakaudit.outputs import write_output
 from vakaudit.scan import iter_home_files, resolve_home
 
@@ -76,8 +80,11 @@ def seal_file(path: str | os.PathLike, rel_path: str, kind: str = "") -> dict[st
             crcs += pack(zlib.crc32(raw))
     finally:
         os.close(fd)
-    return {
-        "rel_path": rel_path,
+    rec: dict[str, Any] = {"rel_path": shown(rel_path)}
+    raw = raw_bytes(rel_path)
+    if raw is not None:  # a name that is not UTF-8: its bytes, so verify --since finds the file again
+        rec["rel_path_raw"] = raw.hex()
+    return rec | {
         "kind": kind,
         "size_bytes": size,
         "line_count": count,
@@ -105,19 +112,19 @@ def seal_home(
         if not hf.kind.append_only or hf.kind.secret or hf.rel_path.endswith(".lock"):
             continue
         if not hf.kind.reads(hf.rel_path):  # a 7.0 segment: its growth is the frame chain's to prove
-            unsealed.append({"rel_path": hf.rel_path, "reason": "7.0 record segment: not sealed by this version"})
+            unsealed.append({"rel_path": shown(hf.rel_path), "reason": "7.0 record segment: not sealed by this version"})
             continue
         if hf.file_type != "file" or not hf.readable:
             unsealed.append(
-                {"rel_path": hf.rel_path, "reason": f"not a readable regular file ({hf.file_type})"}
+                {"rel_path": shown(hf.rel_path), "reason": f"not a readable regular file ({hf.file_type})"}
             )
             continue
         if progress is not None:
-            progress(hf.rel_path, hf.size_bytes)
+            progress(shown(hf.rel_path), hf.size_bytes)
         try:
             files.append(seal_file(root / hf.rel_path, hf.rel_path, hf.kind.name))
         except OSError as exc:
-            unsealed.append({"rel_path": hf.rel_path, "reason": exc.strerror or str(exc)})
+            unsealed.append({"rel_path": shown(hf.rel_path), "reason": exc.strerror or str(exc)})
     now = (clock or (lambda: datetime.now(UTC)))()
     return {
         "format": SEAL_FORMAT,
@@ -160,6 +167,9 @@ def read_seal(path: str | os.PathLike) -> dict[str, Any]:
         rel = rec.get("rel_path") if isinstance(rec, dict) else None
         if not isinstance(rel, str) or not rel or rel.startswith("/") or ".." in rel.split("/"):
             raise UsageError(f"{p}: {rel!r} is not a path inside a home; the seal file is damaged")
+        raw = rec.get("rel_path_raw")
+        if raw is not None and not (isinstance(raw, str) and re.fullmatch(r"(?:[0-9a-f]{2})+", raw)):
+            raise UsageError(f"{p}: the rel_path_raw of {rel} is not hex bytes; the seal file is damaged")
         if not all(isinstance(rec.get(k), t) for k, t in fields):
             raise UsageError(f"{p}: the record of {rel} is incomplete; the seal file is damaged")
     return seal
@@ -170,7 +180,8 @@ def verify_since(home: str | os.PathLike, seal: dict[str, Any]) -> list[Finding]
     root = Path(home)
     out: list[Finding] = []
     for rec in seal["files"]:
-        f = verify_file_since(root / rec["rel_path"], rec)
+        raw = rec.get("rel_path_raw")
+        f = verify_file_since(root / (os.fsdecode(bytes.fromhex(raw)) if raw else rec["rel_path"]), rec)
         if f is not None:
             out.append(f)
     return out

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from vakaudit.ledger import parse_ts
 from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
+from vakaudit.names import shown
 from vakaudit.outputs import open_output
 from vakaudit.scan import iter_home_files, resolve_home
 
@@ -135,7 +136,7 @@ def iter_timeline_rows(
     """Timeline rows of ``home`` in walk order (not sorted; :func:`build_timeline` sorts)."""
     root = resolve_home(home)
     for hf in iter_home_files(root):
-        rel = hf.rel_path
+        rel = shown(hf.rel_path)  # what rows show; the file itself opens by the walk's name
         if hf.file_type == "file" and hf.mtime_ns:
             size = hf.size_bytes
             us = hf.mtime_ns // 1000
@@ -143,7 +144,7 @@ def iter_timeline_rows(
                    "message": _clip(f"{rel} ({size} bytes, {hf.kind.name}) last modified"), "rel_path": rel,
                    "line_no": None, "entry_id": None}  # fmt: skip
             try:
-                ctime_us = os.lstat(root / rel).st_ctime_ns // 1000
+                ctime_us = os.lstat(root / hf.rel_path).st_ctime_ns // 1000
             except OSError:
                 ctime_us = None
             if ctime_us is not None:
@@ -151,13 +152,13 @@ def iter_timeline_rows(
                        "source": "file", "message": _clip(f"{rel} inode changed (write, rename or chmod)"),
                        "rel_path": rel, "line_no": None, "entry_id": None}  # fmt: skip
         # every JSON-lines file a kind reads (ledgers and sidecars, compacting ones like the cost log too)
-        if not hf.should_read or not rel.endswith((".jsonl", ".log")):
+        if not hf.should_read or not hf.rel_path.endswith((".jsonl", ".log")):
             continue
         if progress is not None:
             progress(rel, hf.size_bytes)
         ledger = hf.kind.name == "session_ledger"
         try:
-            fd = open_evidence(root / rel)
+            fd = open_evidence(root / hf.rel_path)
         except OSError:
             continue
         try:

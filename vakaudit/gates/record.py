@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from vakaudit.errors import LedgerError, UsageError
+from vakaudit.names import shown
 from vakaudit.schemas import schema_version
 
 BASELINE_FORMAT = "vakaudit-baseline"
@@ -61,7 +62,7 @@ def build_baseline(
     for f in report.findings:
         findings[f.code.value] = findings.get(f.code.value, 0) + 1
         if f.code.value == "undeclared_file" and f.rel_path:
-            undeclared.append(f.rel_path)
+            undeclared.append(shown(f.rel_path))
     return {
         "schema_version": schema_version("baseline"),
         "format": BASELINE_FORMAT,

@@ -55,6 +55,7 @@ from vakaudit.ledger.entry import parse_envelope
 from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine, LongLineBuilder
 from vakaudit.ledger.policy import TornPolicy, severity_of
+from vakaudit.names import shown
 
 __all__ = ["LedgerReport", "verify_ledger", "LONG_LINE_BYTES", "MAX_JSON_DEPTH"]
 
@@ -119,7 +120,7 @@ class LedgerReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "rel_path": self.rel_path,
+            "rel_path": shown(self.rel_path),
             "size_bytes": self.size_bytes,
             "line_count": self.line_count,
             "entry_count": self.entry_count,

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
+from vakaudit.errors import LedgerError
 from vakaudit.ledger import SessionLog
+from vakaudit.names import shown
 from vakaudit.replay.checks import CHECK_NAMES, CheckName, CheckResult, CheckStatus
 from vakaudit.replay.engine import (
     PrefixBreak,
@@ -32,6 +36,7 @@ __all__ = [
     "NeutralRequest",
     "PrefixBreak",
     "Regime",
+    "ReplayProgress",
     "ReplayStep",
     "StepRequestBuilder",
     "anthropic_body",
@@ -51,6 +56,18 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True, slots=True)
+class ReplayProgress:
+    """What :func:`iter_requests`' progress callback receives: the ledgers replayed so far of those
+    listed, the steps yielded so far, and the ledger about to be replayed (escaped by
+    :func:`vakaudit.names.shown`; None once every ledger is done)."""
+
+    ledgers_done: int
+    ledgers_total: int
+    steps_done: int
+    ledger: str | None = None
+
+
 def iter_requests(
     ledger_or_path: SessionLog | str | os.PathLike,
     *,
@@ -58,26 +75,45 @@ def iter_requests(
     session: str | None = None,
     generation: str | None = None,
     on_ledger: Callable[[str], None] | None = None,
+    on_error: Callable[[Path, LedgerError | OSError], None] | None = None,
+    progress: Callable[[ReplayProgress], None] | None = None,
 ) -> Iterator[ReplayStep]:
     """Every execute step of one ledger (a `SessionLog` or a file) or of every ledger of a home.
 
     `session` keeps only ledgers whose header session id (or file stem) equals it. Ledgers are
-    opened read-only and closed after their steps were yielded.
+    opened read-only and closed after their steps were yielded. ``on_error``: a ledger that is not
+    replayable (a :class:`~vakaudit.errors.LedgerError`, or an ``OSError``: unreadable, vanished) is
+    handed to it and the next ledger is replayed (without it, the error is raised). ``progress``
+    gets a :class:`ReplayProgress` before each ledger and once after the last.
     """
     if isinstance(ledger_or_path, SessionLog):
         yield from replay_log(ledger_or_path, host=host, generation=generation)
         return
-    for path in iter_ledger_paths(ledger_or_path):
-        if session is not None and path.stem != session:
+    paths = list(iter_ledger_paths(ledger_or_path)) if progress is not None else iter_ledger_paths(ledger_or_path)
+    total = len(paths) if isinstance(paths, list) else 0
+    steps = 0
+    for done, path in enumerate(paths):
+        if progress is not None:
+            progress(ReplayProgress(done, total, steps, shown(str(path))))
+        try:
+            if session is not None and path.stem != session:
+                with SessionLog.open_read_only(path) as log:
+                    header = log.header
+                    sid = header.payload.get("session_id") if header is not None else None
+                if sid != session:
+                    continue
+            if on_ledger is not None:
+                on_ledger(str(path))
             with SessionLog.open_read_only(path) as log:
-                header = log.header
-                sid = header.payload.get("session_id") if header is not None else None
-            if sid != session:
-                continue
-        if on_ledger is not None:
-            on_ledger(str(path))
-        with SessionLog.open_read_only(path) as log:
-            yield from replay_log(log, host=host, generation=generation)
+                for step in replay_log(log, host=host, generation=generation):
+                    steps += 1
+                    yield step
+        except (LedgerError, OSError) as exc:
+            if on_error is None:
+                raise
+            on_error(path, exc)
+    if progress is not None:
+        progress(ReplayProgress(total, total, steps, None))
 
 
 # The builder lives on the log itself (a private attribute), so it is freed with the log: a mapping

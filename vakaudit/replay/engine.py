@@ -28,6 +28,7 @@ from vakaudit.ledger.projection import Fidelity, WorkingSetPlan
 from vakaudit.ledger.shape import payload_type_error
 from vakaudit.ledger.turns import Generation, TurnIndexBuilder, generation_for
 from vakaudit.ledger.vocab import is_directive
+from vakaudit.names import shown
 from vakaudit.replay.checks import (
     CheckName,
     CheckResult,
@@ -146,7 +147,7 @@ class ReplayStep:
 
     def to_dict(self, *, with_request: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "ledger": self.ledger_path,
+            "ledger": shown(self.ledger_path),
             "session_id": self.session_id,
             "turn": self.turn,
             "step": self.step,
@@ -329,7 +330,7 @@ class _Replay:
         self.generation = generation or log.generation or generation_for(app_version)
         self.regime = host.regime or regime_for(app_version)
         sid = self.header.get("session_id")
-        self.session_id = sid if isinstance(sid, str) else log.path.stem
+        self.session_id = sid if isinstance(sid, str) else shown(log.path.stem)
         self.chain = chain if chain is not None else log.chain_to_root()
         self.unsealed = self._unsealed_entries()
 

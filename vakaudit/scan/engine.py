@@ -52,6 +52,7 @@ import pyarrow as pa
 from vakaudit.artifacts.session_ledger import ENTRY_FIELDS_SCHEMA
 from vakaudit.errors import UsageError
 from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
+from vakaudit.names import raw_bytes, shown
 from vakaudit.outputs import check_output
 from vakaudit.scan.chains7 import CHAINS_PART, read_chain_tables
 from vakaudit.scan.derive import (
@@ -70,7 +71,7 @@ from vakaudit.scan.result import ScanResult
 from vakaudit.scan.store7 import STORE_TABLES, read_store_tables
 from vakaudit.scan.tables import CORE_TABLES, FILES_SCHEMA, LEDGER_KIND, all_tables
 from vakaudit.scan.walk import detect_layout, has_tenants_tree, iter_home_files, resolve_home
-from vakaudit.scan.worker import _ItemResult, _run_task
+from vakaudit.scan.worker import _ItemResult, _named, _run_task
 
 if TYPE_CHECKING:  # pragma: no cover
     from vakaudit.storage import KeyRing
@@ -322,7 +323,7 @@ def scan_home(
             import pyarrow.compute as pc
 
             old = old.filter(pc.not_equal(old["code"], str(FindingCode.LEDGER_GROWING)))
-        new_f = [f for r in results for f in r.findings]
+        new_f = [_named(f, r.rel_path) for r in results for f in r.findings]
         reader_findings = pa.concat_tables([old, _findings_table(new_f)])
         _write_table(out_p, "findings", reader_findings, "files.parquet")
         n_reader_findings = reader_findings.num_rows
@@ -346,7 +347,8 @@ def scan_home(
         stats.files_not_read += st == ScanState.NOT_READ
         file_rows.append(
             {
-                "rel_path": hf.rel_path,
+                "rel_path": shown(hf.rel_path),
+                "rel_path_raw": raw_bytes(hf.rel_path),
                 "kind": hf.kind.name,
                 "file_type": hf.file_type,
                 "size_bytes": hf.size_bytes,

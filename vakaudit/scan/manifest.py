@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from vakaudit.errors import ScanError
+from vakaudit.names import raw_bytes, shown
 
 if TYPE_CHECKING:  # pragma: no cover
     from vakaudit.scan.walk import HomeFile
@@ -130,6 +131,33 @@ def _manifest_entry(
     return entry
 
 
+def _files_out(files: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The manifest's ``files`` as JSON can hold them: a name that is not UTF-8 under its escaped
+    form (:func:`~vakaudit.names.shown`), its bytes in hex under ``rel_path_raw``."""
+    out: dict[str, dict[str, Any]] = {}
+    for rel, e in files.items():
+        raw = raw_bytes(rel)
+        out[shown(rel)] = e if raw is None else {**e, "rel_path_raw": raw.hex()}
+    return out
+
+
+def _files_in(files: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The manifest's ``files`` keyed by the names the walk yields (:func:`_files_out` undone)."""
+    if not any("rel_path_raw" in e for e in files.values()):
+        return files
+    out: dict[str, dict[str, Any]] = {}
+    for rel, e in files.items():
+        raw = e.get("rel_path_raw")
+        if isinstance(raw, str):
+            try:
+                rel = os.fsdecode(bytes.fromhex(raw))
+            except ValueError:
+                pass
+            e = {k: v for k, v in e.items() if k != "rel_path_raw"}
+        out[rel] = e
+    return out
+
+
 @dataclass(slots=True)
 class Manifest:
     """A scan folder's ``manifest.json``: which scan wrote it, its counters and table row counts, and
@@ -158,7 +186,7 @@ class Manifest:
             stats=doc.get("stats", {}),
             tables=doc.get("tables", {}),
             reader_findings=int(doc.get("reader_findings", 0)),
-            files=doc.get("files", {}),
+            files=_files_in(doc.get("files", {})),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -172,7 +200,7 @@ class Manifest:
             "stats": self.stats,
             "tables": self.tables,
             "reader_findings": self.reader_findings,
-            "files": self.files,
+            "files": _files_out(self.files),
         }
 
     def write(self, out: Path) -> None:

@@ -21,6 +21,7 @@ from vakaudit.artifacts.session_ledger import (
 )
 from vakaudit.findings import FINDINGS_SCHEMA, Finding
 from vakaudit.ledger.policy import regrade
+from vakaudit.names import shown
 from vakaudit.scan.tables import all_tables
 
 # side tables are small and varied: zstd alone compresses them smaller than dictionary pages, ~20 % faster
@@ -96,7 +97,7 @@ class _EntriesPart:
         self.buffer.discard_unmarked()
         if len(self.buffer):  # rows of the files before it (its own are filtered out below)
             self._batches.append(self.buffer.take())
-        kept = [b.filter(pc.not_equal(b.column("rel_path"), rel_path)) for b in self._batches]
+        kept = [b.filter(pc.not_equal(b.column("rel_path"), shown(rel_path))) for b in self._batches]
         self._batches = [b for b in kept if b.num_rows]
         self._rows = sum(b.num_rows for b in self._batches)
         self._bytes = sum(b.nbytes for b in self._batches)
@@ -206,7 +207,7 @@ def _keep_rows(table: pa.Table, keep: set[str]) -> pa.Table:
         return table
     import pyarrow.compute as pc
 
-    mask = pc.is_in(table["rel_path"], value_set=pa.array(sorted(keep), pa.string()))
+    mask = pc.is_in(table["rel_path"], value_set=pa.array(sorted(map(shown, keep)), pa.string()))
     return table.filter(mask)
 
 
@@ -215,11 +216,11 @@ def _drop_rows(table: pa.Table, drop: set[str]) -> pa.Table:
         return table
     import pyarrow.compute as pc
 
-    mask = pc.is_in(table["rel_path"], value_set=pa.array(sorted(drop), pa.string()))
+    mask = pc.is_in(table["rel_path"], value_set=pa.array(sorted(map(shown, drop)), pa.string()))
     return table.filter(pc.invert(mask))
 
 
 def _findings_table(findings: Iterable[Finding]) -> pa.Table:
     """Findings as rows, graded by the one severity policy ``verify`` grades by (its default)."""
-    rows = [regrade(f).to_dict() for f in findings]
+    rows = [regrade(f).to_row() for f in findings]
     return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA) if rows else FINDINGS_SCHEMA.empty_table()

@@ -21,6 +21,7 @@ TIMESTAMP = pa.timestamp("us", tz="UTC")
 FILES_SCHEMA = pa.schema(
     [
         pa.field("rel_path", pa.string(), nullable=False),
+        pa.field("rel_path_raw", pa.binary()),
         pa.field("kind", pa.string(), nullable=False),
         pa.field("file_type", pa.string(), nullable=False),
         pa.field("size_bytes", pa.int64(), nullable=False),
@@ -159,6 +160,9 @@ COLUMN_NOTES: dict[tuple[str, str], str] = {
     ("entries", "prefix_digest"): "receipt prefix digest (empty string stored as null)",
     ("entries", "epoch"): "capability epoch of turn_capabilities_bound / _ref",
     ("entries", "app_version"): "header contract app_version",
+    ("files", "rel_path_raw"): "the name's bytes when it is not valid UTF-8 (`rel_path` then shows it "
+    "escaped, `\\xNN`); null otherwise",
+    ("findings", "rel_path_raw"): "the bytes of `rel_path` when it is not valid UTF-8; null otherwise",
     ("entries", "segment"): "7.0: number of the segment file holding the frame (`rel_path` is that file); null on JSONL rows",
     ("entries", "frame_index"): "7.0: 0-based index of the frame in its segment (`line_no` is it plus 1)",
     ("entries", "stored_bytes"): "7.0: the frame's bytes (4 + length + 32), also its `size_bytes`; per segment "
@@ -233,6 +237,15 @@ def render_tables_doc() -> str:
         "",
         "Side-ledger tables are declared by their kind modules (`vakaudit kinds --json`); their common",
         "columns `rel_path`, `home_scope`, `line_no`, `offset_bytes`, `size_bytes` mean what they mean in `entries`.",
+        "",
+        "File names that are not UTF-8. A POSIX file name is bytes; every text column (and every JSON and",
+        "text output of vakaudit) shows such a name escaped (`vakaudit/names.py`, `shown()`): each byte",
+        "that is not part of a UTF-8 sequence is written `\\xNN`, two lowercase hex digits (Python's",
+        "`backslashreplace` of the `surrogateescape` bytes), so `caf\\xe9.txt` is the file whose name is the",
+        "bytes `caf` 0xE9 `.txt`. A valid UTF-8 name is never changed. The escaped form alone is ambiguous (a",
+        "valid name may spell `\\xe9` itself), so `files` and `findings` also keep the name's bytes in",
+        "`rel_path_raw` (binary; null when the name is valid UTF-8). Every other table joins `files` on",
+        "`rel_path` for them; a `session_id` or `home_scope` taken from such a name is escaped the same way.",
         "",
     ]
     for name, (schema, what) in all_tables().items():

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from vakaudit.artifacts import UNCLASSIFIED, ArtifactKind, classify
 from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.names import shown
 from vakaudit.scan.paths import default_home, open_read_only, resolve_home
 
 __all__ = [
@@ -49,7 +50,7 @@ def _file_type(mode: int) -> str:
 class HomeFile:
     """One non-directory entry of a home, as the walk saw it."""
 
-    rel_path: str  # POSIX, relative to the home
+    rel_path: str  # POSIX, relative to the home; a name that is not UTF-8 as os.fsdecode gives it
     kind: ArtifactKind
     file_type: str  # file | symlink | socket | fifo | device | other
     size_bytes: int  # lstat size (a symlink counts its own bytes, never its target's)
@@ -69,12 +70,13 @@ class HomeFile:
 
 
 def home_scope_of(rel_path: str) -> str:
-    """The agent home a path sits in: the longest leading run of ``agents/<id>/`` pairs."""
+    """The agent home a path sits in: the longest leading run of ``agents/<id>/`` pairs, as tables
+    show it (:func:`vakaudit.names.shown`: an agent id that is not UTF-8 is escaped)."""
     parts = rel_path.split("/")[:-1]
     n = 0
     while n + 1 < len(parts) and parts[n] == "agents":
         n += 2
-    return "/".join(parts[:n])
+    return shown("/".join(parts[:n]))
 
 
 def _inside(target: str, root: str) -> bool:
@@ -290,6 +292,7 @@ def _home_file(
     if kind.session_id_of is not None:
         try:
             sid = kind.session_id_of(rel)
+            sid = None if sid is None else shown(sid)  # an id from a name that is not UTF-8: escaped
         except (ValueError, IndexError):
             sid = None
     return HomeFile(

@@ -7,6 +7,7 @@ opened once, read-only, and its anchor for the next incremental scan taken from 
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import hashlib
 import io
@@ -30,6 +31,7 @@ from vakaudit.artifacts.session_ledger import (
 )
 from vakaudit.findings import Finding, FindingCode, FindingFold, Severity
 from vakaudit.ledger.verdict import verify_ledger
+from vakaudit.names import shown
 from vakaudit.scan.manifest import ScanState
 from vakaudit.scan.parts import PARQUET_COMPRESSION, SIDE_DICTIONARY, _EntriesPart
 from vakaudit.scan.plan import _file_key, _Item, _violation
@@ -153,7 +155,7 @@ def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[Le
                 mode = ScanState.FULL
         start = state.offset
         scanner = LedgerScanner(
-            it.rel_path,
+            shown(it.rel_path),
             state,
             findings.append,
             session_id=it.session_id,
@@ -225,7 +227,8 @@ def _scan_bundled(home: Path, it: _Item, bundle: Bundle) -> _ItemResult:
         counter = [0]
         mode, start, start_line = _side_start(it, fd, counter, findings)
         ctx = _CountingContext(
-            home, it.rel_path, it.home_scope, it.session_id, start, findings.append, start_line, counter, fd
+            home, shown(it.rel_path), it.home_scope, it.session_id, start, findings.append, start_line,
+            it.rel_path, counter, fd,
         )
         end: int | None
         try:
@@ -250,6 +253,14 @@ def _scan_bundled(home: Path, it: _Item, bundle: Bundle) -> _ItemResult:
         os.close(fd)
 
 
+def _named(f: Finding, rel_path: str) -> Finding:
+    """A reader's finding on ``rel_path`` under the walk's name (readers see its escaped form), so
+    the findings table keeps the bytes of a name that is not UTF-8."""
+    if f.rel_path != rel_path and f.rel_path == shown(rel_path):
+        return dataclasses.replace(f, rel_path=rel_path)
+    return f
+
+
 def _reader_failed(rel_path: str, kind: str, exc: Exception) -> Finding:
     return Finding(
         FindingCode.READER_FAILED,
@@ -265,7 +276,8 @@ def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _Ite
     counter = [0]
     mode, start, start_line = _side_start(it, fd, counter, findings)
     ctx = _CountingContext(
-        home, it.rel_path, it.home_scope, it.session_id, start, findings.append, start_line, counter, fd
+        home, shown(it.rel_path), it.home_scope, it.session_id, start, findings.append, start_line,
+        it.rel_path, counter, fd,
     )
     schema = kind.schema
     assert schema is not None and kind.reader is not None
@@ -393,7 +405,7 @@ def _run_task_items(home: str, out: str, gen: int, task_id: int, items: list[_It
             if r.part == sink.name:
                 r.part, r.rows = None, 0
     if scanned:  # one entry_fields table for the task, not one per ledger
-        first = next(r for r in out_results if r.rel_path == scanned[0].rel_path)
+        first = next(r for r in out_results if shown(r.rel_path) == scanned[0].rel_path)
         first.fields = fields_table(scanned)
     kinds = {it.rel_path: it.kind for it in items}
     for k, tables in shared.items():
