@@ -23,7 +23,7 @@ from vakaudit.storage.objects import blob_manifest, object_rel_path
 from vakaudit.storage.refs import REFS_TABLE, STORE_COMMIT
 from vakaudit.storage.writer import Compress
 
-__all__ = ["TenantWriter", "wrap_key", "write_json_key_file", "write_vak_key_file", "write_credential_store"]
+__all__ = ["TenantWriter", "wrap_key", "json_key_file_text", "write_json_key_file", "write_vak_key_file", "write_credential_store"]
 
 Random = Callable[[int], bytes]
 
@@ -162,12 +162,17 @@ class TenantWriter:
         return self._docs.get(name, (None, 0))[0], self._docs.get(name, (None, 0))[1] + 1
 
 
-def write_json_key_file(path: Path, keks: dict[int, bytes], object_id_key: bytes | None) -> None:
-    """vakaudit's JSON key file (docs/keys.md)."""
+def json_key_file_text(keks: dict[int, bytes], object_id_key: bytes | None) -> str:
+    """The text of vakaudit's JSON key file (docs/keys.md)."""
     doc: dict = {"keks": {str(v): k.hex() for v, k in sorted(keks.items())}}
     if object_id_key is not None:
         doc["object_id_key"] = object_id_key.hex()
-    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def write_json_key_file(path: Path, keks: dict[int, bytes], object_id_key: bytes | None) -> None:
+    """vakaudit's JSON key file (docs/keys.md)."""
+    path.write_text(json_key_file_text(keks, object_id_key), encoding="utf-8")
 
 
 def write_vak_key_file(path: Path, passphrase: str, *, id_key: bytes, signing_key: bytes,
