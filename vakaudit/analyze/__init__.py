@@ -83,10 +83,12 @@ def analyze(
     gb: Iterable[float] = _projection.DEFAULT_GB,
     scan_out: str | os.PathLike[str] | None = None,
     progress: Callable[[Any], None] | None = None,
+    keys: Any = None,
 ) -> Analysis:
     """Run every metric over a scan (a scan directory or a ``ScanResult``; a home is scanned first,
-    into ``scan_out`` or the scan engine's default location) and project growth to ``turns``."""
-    scan = resolve_scan(scan_or_home, out=scan_out, progress=progress)
+    into ``scan_out`` or the scan engine's default location, with ``keys`` (a
+    :class:`~vakaudit.storage.KeyRing`) unlocking a 7.0 home's frames) and project growth to ``turns``."""
+    scan = resolve_scan(scan_or_home, out=scan_out, progress=progress, keys=keys)
     con = open_scan(scan)
     try:
         result = analyze_views(con, turns=turns, gb=gb, progress=progress)

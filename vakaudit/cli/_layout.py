@@ -16,8 +16,10 @@ V7_PARTS = {
     "seal": "its record segments are listed under 'unsealed', not sealed; JSONL-form files are sealed",
     "timeline": "file times of every file apply; 7.0 ledger frames and record-chain rows give no rows yet",
     "replay": "only JSONL ledgers are replayed; 7.0 ledger frames are not read, so there is nothing to replay",
-    "analyze": "sizes by kind and file apply; per-turn figures need ledger entries, which 7.0 frames do not give yet",
-    "report": "sizes by kind and file apply; per-turn figures need ledger entries, which 7.0 frames do not give yet",
+    "analyze": "sizes by kind and file apply; bytes by entry kind and per turn need the frames unlocked "
+    "(analyze or scan with --keys); barriers and the projection follow JSONL-era write rules",
+    "report": "sizes by kind and file apply; bytes by entry kind and per turn need the frames unlocked "
+    "(scan with --keys, then report the scan); barriers and the projection follow JSONL-era write rules",
 }
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._keys import KEYS_HELP
 from vakaudit.cli._output import output_option
 
 
@@ -56,21 +57,25 @@ def register(app: typer.Typer) -> None:
             folder=True,
         ),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no notes on stderr."),
+        keys: str | None = typer.Option(None, "--keys", help=KEYS_HELP + " Used when a home is scanned first."),
     ) -> None:
         """Print the capacity metrics of a home: ledger bytes, barriers, duplication, growth projection."""
         from vakaudit.cli._layout import note_v7
 
-        note_v7(home_or_scan, "analyze")
+        if not quiet:
+            note_v7(home_or_scan, "analyze")
         from vakaudit.analyze import analyze
         from vakaudit.analyze.projection import DEFAULT_TURNS
+        from vakaudit.cli._keys import load_keys
         from vakaudit.cli._progress import ProgressDisplay
         from vakaudit.scan import resolve_home
 
         points = _parse_turns(turns) or DEFAULT_TURNS
         if home_or_scan is None:
             home_or_scan = resolve_home(None)
+        ring = load_keys(keys, home_or_scan)
         with ProgressDisplay(quiet=quiet) as display:
-            result = analyze(home_or_scan, turns=points, scan_out=scan_out, progress=display)
+            result = analyze(home_or_scan, turns=points, scan_out=scan_out, progress=display, keys=ring)
         if json_out:
             import json
 
