@@ -239,3 +239,12 @@ def test_the_tenant_store_holds_refs_documents_and_the_catalog(homes: dict[str, 
     con.close()
     assert not (homes["v7"] / "cache/store.db").exists()
     assert (t / "spaces.toml").read_text(encoding="utf-8").startswith('[spaces."spc_')
+
+
+def test_record_to_standard_output(tmp_path: Path) -> None:
+    r = _run("synth", str(tmp_path / "h"), "--layout", "v7", "--keys-out", str(tmp_path / "k.json"),
+             "--record", "-", "--turns", "4", "--sessions", "1", "--no-fsync", "-q")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["synth_record_version"] == "1.0" and doc["turns"] == 4 and doc["sessions"] == 1
+    assert "wrote" in r.stderr and not (tmp_path / "-").exists()
