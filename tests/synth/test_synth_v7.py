@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import duckdb
+import jsonschema
 import pytest
 from typer.testing import CliRunner
 
@@ -246,5 +247,7 @@ def test_record_to_standard_output(tmp_path: Path) -> None:
              "--record", "-", "--turns", "4", "--sessions", "1", "--no-fsync", "-q")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
-    assert doc["synth_record_version"] == "1.0" and doc["turns"] == 4 and doc["sessions"] == 1
+    schema = json.loads((Path(__file__).resolve().parents[2] / "docs/schemas/synth.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    assert doc["schema_version"] == "1.0" and doc["turns"] == 4 and doc["sessions"] == 1
     assert "wrote" in r.stderr and not (tmp_path / "-").exists()

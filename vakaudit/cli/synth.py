@@ -89,7 +89,9 @@ def register(app: typer.Typer) -> None:
         if keys_target is not None:
             write_output(keys_target, json_key_file_text({0: result.keys.kek}, result.keys.id_key), [out])
         if record is not None:
-            text = json.dumps(result.record, indent=2) + "\n"
+            from vakaudit.schemas import schema_version
+
+            text = json.dumps({"schema_version": schema_version("synth"), **result.record}, indent=2) + "\n"
             if record_target is None:
                 typer.echo(text, nl=False)
             else:

@@ -506,7 +506,8 @@ def build_home(
             return HomeWriter(folder, prof, seed=seed, layout="g2", fsync=False, progress=progress).build()
 
         g2_result, keys, record = build_v7(out, g2, profile=prof.name, seed=seed, fsync=fsync)
-        return replace(g2_result, out=out, layout="v7", record=record.to_json(), keys=keys)
+        return replace(g2_result, out=out, layout="v7", ledger_entries=record.ledger_entries,
+                       record=record.to_json(), keys=keys)
     return HomeWriter(out, prof, seed=seed, layout=layout, fsync=fsync, progress=progress).build()
 
 

@@ -56,10 +56,8 @@ from vakaudit.storage.tenant_writer import TenantWriter
 from vakaudit.storage.writer import SegmentAppender
 from vakaudit.synth.content import WORKSPACES
 
-__all__ = ["SynthRecord", "V7Keys", "SeededBytes", "convert_home", "space_id", "RECORD_VERSION"]
+__all__ = ["SynthRecord", "V7Keys", "SeededBytes", "convert_home", "space_id"]
 
-#: version of the synth record's JSON (docs/schemas/synth.json)
-RECORD_VERSION = "1.0"
 TENANT = f"tenants/{LOCAL_TENANT}"
 AGENT = "agents/vak"
 #: JSONL side ledgers of a G2 home (relative paths) that are record chains in 7.0; the activity
@@ -127,7 +125,7 @@ def space_id(cwd: str) -> str:
 
 @dataclass(slots=True)
 class SynthRecord:
-    """What the v7 synth wrote, counted at its writers (the ``--record`` JSON)."""
+    """What the v7 synth wrote, counted at its writers (``synth --record``: docs/schemas/synth.json)."""
 
     seed: int
     profile: str
@@ -150,7 +148,6 @@ class SynthRecord:
         turns = max(1, self.turns)
         stored = sum(v[1] for v in self.entry_kinds.values())
         return {
-            "synth_record_version": RECORD_VERSION,
             "layout": "v7",
             "profile": self.profile,
             "seed": self.seed,
