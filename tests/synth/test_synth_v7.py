@@ -17,6 +17,8 @@ from vakaudit.storage import KeyRing, TenantKeys, read_segments
 from vakaudit.storage.keys import LOCAL_TENANT
 
 SEED = 3
+#: the entries the 7.0 layout adds before a tool-result message (a G2 ledger has none)
+ADDED = ("evidence_body", "call_effect")
 TENANT = f"tenants/{LOCAL_TENANT}"
 
 
@@ -135,10 +137,15 @@ def test_frames_hold_the_g2_conversation(homes: dict[str, Path]) -> None:
         # the 7.0 envelope: no prev_hash anywhere; activities without the 2.x turn field
         assert not any("prev_hash" in e for e in entries)
         assert not any("turn" in e for e in entries if e["kind"] == "activity")
-        # one evidence_body per tool result, before the message that carries it
+        # per tool result, before the message that carries it: its evidence_body (and a call_effect
+        # when the call read or wrote a file)
         for i, e in enumerate(entries):
+            if e["kind"] == "call_effect":
+                assert e["effect"]["kind"] in ("file_read", "file_write") and e["effect"]["path"]
+                assert entries[i + 1]["kind"] == "evidence_body"
+                assert entries[i + 1]["tool_use_id"] == e["tool_use_id"]
             if e["kind"] == "evidence_body":
-                nxt = next(x for x in entries[i + 1 :] if x["kind"] != "evidence_body")
+                nxt = next(x for x in entries[i + 1 :] if x["kind"] not in ADDED)
                 assert e["tool_use_id"] in {b.get("tool_use_id") for b in nxt["message"]["content"]}
                 assert set(e["body"]) == {"id", "len"}
         # a binding whose digest equals the previous one is a ref to it
@@ -151,7 +158,7 @@ def test_frames_hold_the_g2_conversation(homes: dict[str, Path]) -> None:
 
 
 def _mapped_kinds(kinds: list[str | None]) -> list[str | None]:
-    return [("turn_capabilities_bound" if k == "turn_capabilities_ref" else k) for k in kinds if k != "evidence_body"]
+    return [("turn_capabilities_bound" if k == "turn_capabilities_ref" else k) for k in kinds if k not in ADDED]
 
 
 def test_scan_gives_the_g2_conversation(homes: dict[str, Path]) -> None:
@@ -174,7 +181,7 @@ def test_scan_gives_the_g2_conversation(homes: dict[str, Path]) -> None:
     assert set(g2) == set(v7k) == set(v7s)
     for sid in g2:
         assert _mapped_kinds([r[0] for r in v7k[sid]]) == [r[0] for r in g2[sid]]
-        keep = [r for r in v7k[sid] if r[0] != "evidence_body"]
+        keep = [r for r in v7k[sid] if r[0] not in ADDED]
         assert [(r[1], r[2]) for r in keep] == [(r[1], r[2]) for r in g2[sid]]
         # keyless: the same frames, sealed, with their stored sizes and no plaintext column
         assert [(r[3], r[4]) for r in v7s[sid]] == [(True, r[4]) for r in v7k[sid]]
@@ -190,16 +197,18 @@ def test_scan_gives_the_g2_conversation(homes: dict[str, Path]) -> None:
 
 def test_the_record_counts_syncs_at_the_commit_points(homes: dict[str, Path]) -> None:
     record = json.loads(homes["record"].read_text(encoding="utf-8"))
-    commit_points = 0
-    for lines in _g2_ledgers(homes["g2"]).values():
-        for e in lines:  # §8.3, counted here from the G2 lines of the same workload
+    commit_points = effects = 0
+    for entries in _v7_entries(homes["v7"], homes["keys"]).values():
+        for e in entries:  # §8.3, counted on the entries read back from the frames
             k = e["kind"]
-            if k in ("header", "turn_card") or (k == "activity" and "request_id" in e.get("data", {})) or (
-                k == "message" and e["message"]["role"] == "user" and not (e.get("meta") or {}).get("control")
-            ):
+            effects += k == "call_effect"
+            if k in ("header", "turn_card", "call_effect") or (
+                k == "activity" and "request_id" in e.get("data", {})
+            ) or (k == "message" and e["message"]["role"] == "user" and not (e.get("meta") or {}).get("control")):
                 commit_points += 1
     sessions = record["sessions"]
     sealed = record["sealed_segments"]
+    assert effects > 0
     # a sync per commit point, at most one more per session (the close) and per sealing (4 + 1)
     assert commit_points <= record["syncs"]["ledger"] <= commit_points + sessions + 5 * sealed
     assert record["turns"] == 24 and record["layout"] == "v7" and record["seed"] == SEED

@@ -11,7 +11,8 @@ storage keeps it, through vakaudit's storage writers (:mod:`vakaudit.storage.wri
   7.0 envelope (no ``prev_hash``; activities lose the 2.x ``turn`` field), a
   ``turn_capabilities_bound`` whose interface (``system_prompt``, ``tool_index``, ``tool_schemas``)
   is an object, ``turn_capabilities_ref`` when a turn's binding digest equals the latest binding's,
-  one ``evidence_body`` (the whole tool result as an object) before each tool-result message;
+  before each tool-result message a ``call_effect`` per file read or write and one ``evidence_body``
+  (the whole tool result as an object) per result;
   ``fdatasync`` at the commit points of §8.3 only, and the ``req/<session>/<sha256>`` ref after each
   admission activity. A ledger seals its open segment at 256 KiB like a record chain (vak seals
   session ledgers only on an explicit ``seal_segment``, whose caller the spec leaves open: §14 item 3).
@@ -79,6 +80,8 @@ SIDE_CHAINS = (
     f"{AGENT}/sandbox/records.jsonl",
     f"{AGENT}/security-events.jsonl",
 )
+#: the tools whose calls record a file effect (``call_effect``, §8.2), by the effect they record
+FILE_EFFECTS = {"read": "file_read", "write": "file_write", "edit": "file_write"}
 RELAXED_CHAINS = frozenset({"activity-log.jsonl", f"{AGENT}/activity-log.jsonl"})
 #: G2 files that are Documents in 7.0 (§7.2), by the first components of their path
 DOCUMENT_DIRS = ("memory", "entities", "skill-proposals", "office-workspaces")
@@ -330,6 +333,7 @@ class _Converter:
         rec = self.record
         rec.sessions += 1
         last_bound: tuple[str, str] | None = None  # (entry id, digest)
+        calls: dict[str, tuple[str, dict]] = {}  # tool_use_id -> (tool, input) of this session's calls
         depth: dict[str, int] = {}
         n_entries = 0
         created = ""
@@ -352,7 +356,11 @@ class _Converter:
                 if kind == "turn_capabilities_bound":
                     entry, last_bound = self._binding(entry, scope, last_bound)
                 elif kind == "message" and (entry.get("message") or {}).get("role") == "user":
-                    out += self._evidence(entry, scope)
+                    out += self._evidence(entry, scope, calls)
+                elif kind == "message":
+                    for b in (entry.get("message") or {}).get("content") or ():
+                        if isinstance(b, dict) and b.get("type") == "tool_use":
+                            calls[b.get("id", "")] = (b.get("name", ""), b.get("input") or {})
                 out.append(entry)
                 for e in out:
                     segment, frame_index = app.position
@@ -401,23 +409,39 @@ class _Converter:
         bound["interface"] = self.put(text, scope, "interface")
         return bound, (entry["id"], digest)
 
-    def _evidence(self, entry: dict, scope: str) -> list[dict]:
-        """One ``evidence_body`` per tool result of a tool-result message, chained before it."""
+    def _evidence(self, entry: dict, scope: str, calls: dict[str, tuple[str, dict]]) -> list[dict]:
+        """Per tool result of a tool-result message, chained before it: the call's ``call_effect``
+        when it read or wrote a file (§8.2 ``file_read`` / ``file_write``), then its
+        ``evidence_body`` (the whole result as an object of the conversation)."""
         content = (entry.get("message") or {}).get("content")
         if not isinstance(content, list):
             return []
-        out = []
+        out: list[dict] = []
         parent = entry.get("parent_id")
+
+        def add(n: int, payload: dict) -> None:
+            nonlocal parent
+            e = {"id": _derived_entry_id(entry["id"], n, self.seed), "parent_id": parent, "ts": entry["ts"]}
+            if "at_turn" in entry:
+                e["at_turn"] = entry["at_turn"]
+            e.update(payload)
+            out.append(e)
+            parent = e["id"]
+
         for i, block in enumerate(content):
             if not isinstance(block, dict) or block.get("type") != "tool_result":
                 continue
-            body = self.put(_result_text(block).encode("utf-8"), scope, "evidence")
-            e = {"id": _derived_entry_id(entry["id"], i, self.seed), "parent_id": parent, "ts": entry["ts"]}
-            if "at_turn" in entry:
-                e["at_turn"] = entry["at_turn"]
-            e.update({"kind": "evidence_body", "tool_use_id": block.get("tool_use_id", ""), "body": body})
-            out.append(e)
-            parent = e["id"]
+            tool_use_id = block.get("tool_use_id", "")
+            text = _result_text(block).encode("utf-8")
+            name, inp = calls.get(tool_use_id, ("", {}))
+            effect = FILE_EFFECTS.get(name)
+            if effect is not None and isinstance(inp.get("path"), str) and not block.get("is_error"):
+                data = text if effect == "file_read" else str(inp.get("content", "")).encode("utf-8")
+                add(2 * i + 1, {"kind": "call_effect", "tool_use_id": tool_use_id,
+                                "effect": {"kind": effect, "path": inp["path"],
+                                           "digest": hashlib.sha256(data).hexdigest(), "bytes": len(data)}})
+            add(2 * i, {"kind": "evidence_body", "tool_use_id": tool_use_id,
+                        "body": self.put(text, scope, "evidence")})
         if out:
             entry["parent_id"] = parent
         return out
