@@ -38,7 +38,11 @@ class TenantWriter:
     """Build ``<tenant>/store`` and ``<tenant>/keys`` as vak leaves them."""
 
     def __init__(self, tenant_dir: str | Path, *, keks: dict[int, bytes], id_key: bytes,
-                 random: Random | None = None, compress: Compress = "raw") -> None:
+                 random: Random | None = None, compress: Compress = "raw", keep_open: bool = False,
+                 refs_synchronous: str = "FULL") -> None:
+        """``keep_open``: one ``refs.db`` connection for the writer's life (call :meth:`close`), else
+        one per call. ``refs_synchronous``: the connection's ``PRAGMA synchronous`` (vak: ``FULL``;
+        ``OFF`` skips the syncs, the file's bytes are the same)."""
         self.tenant_dir = Path(tenant_dir)
         self.store_dir = self.tenant_dir / "store"
         self.keys_dir = self.tenant_dir / "keys"
@@ -49,6 +53,9 @@ class TenantWriter:
         self._random = random or os.urandom
         self._object_keys: dict[str, bytes] = {}
         self._commit = 0
+        self._keep_open = keep_open
+        self._synchronous = refs_synchronous if refs_synchronous in ("FULL", "NORMAL", "OFF") else "FULL"
+        self._con: sqlite3.Connection | None = None
         self._docs: dict[str, tuple[str, int]] = {}
         self._doc_objects: dict[str, tuple[str, set[str]]] = {}
         for sub in ("cas/objects", "cas/grants", "cas/tmp"):
@@ -112,12 +119,23 @@ class TenantWriter:
 
     # refs ----------------------------------------------------------------------------------
     def _db(self) -> sqlite3.Connection:
+        if self._con is not None:
+            return self._con
         path = self.store_dir / "refs.db"
         con = sqlite3.connect(path)
         if not con.execute("SELECT name FROM sqlite_master WHERE name='refs'").fetchone():
             con.execute("PRAGMA journal_mode=WAL")
             con.execute(REFS_TABLE)
+        con.execute(f"PRAGMA synchronous={self._synchronous}")
+        if self._keep_open:
+            self._con = con
         return con
+
+    def close(self) -> None:
+        """Close the kept ``refs.db`` connection (its WAL is checkpointed into the file)."""
+        if self._con is not None:
+            self._con.close()
+            self._con = None
 
     def set_ref(self, name: str, target: bytes, epoch: int = 0) -> int:
         """CAS a ref to ``target`` (generation 1 when new, else +1); returns the new generation."""
@@ -128,7 +146,8 @@ class TenantWriter:
                 gen = 1 if row is None else row[0] + 1
                 con.execute("INSERT OR REPLACE INTO refs VALUES (?, ?, ?, ?)", (name, gen, epoch, target))
         finally:
-            con.close()
+            if not self._keep_open:
+                con.close()
         if not name.startswith("_store/"):
             self._bump()
         return gen

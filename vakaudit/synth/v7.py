@@ -235,7 +235,8 @@ class _Converter:
         self.record = record
         self.nonces = SeededBytes(f"vakaudit-synth-v7-nonces:{seed}")
         self.tw = TenantWriter(out / TENANT, keks={0: keys.kek}, id_key=keys.id_key,
-                               random=SeededBytes(f"vakaudit-synth-v7-random:{seed}"), compress="zstd")
+                               random=SeededBytes(f"vakaudit-synth-v7-random:{seed}"), compress="zstd",
+                               keep_open=True, refs_synchronous="FULL" if fsync else "OFF")
         self.scope_keys: dict[str, bytes] = {}
         self.spaces = {workspace_key(c): space_id(c) for c in WORKSPACES}
         self.space_cwd = {space_id(c): c for c in WORKSPACES}
@@ -313,6 +314,7 @@ class _Converter:
                 self.copy(rel, f"{TENANT}/{rel}")
             else:
                 self.copy(rel, rel)
+        self.tw.close()
         self.spaces_toml()
         self.catalog()
 
