@@ -17,8 +17,8 @@ storage keeps it, through vakaudit's storage writers (:mod:`vakaudit.storage.wri
   admission activity. A ledger seals its open segment at 256 KiB like a record chain (vak seals
   session ledgers only on an explicit ``seal_segment``, whose caller the spec leaves open: §14 item 3).
 - each JSONL side ledger becomes its record chain directory (rows unchanged, one per frame, one sync
-  per append, none for the activity log's telemetry rows, sealed at 256 KiB); sandbox execution
-  streams are sealed under their conversation's key;
+  per append, none for telemetry rows: the activity logs' and the execution streams' process
+  telemetry, sealed at 256 KiB); sandbox execution streams are sealed under their conversation's key;
 - checkpoints become 7.0 manifests (``seq`` from 0) whose file contents are objects of the
   conversation; memory, entities, skill proposals, Office rooms and the presentation library become
   Documents; ``trusted/`` markers are named by space id; ``auth/`` moves to the tenant;
@@ -80,6 +80,9 @@ SIDE_CHAINS = (
     f"{AGENT}/sandbox/records.jsonl",
     f"{AGENT}/security-events.jsonl",
 )
+#: an execution stream's process telemetry row (every 500 ms of a run), appended without a sync of its
+#: own like the activity logs' telemetry rows (**unconfirmed** in vak: §14 items 4 and 6)
+_TELEMETRY_ROW = b'{"kind":"ProcessTelemetry"'
 #: the tools whose calls record a file effect (``call_effect``, §8.2), by the effect they record
 FILE_EFFECTS = {"read": "file_read", "write": "file_write", "edit": "file_write"}
 RELAXED_CHAINS = frozenset({"activity-log.jsonl", f"{AGENT}/activity-log.jsonl"})
@@ -461,7 +464,8 @@ class _Converter:
                 row = line.rstrip(b"\n")
                 if not row:
                     continue
-                frame = app.append(row, sync=not relaxed)
+                telemetry = relaxed or row.startswith(_TELEMETRY_ROW)
+                frame = app.append(row, sync=not telemetry)
                 stat[0] += 1
                 stat[1] += len(frame)
         app.close()
