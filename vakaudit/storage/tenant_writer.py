@@ -73,13 +73,19 @@ class TenantWriter:
 
     def put(self, plaintext: bytes, scope: str, *, object_key: bytes | None = None,
             nonce: bytes | None = None, version: int | None = None) -> str:
-        """Store ``plaintext`` granted to ``scope``; returns its id. Re-putting adds the grant only."""
+        """Store ``plaintext`` granted to ``scope``; returns its id. Re-putting adds the grant only, and
+        re-putting under a scope that has its grant touches the grant's mtime (§4.4 step 1)."""
         oid = self.object_id(plaintext)
         body_path = self.store_dir / object_rel_path(oid)
         key = self._object_keys.get(oid)
         if key is None:
             key = object_key or self._random(KEY_LEN)
             self._object_keys[oid] = key
+        grant = self.store_dir / "cas" / "grants" / oid / scope_file_name(scope)
+        if grant.is_file() and body_path.exists():
+            os.utime(grant)
+            self._bump()
+            return oid
         self.grant(oid, scope, version=version)
         if not body_path.exists():
             body_path.parent.mkdir(parents=True, exist_ok=True)

@@ -51,7 +51,7 @@ from vakaudit.ledger.jsonenc import dumps
 from vakaudit.ledger.keys import workspace_key
 from vakaudit.storage.documents import document_scope, version_text
 from vakaudit.storage.ids import admission_ref, derived_id
-from vakaudit.storage.keys import LOCAL_TENANT
+from vakaudit.storage.keys import LOCAL_TENANT, scope_file_name
 from vakaudit.storage.segments import ROTATE_BYTES
 from vakaudit.storage.tenant_writer import TenantWriter
 from vakaudit.storage.writer import SegmentAppender
@@ -262,11 +262,14 @@ class _Converter:
     def _body(self, oid: str) -> Path:
         return self.out / TENANT / "store" / "cas" / "objects" / oid[:2] / oid[2:]
 
-    def _count(self, oid: str, plain_len: int, role: str, new: bool) -> None:
-        """Count one put: a grant (staged, synced, renamed, directory synced: §4.5), the body when new,
-        and the ``_store/commit`` bump."""
-        self.record.grants += 1
-        self.record.syncs["store"] += 2 + (2 if new else 0)
+    def _grant(self, oid: str, scope: str) -> Path:
+        return self.out / TENANT / "store" / "cas" / "grants" / oid / scope_file_name(scope)
+
+    def _count(self, oid: str, plain_len: int, role: str, new: bool, new_grant: bool = True) -> None:
+        """Count one put: a new grant and a new body are each staged, synced, renamed and their
+        directory synced (§4.5); a grant already there is touched; ``_store/commit`` is bumped."""
+        self.record.grants += new_grant
+        self.record.syncs["store"] += (2 if new_grant else 0) + (2 if new else 0)
         self.record.syncs["refs"] += 1
         if new:
             stat = self.record.objects.setdefault(role, [0, 0, 0])
@@ -277,8 +280,9 @@ class _Converter:
     def put(self, plaintext: bytes, scope: str, role: str) -> dict:
         oid = self.tw.object_id(plaintext)
         new = not self._body(oid).exists()
+        new_grant = new or not self._grant(oid, scope).is_file()
         self.tw.put(plaintext, scope)
-        self._count(oid, len(plaintext), role, new)
+        self._count(oid, len(plaintext), role, new, new_grant)
         return {"id": oid, "len": len(plaintext)}
 
     def set_ref(self, name: str, target: bytes) -> None:
