@@ -52,6 +52,7 @@ from vakaudit.ledger.keys import workspace_key
 from vakaudit.storage.documents import document_scope, version_text
 from vakaudit.storage.ids import admission_ref, derived_id
 from vakaudit.storage.keys import LOCAL_TENANT, scope_file_name
+from vakaudit.storage.objects import object_rel_path
 from vakaudit.storage.segments import ROTATE_BYTES
 from vakaudit.storage.tenant_writer import TenantWriter
 from vakaudit.storage.writer import SegmentAppender
@@ -244,6 +245,7 @@ class _Converter:
         self.spaces = {workspace_key(c): space_id(c) for c in WORKSPACES}
         self.space_cwd = {space_id(c): c for c in WORKSPACES}
         self.last_opened: dict[str, int] = {}
+        self.used_spaces: set[str] = set()
         self.catalog_rows: list[tuple] = []  # (session, entry_id, segment, frame, parent, depth)
         self.catalog_nodes: list[tuple] = []
         self.catalog_cursors: list[tuple] = []
@@ -260,10 +262,10 @@ class _Converter:
         return key
 
     def _body(self, oid: str) -> Path:
-        return self.out / TENANT / "store" / "cas" / "objects" / oid[:2] / oid[2:]
+        return self.tw.store_dir / object_rel_path(oid)
 
     def _grant(self, oid: str, scope: str) -> Path:
-        return self.out / TENANT / "store" / "cas" / "grants" / oid / scope_file_name(scope)
+        return self.tw.store_dir / "cas" / "grants" / oid / scope_file_name(scope)
 
     def _count(self, oid: str, plain_len: int, role: str, new: bool, new_grant: bool = True) -> None:
         """Count one put: a new grant and a new body are each staged, synced, renamed and their
@@ -291,7 +293,10 @@ class _Converter:
         self.record.syncs["refs"] += 2  # the ref's CAS and _store/commit (WAL, synchronous=FULL)
 
     def space_of(self, key: str) -> str:
-        return self.spaces.get(key, key)
+        spc = self.spaces.get(key, key)
+        if spc in self.space_cwd:
+            self.used_spaces.add(spc)
+        return spc
 
     # -- the home ---------------------------------------------------------------------------------
     def run(self) -> None:
@@ -390,10 +395,9 @@ class _Converter:
         rec.syncs["ledger"] += app.syncs
         rec.sealed_segments += app.sealed_segments
         rec.ledger_entries += n_entries
-        cwd = self.space_cwd.get(space, "")
         if created:
             self.last_opened[space] = max(self.last_opened.get(space, 0), parse_ts(created) // 1_000_000_000)
-        self.catalog_nodes.append((f"ses_{sid}", "session", space, "vak", sid, created, n_entries, rel_dir, cwd))
+        self.catalog_nodes.append((f"ses_{sid}", "session", space, "vak", sid, created, n_entries, rel_dir))
         self.catalog_cursors.append((f"session:{rel_dir}", *app.position))
 
     def _binding(self, entry: dict, scope: str, last: tuple[str, str] | None) -> tuple[dict, tuple[str, str]]:
@@ -517,13 +521,13 @@ class _Converter:
     # -- tenant files -----------------------------------------------------------------------------
     def spaces_toml(self) -> None:
         lines = []
-        for spc in sorted(self.last_opened):
-            cwd = self.space_cwd.get(spc)
-            if cwd is None:
-                continue
+        for spc in sorted(self.used_spaces):
+            cwd = self.space_cwd[spc]
             name = cwd.rstrip("/").rsplit("/", 1)[-1]
-            lines.append(f'[spaces."{spc}"]\nbindings = [{json.dumps(cwd)}]\nname = {json.dumps(name)}\n'
-                         f"last_opened = {self.last_opened[spc]}\n")
+            text = f'[spaces."{spc}"]\nbindings = [{json.dumps(cwd)}]\nname = {json.dumps(name)}\n'
+            if spc in self.last_opened:
+                text += f"last_opened = {self.last_opened[spc]}\n"
+            lines.append(text)
         path = self.out / TENANT / "spaces.toml"
         path.write_text("\n".join(lines), encoding="utf-8")
 
@@ -542,9 +546,9 @@ class _Converter:
                 con.execute("INSERT INTO meta VALUES ('schema', '2')")
                 con.executemany("INSERT INTO cursors VALUES (?, ?, ?)", self.catalog_cursors)
                 con.executemany(
-                    "INSERT INTO nodes (id, kind, space, agent, session, created_at, updated_at, size, locator, title)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(n[0], n[1], n[2], n[3], n[4], n[5], n[5], n[6], n[7], n[8]) for n in self.catalog_nodes],
+                    "INSERT INTO nodes (id, kind, space, agent, session, created_at, updated_at, size, locator)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(n[0], n[1], n[2], n[3], n[4], n[5], n[5], n[6], n[7]) for n in self.catalog_nodes],
                 )
                 con.executemany("INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?, ?, ?, 0)", self.catalog_rows)
         finally:
