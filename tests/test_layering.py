@@ -17,7 +17,7 @@ ALLOWED = {
     "analyze": {"ledger", "artifacts", "scan"},
     "forensics": {"ledger", "storage", "artifacts", "scan", "_native"},
     "replay": {"ledger"},
-    "synth": {"ledger", "replay", "artifacts"},
+    "synth": {"ledger", "replay", "artifacts", "storage"},  # the 7.0 layout through the storage writers
     "levers": {"ledger", "synth", "scan", "analyze", "artifacts"},
     "report": {"ledger", "artifacts", "scan", "analyze", "forensics", "replay", "levers"},
     "gates": {"ledger", "artifacts", "scan", "analyze", "forensics", "replay", "schemas"},

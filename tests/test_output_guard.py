@@ -86,7 +86,8 @@ def test_the_app_has_the_output_options_the_commands_document() -> None:
     expected = {
         ("scan", "--out"), ("report", "--out"), ("report", "--scan-out"), ("analyze", "--scan-out"),
         ("sql", "--scan-out"), ("replay", "--export"), ("seal", "--out"), ("timeline", "--out"),
-        ("readscale", "--out"), ("readscale", "--workdir"), ("synth", "out"),
+        ("readscale", "--out"), ("readscale", "--workdir"), ("synth", "out"), ("synth", "--keys-out"),
+        ("synth", "--record"),
         ("baseline", "--out"), ("baseline", "--scan-out"), ("check", "--junit"), ("check", "--scan-out"),
         ("fleet scan", "--lake"), ("fleet report", "--out"),
     }  # fmt: skip
@@ -128,6 +129,10 @@ def test_every_output_option_refuses_a_path_inside_the_home(
             args = [*command.split(), *base, str(inside)]
         else:
             args = [*command.split(), *base, param.opts[-1], str(inside)]
+        if command == "synth" and param.name != "out":  # the key file and the record of a new v7 home
+            args = ["synth", str(tmp_path / "new-home"), "--layout", "v7", param.opts[-1], str(inside)]
+            if param.name != "keys_out":
+                args += ["--keys-out", str(tmp_path / "keys.json")]
         if command in ("seal", "timeline", "baseline") and param.name != "out":
             args += ["-o", str(tmp_path / "ok.out")]
         result = runner.invoke(app, args)

@@ -24,6 +24,8 @@ FILE_OUTPUTS = {
     ("readscale", "--out"): None,
     ("baseline", "--out"): ["baseline", str(TINY), "-o", "{out}"],
     ("check", "--junit"): None,  # `--junit -` is the JUnit document on stdout; check itself is tested in tests/gates
+    ("synth", "--keys-out"): None,  # key material is never printed: `-` is a usage error (tests/synth)
+    ("synth", "--record"): None,  # `--record -` is tested with a v7 synth in tests/synth
     ("fleet report", "--out"): None,  # tested with its lake in tests/fleet  # `--out -` is --json; the run itself is a benchmark, not run here
 }
 

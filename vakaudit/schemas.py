@@ -16,6 +16,7 @@ SCHEMA_VERSIONS: dict[str, str] = {
     "replay": "1.0",
     "scan": "1.1",
     "seal": "1.0",
+    "synth": "1.0",
     "timeline": "1.0",
     "verify": "1.1",
 }

@@ -62,7 +62,8 @@ def register(app: typer.Typer) -> None:
         """Print the capacity metrics of a home: ledger bytes, barriers, duplication, growth projection."""
         from vakaudit.cli._layout import note_v7
 
-        note_v7(home_or_scan, "analyze")
+        if not quiet:
+            note_v7(home_or_scan, "analyze")
         from vakaudit.analyze import analyze
         from vakaudit.analyze.projection import DEFAULT_TURNS
         from vakaudit.cli._progress import ProgressDisplay

@@ -53,6 +53,8 @@ VERBATIM = 0x00  # body = the frames as they were
 SEALS_LOG = "seals.log"
 LOCK = "LOCK"
 KEY = "KEY"
+#: a record chain seals its open segment once the ``.log`` reaches this many bytes after an append (§3.6)
+ROTATE_BYTES = 262_144
 
 Form = Literal["log", "sealed"]
 

@@ -23,7 +23,7 @@ from vakaudit.storage.objects import blob_manifest, object_rel_path
 from vakaudit.storage.refs import REFS_TABLE, STORE_COMMIT
 from vakaudit.storage.writer import Compress
 
-__all__ = ["TenantWriter", "wrap_key", "write_json_key_file", "write_vak_key_file", "write_credential_store"]
+__all__ = ["TenantWriter", "wrap_key", "json_key_file_text", "write_json_key_file", "write_vak_key_file", "write_credential_store"]
 
 Random = Callable[[int], bytes]
 
@@ -38,7 +38,11 @@ class TenantWriter:
     """Build ``<tenant>/store`` and ``<tenant>/keys`` as vak leaves them."""
 
     def __init__(self, tenant_dir: str | Path, *, keks: dict[int, bytes], id_key: bytes,
-                 random: Random | None = None, compress: Compress = "raw") -> None:
+                 random: Random | None = None, compress: Compress = "raw", keep_open: bool = False,
+                 refs_synchronous: str = "FULL") -> None:
+        """``keep_open``: one ``refs.db`` connection for the writer's life (call :meth:`close`), else
+        one per call. ``refs_synchronous``: the connection's ``PRAGMA synchronous`` (vak: ``FULL``;
+        ``OFF`` skips the syncs, the file's bytes are the same)."""
         self.tenant_dir = Path(tenant_dir)
         self.store_dir = self.tenant_dir / "store"
         self.keys_dir = self.tenant_dir / "keys"
@@ -49,6 +53,9 @@ class TenantWriter:
         self._random = random or os.urandom
         self._object_keys: dict[str, bytes] = {}
         self._commit = 0
+        self._keep_open = keep_open
+        self._synchronous = refs_synchronous if refs_synchronous in ("FULL", "NORMAL", "OFF") else "FULL"
+        self._con: sqlite3.Connection | None = None
         self._docs: dict[str, tuple[str, int]] = {}
         self._doc_objects: dict[str, tuple[str, set[str]]] = {}
         for sub in ("cas/objects", "cas/grants", "cas/tmp"):
@@ -66,13 +73,19 @@ class TenantWriter:
 
     def put(self, plaintext: bytes, scope: str, *, object_key: bytes | None = None,
             nonce: bytes | None = None, version: int | None = None) -> str:
-        """Store ``plaintext`` granted to ``scope``; returns its id. Re-putting adds the grant only."""
+        """Store ``plaintext`` granted to ``scope``; returns its id. Re-putting adds the grant only, and
+        re-putting under a scope that has its grant touches the grant's mtime (§4.4 step 1)."""
         oid = self.object_id(plaintext)
         body_path = self.store_dir / object_rel_path(oid)
         key = self._object_keys.get(oid)
         if key is None:
             key = object_key or self._random(KEY_LEN)
             self._object_keys[oid] = key
+        grant = self.store_dir / "cas" / "grants" / oid / scope_file_name(scope)
+        if grant.is_file() and body_path.exists():
+            os.utime(grant)
+            self._bump()
+            return oid
         self.grant(oid, scope, version=version)
         if not body_path.exists():
             body_path.parent.mkdir(parents=True, exist_ok=True)
@@ -112,12 +125,23 @@ class TenantWriter:
 
     # refs ----------------------------------------------------------------------------------
     def _db(self) -> sqlite3.Connection:
+        if self._con is not None:
+            return self._con
         path = self.store_dir / "refs.db"
         con = sqlite3.connect(path)
         if not con.execute("SELECT name FROM sqlite_master WHERE name='refs'").fetchone():
             con.execute("PRAGMA journal_mode=WAL")
             con.execute(REFS_TABLE)
+        con.execute(f"PRAGMA synchronous={self._synchronous}")
+        if self._keep_open:
+            self._con = con
         return con
+
+    def close(self) -> None:
+        """Close the kept ``refs.db`` connection (its WAL is checkpointed into the file)."""
+        if self._con is not None:
+            self._con.close()
+            self._con = None
 
     def set_ref(self, name: str, target: bytes, epoch: int = 0) -> int:
         """CAS a ref to ``target`` (generation 1 when new, else +1); returns the new generation."""
@@ -128,7 +152,8 @@ class TenantWriter:
                 gen = 1 if row is None else row[0] + 1
                 con.execute("INSERT OR REPLACE INTO refs VALUES (?, ?, ?, ?)", (name, gen, epoch, target))
         finally:
-            con.close()
+            if not self._keep_open:
+                con.close()
         if not name.startswith("_store/"):
             self._bump()
         return gen
@@ -162,12 +187,17 @@ class TenantWriter:
         return self._docs.get(name, (None, 0))[0], self._docs.get(name, (None, 0))[1] + 1
 
 
-def write_json_key_file(path: Path, keks: dict[int, bytes], object_id_key: bytes | None) -> None:
-    """vakaudit's JSON key file (docs/keys.md)."""
+def json_key_file_text(keks: dict[int, bytes], object_id_key: bytes | None) -> str:
+    """The text of vakaudit's JSON key file (docs/keys.md)."""
     doc: dict = {"keks": {str(v): k.hex() for v, k in sorted(keks.items())}}
     if object_id_key is not None:
         doc["object_id_key"] = object_id_key.hex()
-    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def write_json_key_file(path: Path, keks: dict[int, bytes], object_id_key: bytes | None) -> None:
+    """vakaudit's JSON key file (docs/keys.md)."""
+    path.write_text(json_key_file_text(keks, object_id_key), encoding="utf-8")
 
 
 def write_vak_key_file(path: Path, passphrase: str, *, id_key: bytes, signing_key: bytes,

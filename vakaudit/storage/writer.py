@@ -22,6 +22,8 @@ from vakaudit.storage.codec import NONCE_LEN, seal, u64le, zstd_level3, zstd_raw
 from vakaudit.storage.frames import GENESIS, MAX_FRAME, SEALED, link
 from vakaudit.storage.segments import (
     COMPRESSED,
+    KEY,
+    LOCK,
     SEALED_MAGIC,
     SEALS_LOG,
     VERBATIM,
@@ -29,7 +31,8 @@ from vakaudit.storage.segments import (
     segment_name,
 )
 
-__all__ = ["Compress", "encode_frame", "ChainWriter", "write_segment_set", "SegmentSpec", "sealed_segment_bytes"]
+__all__ = ["Compress", "encode_frame", "ChainWriter", "write_segment_set", "SegmentSpec", "sealed_segment_bytes",
+           "SegmentAppender"]
 
 Compress = Literal["raw", "zstd"]
 Nonces = Callable[[], bytes]
@@ -78,7 +81,8 @@ class ChainWriter:
         self.entries = 0
         self.sealed_frames = 0
 
-    def append(self, entry: bytes) -> None:
+    def append(self, entry: bytes) -> bytes:
+        """Append one frame; returns its bytes."""
         nonce = self._nonces() if self.key is not None else None
         frame, self.head = encode_frame(self.head, entry, offset=self.offset, key=self.key, nonce=nonce,
                                         compress=self.compress)
@@ -87,6 +91,7 @@ class ChainWriter:
         self.entries += 1
         if self.key is not None:
             self.sealed_frames += 1
+        return frame
 
     def extend(self, entries: Iterable[bytes]) -> None:
         for e in entries:
@@ -151,3 +156,116 @@ def write_segment_set(
     if written:
         (directory / SEALS_LOG).write_bytes(seals.data)
     return written
+
+
+_fdatasync = getattr(os, "fdatasync", os.fsync)
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class SegmentAppender:
+    """Append entries to a segment directory one at a time, as vak's writers do (§3.6-§3.8, §8.3).
+
+    Frames go unsynced into the open ``seg-N.log``; ``append(..., sync=True)`` ends with one
+    ``fdatasync`` (a commit point). :meth:`seal` seals the open segment the way ``seal_until`` does
+    (``.sealing`` copy synced, renamed to ``.sealed``, directory synced, the ``seals.log`` entry
+    appended and synced, the ``.log`` removed); with ``rotate_bytes`` an append that leaves the
+    ``.log`` at or past that size seals it. ``syncs`` counts every sync point reached (also when
+    ``fsync=False`` skips the system calls); :meth:`close` syncs unsynced frames (a dropped writer
+    syncs).
+    """
+
+    def __init__(self, directory: Path, *, key: bytes | None = None, scope: str | None = None,
+                 compress: Compress = "zstd", nonces: Nonces | None = None, rotate_bytes: int | None = None,
+                 fsync: bool = True) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / LOCK).touch()
+        if scope is not None:
+            tmp = self.directory / (KEY + ".tmp")
+            tmp.write_text(scope, encoding="utf-8")
+            os.replace(tmp, self.directory / KEY)
+        self.key, self.compress, self._nonces = key, compress, nonces
+        self.rotate_bytes, self.fsync = rotate_bytes, fsync
+        self.number = 1
+        self._w = ChainWriter(GENESIS, key=key, compress=compress, nonces=nonces)
+        self._seals = ChainWriter(compress="raw")
+        self._fh = None
+        self._dirty = False
+        self.syncs = 0
+        self.sealed_segments = 0
+        self.entries = 0
+
+    @property
+    def position(self) -> tuple[int, int]:
+        """(open segment number, frames already in it): where the next frame goes."""
+        return self.number, self._w.entries
+
+    def _sync(self, fd: int | None = None) -> None:
+        self.syncs += 1
+        if self.fsync and fd is not None:
+            _fdatasync(fd)
+
+    def append(self, entry: bytes, *, sync: bool = False) -> bytes:
+        """Append ``entry`` as one frame at the open segment's end; returns the frame bytes."""
+        if self._fh is None:
+            self._fh = open(self.directory / segment_name(self.number, "log"), "ab")  # noqa: SIM115
+        frame = self._w.append(entry)
+        self._fh.write(frame)
+        self.entries += 1
+        self._dirty = True
+        if sync:
+            self._fh.flush()
+            self._sync(self._fh.fileno())
+            self._dirty = False
+        if self.rotate_bytes is not None and self._w.offset >= self.rotate_bytes:
+            self.seal()
+        return frame
+
+    def seal(self) -> None:
+        """Seal the open segment (nothing to do when it holds no frame)."""
+        if self._w.entries == 0:
+            return
+        self._close_log()
+        d, n = self.directory, self.number
+        compressed = self._w.sealed_frames == 0
+        sealing = d / segment_name(n, "sealing")
+        with open(sealing, "wb") as fh:
+            fh.write(sealed_segment_bytes(self._w.data, not compressed))
+            fh.flush()
+            self._sync(fh.fileno())
+        os.replace(sealing, d / segment_name(n, "sealed"))
+        self._sync()
+        if self.fsync:
+            _fsync_dir(d)
+        frame = self._seals.append(seal_entry_text(n, self._w.entries, self._w.head, compressed))
+        with open(d / SEALS_LOG, "ab") as fh:
+            fh.write(frame)
+            fh.flush()
+            self._sync(fh.fileno())
+        (d / segment_name(n, "log")).unlink()
+        self._sync()
+        if self.fsync:
+            _fsync_dir(d)
+        self.sealed_segments += 1
+        self.number += 1
+        self._w = ChainWriter(self._w.head, key=self.key, compress=self.compress, nonces=self._nonces)
+
+    def _close_log(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+            if self._dirty:
+                self._sync(self._fh.fileno())
+                self._dirty = False
+            self._fh.close()
+            self._fh = None
+
+    def close(self) -> None:
+        """Sync what is unsynced and close the open segment (it stays open: ``seg-N.log``)."""
+        self._close_log()

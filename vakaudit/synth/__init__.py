@@ -1,7 +1,8 @@
 """Deterministic synthetic vak homes: seeded content, an injected clock, real ledger appends.
 
 ``build_home(out, profile=..., turns=..., sessions=..., seed=..., layout=..., fsync=...)`` writes a
-complete home in the G1/G2 plain-file layout (home.md §2): session ledgers through
+complete home in the G1/G2 plain-file layout (home.md §2), or with ``layout="v7"`` the same workload
+in vak's 7.0 layout (:mod:`vakaudit.synth.v7`; its keys in ``SynthResult.keys``, never in the home): session ledgers through
 :class:`vakaudit.ledger.SessionLog`, every side ledger in its row format, checkpoints, a schema-v1
 ``store.db`` and the configuration files. Same arguments, same bytes.
 

@@ -32,7 +32,10 @@ from vakaudit.synth.session import SessionResult, SessionSpec, write_session
 from vakaudit.synth.sinks import BudgetAlertSink, CostLogSink, JsonlSink
 from vakaudit.synth.store import StoreWriter
 
-__all__ = ["build_home", "build_one_session", "SynthResult", "HomeWriter", "plan_sessions"]
+#: ``--layout`` values: the JSONL-era G1 and G2 layouts, and vak's 7.0 data baseline
+LAYOUTS = ("g1", "g2", "v7")
+
+__all__ = ["LAYOUTS", "build_home", "build_one_session", "SynthResult", "HomeWriter", "plan_sessions"]
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -54,6 +57,8 @@ class SynthResult:
     checkpoints: int = 0
     store_rows: int = 0
     cost_log_compactions: int = 0
+    record: dict | None = None  # layout v7: what the 7.0 writers wrote (vakaudit.synth.v7.SynthRecord)
+    keys: Any = None  # layout v7: the tenant keys (vakaudit.synth.v7.V7Keys); never inside the home
 
 
 @dataclass(slots=True)
@@ -486,13 +491,23 @@ def build_home(
     Same arguments give a byte-identical home. ``progress(stage, done, total)`` is called after each
     session.
     """
-    if layout not in ("g1", "g2"):
-        raise UsageError(f"unknown layout {layout!r}; choose g1 or g2")
+    if layout not in LAYOUTS:
+        raise UsageError(f"unknown layout {layout!r}; choose one of: {', '.join(LAYOUTS)}")
     prof = get_profile(profile, turns=turns, sessions=sessions)
     out = Path(out).expanduser()
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out} exists and is not an empty directory; choose a new output directory")
     out.mkdir(parents=True, exist_ok=True)
+    if layout == "v7":
+        from vakaudit.synth.v7 import build_v7
+
+        def g2(folder: Path) -> SynthResult:
+            folder.mkdir()
+            return HomeWriter(folder, prof, seed=seed, layout="g2", fsync=False, progress=progress).build()
+
+        g2_result, keys, record = build_v7(out, g2, profile=prof.name, seed=seed, fsync=fsync)
+        return replace(g2_result, out=out, layout="v7", ledger_entries=record.ledger_entries,
+                       record=record.to_json(), keys=keys)
     return HomeWriter(out, prof, seed=seed, layout=layout, fsync=fsync, progress=progress).build()
 
 
