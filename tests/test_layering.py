@@ -14,7 +14,7 @@ ALLOWED = {
     "storage": set(),
     "artifacts": {"ledger", "_native"},
     "scan": {"ledger", "artifacts", "storage"},
-    "analyze": {"ledger", "artifacts", "scan"},
+    "analyze": {"ledger", "artifacts", "scan", "storage"},  # 7.0 format facts (group commit)
     "forensics": {"ledger", "storage", "artifacts", "scan", "_native"},
     "replay": {"ledger"},
     "synth": {"ledger", "replay", "artifacts", "storage"},  # the 7.0 layout through the storage writers

@@ -22,14 +22,7 @@ from typing import Any
 from vakaudit.analyze._open import LEDGER_KIND
 from vakaudit.analyze.metrics import MetricResult
 from vakaudit.analyze.projection import NON_GROWING_GROUPS
-
-#: Entry kinds after which vak 7.0 calls fdatasync (baseline7.md §8.3), besides a user message with
-#: no ``meta.control`` and an activity carrying ``data.request_id``.
-COMMIT_KINDS = ("header", "turn_card", "call_effect")
-
-#: The prefix of the ref created once per admitted request, right after the synced activity that
-#: carries its ``request_id`` (baseline7.md §8.3): one ref = one of those syncs.
-REQUEST_REF_PREFIX = "req/"
+from vakaudit.storage.commit import COMMIT_KINDS, REQUEST_REF_PREFIX, SEAL_SYNCS, commit_point_sql
 
 #: Groups of ``delivery/jobs/*.json`` states that settle a job (home.md §6.4): the file stays.
 SETTLED_DELIVERY_STATES = ("delivered", "dead_letter")
@@ -192,20 +185,36 @@ def _syncs(
     rows = [r for r in metrics["barriers_per_turn"].rows]
     parts: dict[str, float] = {r["artifact"]: float(r["barriers"] or 0) for r in rows}
     if v7:
-        # the ledger under group commit: fdatasync after commit points only (§8.3), not per frame
-        kinds = ", ".join(_sql_str(k) for k in COMMIT_KINDS)
-        commits = con.execute(
-            f"SELECT count(*) FROM ledger_entry WHERE kind IN ({kinds}) "
-            "OR (kind = 'message' AND role = 'user' AND control IS NULL)"
-        ).fetchone()[0]
+        # the ledger under group commit (storage.commit): a sync after each commit point, one for
+        # the unsynced tail of every segment (sealing, or the writer dropped) and four per seal
+        commit = commit_point_sql()
+        row = con.execute(
+            f"""
+            WITH f AS (
+                SELECT regexp_replace(rel_path, '/[^/]*$', '') AS dir, rel_path, segment, frame_index,
+                       {commit} AS is_commit
+                FROM entries WHERE segment IS NOT NULL AND kind IS NOT NULL
+            ),
+            last AS (
+                SELECT dir, segment, any_value(rel_path) AS rel_path, arg_max(is_commit, frame_index) AS last_commit
+                FROM f GROUP BY dir, segment
+            )
+            SELECT (SELECT count(*) FROM f WHERE is_commit),
+                   (SELECT count(*) FROM last WHERE NOT last_commit),
+                   (SELECT count(*) FROM last WHERE ends_with(rel_path, '.sealed'))
+            """
+        ).fetchone()
+        commits, tails, seals = (int(x or 0) for x in row)
         admitted = con.execute(
             "SELECT count(*) FROM refs WHERE starts_with(name, ?)", [REQUEST_REF_PREFIX]
         ).fetchone()[0]
-        parts[LEDGER_KIND] = float(commits + admitted)
+        parts[LEDGER_KIND] = float(commits + admitted + tails + SEAL_SYNCS * seals)
         how_ledger = (
             "the session ledger under group commit (baseline7.md §8.3): one fdatasync per commit "
             f"point ({', '.join(COMMIT_KINDS)}, a user message without meta.control) plus one per "
-            "activity carrying data.request_id, counted by the req/ refs each admission creates"
+            "activity carrying data.request_id, counted by the req/ refs each admission creates; one "
+            "per segment whose last frame is not a commit point (its tail synced when the writer is "
+            f"dropped or the segment sealed); {SEAL_SYNCS} per sealed segment"
         )
     else:
         how_ledger = "the session ledger: one sync_data per entry appended (JSONL era)"

@@ -49,6 +49,7 @@ from typing import Any
 from vakaudit.ledger.ids import parse_ts
 from vakaudit.ledger.jsonenc import dumps
 from vakaudit.ledger.keys import workspace_key
+from vakaudit.storage.commit import is_commit_point
 from vakaudit.storage.documents import document_scope, version_text
 from vakaudit.storage.ids import admission_ref, derived_id
 from vakaudit.storage.keys import LOCAL_TENANT, scope_file_name
@@ -196,19 +197,6 @@ def binding_digest(entry: dict) -> str:
     payload = {k: v for k, v in entry.items() if k not in ("id", "parent_id", "ts", "at_turn", "kind", "epoch")}
     text = json.dumps(_canonical(payload), separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def is_commit_point(entry: dict) -> bool:
-    """An entry after which vak's ledger writer syncs (§8.3)."""
-    kind = entry.get("kind")
-    if kind in ("header", "turn_card", "call_effect"):
-        return True
-    if kind == "message":
-        msg, meta = entry.get("message") or {}, entry.get("meta") or {}
-        return msg.get("role") == "user" and not meta.get("control")
-    if kind == "activity":
-        return "request_id" in (entry.get("data") or {})
-    return False
 
 
 def _derived_entry_id(of: str, n: int, seed: int) -> str:
