@@ -129,13 +129,13 @@ def _rel(rel_dir: str | None, name: str) -> str:
     return f"{rel_dir}/{name}" if rel_dir else name
 
 
-def read_seals(directory: Path, rel_dir: str | None = None) -> tuple[list[SealEntry], list[Finding]]:
+def read_seals(directory: Path, rel_dir: str | None = None, native: bool | None = None) -> tuple[list[SealEntry], list[Finding]]:
     """The entries of ``seals.log`` (none when absent) and the findings reading it."""
     path = directory / SEALS_LOG
     if not path.is_file():
         return [], []
     rel = _rel(rel_dir, SEALS_LOG)
-    chain = collect(iter_frames(path, GENESIS, None, rel_path=rel))
+    chain = collect(iter_frames(path, GENESIS, None, rel_path=rel, native=native))
     findings = list(chain.findings)
     seals: list[SealEntry] = []
     seen: set[int] = set()
@@ -228,8 +228,9 @@ class SegmentWalk:
     """
 
     def __init__(self, directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None,
-                 keep_frames: bool = False) -> None:
+                 keep_frames: bool = False, native: bool | None = None) -> None:
         self.directory = Path(directory)
+        self.native = native
         if not self.directory.is_dir():
             raise HomeNotFoundError(f"segment directory {self.directory} does not exist")
         self.key = key
@@ -237,7 +238,7 @@ class SegmentWalk:
         self.keep_frames = keep_frames
         self.findings: list[Finding] = []
         self.segments: list[SegmentRead] = []
-        self.seals, seal_findings = read_seals(self.directory, rel_dir)
+        self.seals, seal_findings = read_seals(self.directory, rel_dir, native)
         self.findings += seal_findings
         self.scope = read_key_scope(self.directory)
         self.has_lock = (self.directory / LOCK).exists()
@@ -294,9 +295,9 @@ class SegmentWalk:
         rel = _rel(self.rel_dir, sealed.name)
         seal = next((s for s in self.seals if s.segment == n), None)
         start = self._prev_of(n)
-        a = collect(iter_frames(log, start))
+        a = collect(iter_frames(log, start, native=self.native))
         copy = self._open_sealed(sealed, n, rel, quiet=True)
-        b = collect(ChainWalk(copy or io.BytesIO(b""), start))
+        b = collect(ChainWalk(copy or io.BytesIO(b""), start, native=self.native))
         if copy is not None:
             copy.close()
         agree = a.entries == b.entries and a.head == b.head and a.torn_tail is None
@@ -375,7 +376,7 @@ class SegmentWalk:
             frames: list[Frame] = []
             walk = ChainWalk(stream if stream is not None else io.BytesIO(b""), prev, self.key,
                              rel_path=f.rel_path, segment=f.number,
-                             sink=frames if self.keep_frames else None)
+                             sink=frames if self.keep_frames else None, native=self.native)
             seg = SegmentRead(f.number, f.form, ChainRead([], prev, 0, None, None, 0), f.rel_path, size, prev)
             try:
                 yield seg, walk
@@ -431,18 +432,21 @@ def _read_first(stream: BinaryIO) -> bytes:
     return head + read_exact(stream, length + HASH_LEN)
 
 
-def iter_segments(directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None) -> SegmentWalk:
-    """Stream a segment directory (see :class:`SegmentWalk`)."""
-    return SegmentWalk(directory, key, rel_dir=rel_dir)
+def iter_segments(directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None,
+                  native: bool | None = None) -> SegmentWalk:
+    """Stream a segment directory (see :class:`SegmentWalk`; ``native`` as for
+    :func:`~vakaudit.storage.chain.iter_frames`)."""
+    return SegmentWalk(directory, key, rel_dir=rel_dir, native=native)
 
 
-def read_segments(directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None) -> SegmentsRead:
+def read_segments(directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None,
+                  native: bool | None = None) -> SegmentsRead:
     """Read and verify every segment of a chain directory, oldest first.
 
     ``key`` is the scope key of the directory's ``KEY`` scope (32 bytes) to open sealed frames.
     ``rel_dir`` prefixes the findings' ``rel_path`` (the directory relative to the home).
     """
-    walk = SegmentWalk(directory, key, rel_dir=rel_dir, keep_frames=True)
+    walk = SegmentWalk(directory, key, rel_dir=rel_dir, keep_frames=True, native=native)
     for _seg, _frames in walk:
         pass  # each segment's walk is finished by the iteration
     return SegmentsRead(walk.segments, walk.seals, walk.findings, walk.scope, walk.has_lock)
