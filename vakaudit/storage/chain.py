@@ -110,6 +110,9 @@ class ChainWalk:
         segment: int | None = None,
         sink: list[Frame] | None = None,
         native: bool | None = None,
+        offset: int = 0,
+        index: int = 0,
+        encrypted_frames: int = 0,
     ) -> None:
         self._stream = stream
         # None: the compiled walker when it is built and not switched off
@@ -121,12 +124,15 @@ class ChainWalk:
         self._segment = segment
         self.start = prev
         self.head = prev
-        self.valid_len = 0
-        self.entries = 0
+        # a resumed walk: ``offset`` bytes (``index`` frames, ``encrypted_frames`` of them sealed)
+        # were verified before, ending in ``prev``; the stream is positioned at ``offset``
+        self._offset = offset
+        self.valid_len = offset
+        self.entries = index
         self.torn_tail: int | None = None
         self.broken_at: int | None = None
         self.broken_offset: int | None = None
-        self.encrypted_frames = 0
+        self.encrypted_frames = encrypted_frames
         self.findings: list[Finding] = []
         self.done = False
 
@@ -148,7 +154,7 @@ class ChainWalk:
         if self._native:
             yield from self._walk_native()
         else:
-            yield from self._walk_ref(self._stream, 0, 0, self.start)
+            yield from self._walk_ref(self._stream, self._offset, self.entries, self.start)
         self.done = True
 
     def _finding(self, code: FindingCode, message: str, index: int, offset: int,
@@ -164,7 +170,7 @@ class ChainWalk:
         walk_frames = _linescan.walk_frames
         stream, key = self._stream, self._key
         prev = self.start
-        base = index = 0  # offset in the segment of buf[0]; frames yielded so far
+        base, index = self._offset, self.entries  # offset in the segment of buf[0]; frames so far
         buf = read_exact(stream, _CHUNK)
         eof = len(buf) < _CHUNK
         pos = 0

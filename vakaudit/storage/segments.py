@@ -40,6 +40,7 @@ __all__ = [
     "SegmentRead",
     "SegmentsRead",
     "SegmentWalk",
+    "Resume",
     "segment_name",
     "seal_entry_text",
     "parse_seal_entry",
@@ -152,6 +153,27 @@ def read_seals(directory: Path, rel_dir: str | None = None, native: bool | None 
     return seals, findings
 
 
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """What an earlier read of one segment file verified, for a rescan that trusts it.
+
+    ``skip``: the file is unchanged (a sealed segment: immutable), so it is not opened and its
+    chain facts are these. Otherwise the file is an open ``.log`` that grew: its first
+    ``valid_len`` bytes (``entries`` frames, ``encrypted`` of them sealed, ending in ``head``) were
+    verified from ``start``, and the walk goes on from there. The caller checks that the bytes it
+    trusts are still there (its anchors); the walk uses a resume only while the segment's start
+    is still ``start``.
+    """
+
+    start: bytes
+    head: bytes
+    valid_len: int
+    entries: int
+    encrypted: int
+    skip: bool
+    compressed: bool = False
+
+
 class _ZstdStream:
     """Decompress a sealed segment's zstd body while it is read; a body that does not decode or
     ends inside a frame ends the data and is remembered in ``error`` (with ``pos``, the bytes
@@ -228,9 +250,12 @@ class SegmentWalk:
     """
 
     def __init__(self, directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None,
-                 keep_frames: bool = False, native: bool | None = None) -> None:
+                 keep_frames: bool = False, native: bool | None = None,
+                 resume: dict[str, Resume] | None = None) -> None:
         self.directory = Path(directory)
         self.native = native
+        self.resume = resume or {}  # by segment rel_path
+        self.resumed: set[str] = set()  # the rel_paths whose resume was used
         if not self.directory.is_dir():
             raise HomeNotFoundError(f"segment directory {self.directory} does not exist")
         self.key = key
@@ -370,13 +395,27 @@ class SegmentWalk:
                 self._add(_C.SEGMENT_SEAL_MISSING, f.rel_path,
                           f"segment {f.number - 1} has no seals.log entry, so segment {f.number} "
                           "has no recorded start", segment=f.number)
-            prev = self._first_frame_prev(f, prev)
-            stream = self._stream(f)
+            res = self.resume.get(f.rel_path)
+            if res is not None and (res.start != prev or res.skip != (f.form == "sealed")):
+                res = None  # its recorded start or form no longer holds: read it whole
             size = f.path.stat().st_size
             frames: list[Frame] = []
-            walk = ChainWalk(stream if stream is not None else io.BytesIO(b""), prev, self.key,
-                             rel_path=f.rel_path, segment=f.number,
-                             sink=frames if self.keep_frames else None, native=self.native)
+            at: dict = {}
+            if res is not None:
+                self.resumed.add(f.rel_path)
+            if res is None:
+                prev = self._first_frame_prev(f, prev)
+                stream = self._stream(f)
+            elif res.skip:
+                stream = None
+                at = {"offset": res.valid_len, "index": res.entries, "encrypted_frames": res.encrypted}
+            else:
+                stream = f.path.open("rb")
+                stream.seek(res.valid_len)
+                at = {"offset": res.valid_len, "index": res.entries, "encrypted_frames": res.encrypted}
+            walk = ChainWalk(stream if stream is not None else io.BytesIO(b""), res.head if res else prev,
+                             self.key, rel_path=f.rel_path, segment=f.number,
+                             sink=frames if self.keep_frames else None, native=self.native, **at)
             seg = SegmentRead(f.number, f.form, ChainRead([], prev, 0, None, None, 0), f.rel_path, size, prev)
             try:
                 yield seg, walk
@@ -393,17 +432,20 @@ class SegmentWalk:
                 self._add(_C.SEGMENT_MALFORMED, f.rel_path,
                           f"sealed segment {f.number}: its zstd body stops decompressing after "
                           f"{stream.pos} bytes ({stream.error})", segment=f.number, offset=stream.pos)
-            self._check_seal(seg, stream)
+            if res is not None and res.skip:
+                self._check_seal(seg, res.compressed)
+            elif stream is not None:
+                self._check_seal(seg, isinstance(stream, _ZstdStream))
             self.segments.append(seg)
 
-    def _check_seal(self, seg: SegmentRead, stream: BinaryIO | None) -> None:
+    def _check_seal(self, seg: SegmentRead, zstd_body: bool) -> None:
         seal = next((s for s in self.seals if s.segment == seg.number), None)
-        if seal is None or stream is None:
+        if seal is None:
             return
         # A .log with a seal entry is a seal interrupted after it was recorded: vak keeps the pair
         # only when they agree, so the .log is held to the entry too (its compression aside).
         c = seg.chain
-        compressed = isinstance(stream, _ZstdStream) if seg.form == "sealed" else seal.compressed
+        compressed = zstd_body if seg.form == "sealed" else seal.compressed
         parts = []
         if c.entries != seal.entries:
             parts.append(f"{c.entries} frames, seal says {seal.entries}")
@@ -433,10 +475,11 @@ def _read_first(stream: BinaryIO) -> bytes:
 
 
 def iter_segments(directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None,
-                  native: bool | None = None) -> SegmentWalk:
+                  native: bool | None = None, resume: dict[str, Resume] | None = None) -> SegmentWalk:
     """Stream a segment directory (see :class:`SegmentWalk`; ``native`` as for
-    :func:`~vakaudit.storage.chain.iter_frames`)."""
-    return SegmentWalk(directory, key, rel_dir=rel_dir, native=native)
+    :func:`~vakaudit.storage.chain.iter_frames`; ``resume``: what an earlier read verified, by
+    segment rel_path, see :class:`Resume`)."""
+    return SegmentWalk(directory, key, rel_dir=rel_dir, native=native, resume=resume)
 
 
 def read_segments(directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None,
