@@ -65,6 +65,9 @@ def test_unchanged_home_reads_no_segment_again(tmp_path: Path) -> None:
     fresh = scan_home(home, out=tmp_path / "fresh", jobs=1)
     assert _frame_rows(tmp_path / "out") == _frame_rows(fresh.out)
     assert "append_only_violation" not in again.findings_by_code()
+    forced = scan_home(home, out=tmp_path / "out", jobs=1, full=True)  # --full reads every segment again
+    assert {s: _files(forced)[s]["scan_state"] for s in segs} == dict.fromkeys(segs, "full")
+    assert _frame_rows(tmp_path / "out") == rows_first
 
 
 def _append(home: Path, sid: str, entries: list[bytes]) -> int:
