@@ -135,6 +135,7 @@ class ChainWalk:
         self.encrypted_frames = encrypted_frames
         self.findings: list[Finding] = []
         self.done = False
+        self._discard = False
 
     def __iter__(self) -> Iterator[Frame]:
         # one generator: iterating again continues where the last iteration stopped
@@ -144,6 +145,8 @@ class ChainWalk:
 
     def finish(self) -> None:
         """Read the rest of the chain (what the caller did not iterate)."""
+        if self._gen is None and self._sink is None:
+            self._discard = True  # nobody sees the frames: only the chain's facts and findings are kept
         for _ in self:
             pass
 
@@ -176,6 +179,22 @@ class ChainWalk:
         pos = 0
         while True:
             facts, end = walk_frames(buf, pos, prev, HASH_LEN, MAX_FRAME)
+            if self._discard and key is None:
+                # the frames go unseen (ChainWalk.finish): what they would have said, without them
+                for k, (off, length, flags, _stored) in enumerate(facts):
+                    if flags & SEALED:
+                        self.encrypted_frames += 1
+                        continue
+                    _entry, problem, detail = decode_payload(flags, buf[off + 5 : off + 4 + length], base + off, None)
+                    if problem is not None:
+                        self._finding(problem, f"frame {index + k}: {detail}", index + k, base + off)
+                if facts:
+                    off, length, _flags, stored = facts[-1]
+                    index += len(facts)
+                    self.head = prev = stored
+                    self.valid_len = base + off + frame_size(length)
+                    self.entries = index
+                facts = []
             for off, length, flags, stored in facts:
                 offset = base + off
                 sealed = bool(flags & SEALED)
