@@ -1151,7 +1151,8 @@ def scan_home(
             counts[name] = table.num_rows
         scan_findings.extend(segment_changes(files, prev_files))
         # the ledgers' frames: what the last scan verified and 7.0 keeps immutable is not read again
-        frames = read_frame_entries(home_p, files, keys, prev_files=prev_files, prev_part=out_p / "entries" / FRAMES_PART)
+        frames = read_frame_entries(home_p, files, keys, prev_files={} if full else prev_files,
+                                    prev_part=out_p / "entries" / FRAMES_PART)
         scan_findings.extend(frames.findings)
         seg_states = frames.segments
         if frames.table.num_rows:
