@@ -137,3 +137,33 @@ def test_tampered_segments_are_findings_and_read_whole(tmp_path: Path) -> None:
     fresh = scan_home(home, out=tmp_path / "fresh", jobs=1)
     assert _codes(res, "frame_bad_link") == _codes(fresh, "frame_bad_link") != []
     assert _frame_rows(tmp_path / "out") == _frame_rows(fresh.out)
+
+
+def _append_plain(home: Path, sid: str, entries: list[bytes]) -> None:
+    """Append plaintext frames (flags 0: readable without a key) to the open segment of ``sid``."""
+    rel_dir = f"{LEDGERS}/{sid}"
+    last = read_segments(home / rel_dir).segments[-1]
+    w = ChainWriter(last.chain.head, compress="zstd")
+    w.offset = last.size_bytes
+    w.extend(entries)
+    with (home / rel_dir / last.rel_path).open("ab") as fh:
+        fh.write(w.data)
+
+
+def test_a_readable_conversation_that_grew_is_read_whole(tmp_path: Path) -> None:
+    # plaintext rows depend on the entries before them, so a conversation with readable frames is
+    # not read on from its last frame: it is read whole, and its rows are a fresh scan's
+    home = _home(tmp_path)
+    scan_home(home, out=tmp_path / "out", jobs=1)
+    log = f"{LEDGERS}/{SID2}/seg-00000001.log"
+    msg = b'{"id":"0199c3a0-7c00-7000-8000-0000000000%02x","parent_id":null,"ts":"2026-01-01T00:00:0%dZ","kind":"message","payload":{"role":"user","content":[{"type":"text","text":"hi"}]}}'
+    _append_plain(home, SID2, [msg % (1, 1)])
+    res = scan_home(home, out=tmp_path / "out", jobs=1)
+    assert _files(res)[log]["scan_state"] == "appended"  # nothing was readable before: read on
+    _append_plain(home, SID2, [msg % (2, 2)])
+    res = scan_home(home, out=tmp_path / "out", jobs=1)
+    assert _files(res)[log]["scan_state"] == "full"
+    fresh = scan_home(home, out=tmp_path / "fresh", jobs=1)
+    rows = _frame_rows(tmp_path / "out")
+    assert rows == _frame_rows(fresh.out)
+    assert sum(1 for r in rows if r["rel_path"] == log and r["plain_bytes"] is not None) == 2

@@ -96,8 +96,9 @@ def _trusted(root: Path, dir_files: list, prev_files: dict, prev_rows: pa.Table,
         return {}, {}
     seals = None
     resume: dict[str, Resume] = {}
-    kept: dict[str, pa.Table] = {}
+    kept: dict[str, tuple[pa.Table, dict]] = {}
     readable = False
+    grew = False  # an open segment holds bytes after its last recorded frame
     for hf in segs:
         prev = prev_files.get(hf.rel_path, {})
         st = prev.get("state", {}).get("frames7")
@@ -126,10 +127,11 @@ def _trusted(root: Path, dir_files: list, prev_files: dict, prev_rows: pa.Table,
         if rows.num_rows != st["entries"]:
             continue
         readable = readable or st.get("readable", 0) > 0
+        grew = grew or (not sealed and (hf.size_bytes != st["valid_len"] or hf.mtime_ns != prev.get("mtime_ns")))
         resume[hf.rel_path] = Resume(bytes.fromhex(st["start"]), bytes.fromhex(st["head"]), st["valid_len"],
                                      st["entries"], st["encrypted"], sealed, st.get("compressed", False))
         kept[hf.rel_path] = (rows, st)
-    if readable and len(resume) < len(segs):
+    if readable and (grew or len(resume) < len(segs)):
         # plaintext rows depend on the entries before them (turns): read the directory whole
         return {}, {}
     return resume, kept
