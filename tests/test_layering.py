@@ -11,7 +11,7 @@ PKG = Path(__file__).resolve().parent.parent / "vakaudit"
 ALLOWED = {
     "ledger": {"_native"},  # the verdict's compiled fast path
     "_native": set(),
-    "storage": set(),
+    "storage": {"_native"},  # the frame walker's compiled fast path
     "artifacts": {"ledger", "_native"},
     "scan": {"ledger", "artifacts", "storage"},
     "analyze": {"ledger", "artifacts", "scan", "storage"},  # 7.0 format facts (group commit)

@@ -176,3 +176,27 @@ def test_verify_cli_exit_codes_and_fail_on_on_7_0_homes() -> None:
     assert keyed.exit_code == 1
     missing = runner.invoke(app, ["verify", str(SAMPLES / "v7"), "--keys", str(SAMPLES / "no-such-keys.json")])
     assert missing.exit_code == 2
+
+
+def test_verify_of_a_7_0_home_imports_no_dataframe_engine() -> None:
+    """Keyless verify of a 7.0 home runs without pyarrow.compute, polars or DuckDB (a fresh process).
+
+    pyarrow itself is still imported: the artifact registry's kind modules build their row
+    schemas at import time."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from vakaudit.cli import main\n"
+        "sys.argv = ['vakaudit', 'verify', sys.argv[1], '--json']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print([m for m in ('pyarrow.compute', 'polars', 'duckdb') if m in sys.modules], file=sys.stderr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(SAMPLES / "v7")], capture_output=True, text=True,
+                         check=False)
+    assert '"frames"' in out.stdout and '"layout": "g3"' in out.stdout, out.stderr
+    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import struct
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vakaudit import _native
 from vakaudit.findings import FindingCode
 from vakaudit.storage import GENESIS, iter_frames, read_chain
 from vakaudit.storage.writer import ChainWriter
@@ -174,12 +176,30 @@ class _CountingStream:
 
 
 def test_streaming_reads_one_frame_at_a_time() -> None:
+    """The reference walker reads frame by frame (the compiled one reads ahead: next test)."""
     entries = [b'{"i":%d,"pad":"%s"}' % (i, b"y" * 400) for i in range(200)]
     data, starts = _chain(entries)
     stream = _CountingStream(data)
-    walk = iter_frames(stream)  # type: ignore[arg-type]
+    walk = iter_frames(stream, native=False)  # type: ignore[arg-type]
     it = iter(walk)
     first = next(it)
     assert first.entry == entries[0] and stream.consumed == starts[1]  # nothing read ahead
     assert sum(1 for _ in it) == 199
     assert stream.largest <= max(b - a for a, b in zip(starts, starts[1:], strict=False))
+
+
+@pytest.mark.skipif(not _native.AVAILABLE, reason="the compiled extension is not built or switched off")
+def test_native_streaming_reads_bounded_chunks() -> None:
+    """The compiled walker reads 1 MiB at a time, more only for a frame larger than that."""
+    from vakaudit.storage.chain import _CHUNK
+
+    small = [b'{"i":%d,"pad":"%s"}' % (i, b"y" * 4000) for i in range(600)]  # ~2.4 MB of frames
+    big = b'{"big":"%s"}' % (b"z" * (3 * _CHUNK))
+    entries = [*small, big, *small[:5]]
+    data, _starts = _chain(entries)
+    stream = _CountingStream(data)
+    walk = iter_frames(stream, native=True)  # type: ignore[arg-type]
+    got = [f.entry for f in walk]
+    assert got == entries and walk.findings == [] and walk.valid_len == len(data)
+    assert stream.consumed == len(data)
+    assert stream.largest <= len(big) + 64 + _CHUNK

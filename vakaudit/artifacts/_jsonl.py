@@ -41,7 +41,6 @@ from typing import IO, Any, Protocol
 
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from vakaudit._native import arrow_column
 from vakaudit._native import linescan as _linescan
@@ -175,6 +174,7 @@ def _fast_types(type_: pa.DataType) -> frozenset[type]:
 def _timestamps(values: list[Any]) -> pa.Array:
     """RFC 3339 strings to ``timestamp[us, UTC]``: Arrow's ISO-8601 cast (via ns, truncating like
     ``datetime.fromisoformat``) when every value takes it, else value by value."""
+    import pyarrow.compute as pc
     if all(v is None or type(v) is str for v in values):
         try:
             ns = pc.cast(pa.array(values, type=pa.string()), pa.timestamp("ns", tz="UTC"))
@@ -828,6 +828,7 @@ def _shape_parts(
 ) -> tuple[list[_Part] | None, pa.Array | None]:
     """The rows grouped by key tuple, and the ``take`` indices that restore file order (None when
     there is one group); ``(None, None)`` when there are too many shapes for grouping to pay."""
+    import pyarrow.compute as pc
     n = len(objs)
     shapes = [None if o is None else tuple(o) for o in objs] if has_none else list(map(tuple, objs))
     uniq = dict.fromkeys(shapes)
@@ -881,6 +882,7 @@ class _Part:
 def _plan_column(
     c: Col, plan: _Plan, parts: list[_Part], order: pa.Array | None, nulls: dict[Any, pa.Array]
 ) -> pa.Array | None:
+    import pyarrow.compute as pc
     type_ = c.field.type
     mode = plan.mode
     key = plan.key
@@ -1105,6 +1107,7 @@ class _ObjPart:
 
 def _timestamps_of(parts: list[Any]) -> pa.Array:
     """:func:`_timestamps` of the concatenated values of ``parts`` (string arrays or value lists)."""
+    import pyarrow.compute as pc
     if all(isinstance(p, pa.Array) or all(v is None or type(v) is str for v in p) for p in parts):
         arrs = [p if isinstance(p, pa.Array) else pa.array(p, type=pa.string()) for p in parts]
         arr = arrs[0] if len(arrs) == 1 else pa.concat_arrays(arrs)

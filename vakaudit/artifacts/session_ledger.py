@@ -37,7 +37,6 @@ from typing import IO, Any
 
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from vakaudit._native import arrow_column, linescan
 from vakaudit.artifacts._base import (
@@ -403,6 +402,7 @@ _VAK_TS = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:[0-5]\d(\.\d{1,9})?Z$"
 def _ts_column(arr: pa.Array) -> pa.Array:
     """``ts_at`` of a batch (``arr``: its ``ts`` strings): parsed by Arrow when every value is in vak's
     form, else value by value."""
+    import pyarrow.compute as pc
     if pc.all(pc.match_substring_regex(arr, _VAK_TS)).as_py() is not False:
         try:
             return pc.replace_substring_regex(arr, r"(\.\d{6})\d+Z$", r"\1Z").cast(TIMESTAMP)

@@ -30,7 +30,9 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no text summary."),
         keys: str | None = typer.Option(None, "--keys", help=KEYS_HELP),
     ) -> None:
-        """Scan a vak home read-only into one Parquet folder per table; incremental on a second run."""
+        """Scan a vak home read-only into one Parquet folder per table; incremental on a second run
+        (only appended bytes are read; on a 7.0 home, keyless: sealed segments as recorded are not
+        opened and open segments are read on from their last verified frame)."""
         import json
 
         from vakaudit.cli._progress import ProgressDisplay

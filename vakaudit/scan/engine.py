@@ -292,6 +292,9 @@ def scan_home(
     for name in STORE_TABLES:
         (out_p / name / "all.parquet").unlink(missing_ok=True)
     frame_rows = 0
+    if layout != "g3":
+        (out_p / "entries" / FRAMES_PART).unlink(missing_ok=True)
+    seg_states: dict[str, tuple[str, int, dict]] = {}  # 7.0 segment files: scan state, bytes read, manifest state
     if layout == "g3":
         store = read_store_tables(home_p, keys)
         scan_findings.extend(store.findings)
@@ -299,10 +302,15 @@ def scan_home(
             _write_table(out_p, name, table)
             counts[name] = table.num_rows
         scan_findings.extend(segment_changes(files, prev_files))
-        frames = read_frame_entries(home_p, files, keys)  # every frame of the ledgers, on every scan
+        # the ledgers' frames: what the last scan verified and 7.0 keeps immutable is not read again
+        frames = read_frame_entries(home_p, files, keys, prev_files={} if full else prev_files,
+                                    prev_part=out_p / "entries" / FRAMES_PART)
         scan_findings.extend(frames.findings)
+        seg_states = frames.segments
         if frames.table.num_rows:
             _write_table(out_p, "entries", frames.table, FRAMES_PART)
+        else:
+            (out_p / "entries" / FRAMES_PART).unlink(missing_ok=True)
         frame_rows = frames.table.num_rows
     for name in tables:  # a 7.0 home's record chains, into their kind tables or chain_records
         (out_p / name / CHAINS_PART).unlink(missing_ok=True)
@@ -337,6 +345,10 @@ def scan_home(
     for hf in files:
         st = states.get(hf.rel_path, ScanState.NOT_READ)
         r = by_rel.get(hf.rel_path)
+        if hf.rel_path in seg_states:
+            st, n_read, _facts = seg_states[hf.rel_path]
+            st = ScanState(st)
+            stats.bytes_read += n_read
         if r is not None:
             st = ScanState.APPENDED if r.mode == ScanState.APPEND else ScanState.FULL
             stats.bytes_scanned += r.bytes_scanned
@@ -372,6 +384,9 @@ def scan_home(
         hf.rel_path: _manifest_entry(hf, by_rel.get(hf.rel_path), prev_files.get(hf.rel_path, {}), states)
         for hf in files
     }
+    for rel, (_st, _n, facts) in seg_states.items():  # what the next scan may trust of a 7.0 segment
+        if rel in new_files:
+            new_files[rel]["state"] = {"frames7": facts}
 
     # turns and sessions
     ledgers = {rel: e for rel, e in new_files.items() if e["kind"] == LEDGER_KIND and e.get("parts")}

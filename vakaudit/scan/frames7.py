@@ -19,8 +19,9 @@ from pathlib import Path
 import pyarrow as pa
 
 from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA, LedgerScanner, path_facts
-from vakaudit.findings import Finding
+from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.storage import KeyRing, TenantKeys, iter_segments
+from vakaudit.storage.frames import HASH_LEN
 
 #: a conversation directory holds its ledger's segments (baseline7.md §8)
 LEDGER_SEGMENT_KIND = "session_ledger"
@@ -30,26 +31,134 @@ FRAMES_PART = "frames7.parquet"
 
 @dataclass(slots=True)
 class FrameEntries:
-    """Every frame of a 7.0 home's session ledgers as ``entries`` rows, and the segment findings."""
+    """Every frame of a 7.0 home's session ledgers as ``entries`` rows, and the segment findings.
+
+    ``segments``: per segment file read or trusted, ``(scan_state, bytes_read, manifest state)``:
+    ``full`` (read whole), ``appended`` (an open ``.log`` read on from its last verified frame) or
+    ``unchanged`` (trusted from the last scan, not opened); the manifest state is what the next
+    scan trusts (never key material)."""
 
     table: pa.Table
     findings: list[Finding] = field(default_factory=list)
+    segments: dict[str, tuple[str, int, dict]] = field(default_factory=dict)
 
 
-def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None) -> FrameEntries:
-    """The ``entries`` rows of every conversation directory of the 7.0 home ``root``."""
+def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
+                       prev_files: dict | None = None, prev_part: Path | None = None) -> FrameEntries:
+    """The ``entries`` rows of every conversation directory of the 7.0 home ``root``.
+
+    With the previous scan's manifest ``prev_files`` and its frame rows ``prev_part``, a keyless
+    rescan trusts what 7.0 guarantees (baseline7.md §3.6): a sealed segment whose size, mtime and
+    ``seals.log`` entry are as recorded is not opened, and an open ``.log`` that only grew is read
+    from its last verified frame once its anchors (first and last recorded frame hashes) are
+    still in place. A changed sealed segment, a ``.log`` that shrank or whose anchors moved is an
+    ``append_only_violation`` (:func:`segment_changes`, :func:`anchor_changes`) and is read whole.
+    """
     from vakaudit.scan.store7 import chain_key
 
     tenants = tenant_keys(root, keys)
-    tables, findings = [], []
+    prev_files = prev_files or {}
+    prev_rows = None
+    if prev_files and prev_part is not None and prev_part.is_file() and keys is None:
+        import pyarrow.parquet as pq
+
+        prev_rows = pq.read_table(prev_part)
+    out = FrameEntries(ENTRIES_SCHEMA.empty_table())
+    tables = []
+    by_dir: dict[str, list] = {}
+    for hf in files:
+        if "/" in hf.rel_path:
+            by_dir.setdefault(hf.rel_path.rsplit("/", 1)[0], []).append(hf)
     for rel_dir in ledger_dirs(files):
-        t, f = frame_entries(root, rel_dir, chain_key(root / rel_dir, rel_dir, tenants))
+        key = chain_key(root / rel_dir, rel_dir, tenants)
+        resume, kept = (_trusted(root, by_dir.get(rel_dir, []), prev_files, prev_rows, out.findings)
+                        if key is None and prev_rows is not None else ({}, {}))
+        t, f, segs = frame_entries(root, rel_dir, key, resume=resume, kept=kept)
         tables.append(t)
-        findings += f
+        out.findings += f
+        out.segments.update(segs)
     for _t, tk in tenants:
-        findings += tk.findings
-    table = pa.concat_tables(tables) if tables else ENTRIES_SCHEMA.empty_table()
-    return FrameEntries(table, findings)
+        out.findings += tk.findings
+    if tables:
+        out.table = pa.concat_tables(tables)
+    return out
+
+
+def _trusted(root: Path, dir_files: list, prev_files: dict, prev_rows: pa.Table,
+             findings: list[Finding]) -> tuple[dict, dict]:
+    """``(resume, kept rows)`` of one conversation directory's segment files: what the last scan
+    verified and this one may trust (see :func:`read_frame_entries`)."""
+    from vakaudit.storage.segments import Resume, read_seals
+
+    segs = [hf for hf in dir_files if hf.rel_path.rsplit("/", 1)[-1].startswith("seg-")
+            and hf.rel_path.endswith((".log", ".sealed"))]
+    if not segs:
+        return {}, {}
+    seals = None
+    resume: dict[str, Resume] = {}
+    kept: dict[str, tuple[pa.Table, dict]] = {}
+    readable = False
+    grew = False  # an open segment holds bytes after its last recorded frame
+    for hf in segs:
+        prev = prev_files.get(hf.rel_path, {})
+        st = prev.get("state", {}).get("frames7")
+        if not st or not st.get("clean") or st.get("unlocked"):
+            continue
+        sealed = hf.rel_path.endswith(".sealed")
+        if sealed:
+            if prev.get("size") != hf.size_bytes or prev.get("mtime_ns") != hf.mtime_ns:
+                continue  # segment_changes reports it
+            if seals is None:
+                seals = {e.segment: e for e in read_seals(root / hf.rel_path.rsplit("/", 1)[0])[0]}
+            number = int(hf.rel_path.rsplit("/", 1)[-1][4:12])
+            entry = seals.get(number)
+            if entry is None or entry.head.hex() != st["head"] or entry.entries != st["entries"]:
+                continue
+        else:
+            if hf.size_bytes < st["valid_len"]:
+                continue  # segment_changes reports it
+            why = _anchor_moved(root / hf.rel_path, st)
+            if why is not None:
+                findings.append(Finding(FindingCode.APPEND_ONLY_VIOLATION, Severity.ERROR, hf.rel_path,
+                                        f"open segment changed since the last scan ({why}); read again from "
+                                        "byte 0; 7.0 frames are append-only"))
+                continue
+        rows = prev_rows.filter(_equal(prev_rows["rel_path"], hf.rel_path))
+        if rows.num_rows != st["entries"]:
+            continue
+        readable = readable or st.get("readable", 0) > 0
+        grew = grew or (not sealed and (hf.size_bytes != st["valid_len"] or hf.mtime_ns != prev.get("mtime_ns")))
+        resume[hf.rel_path] = Resume(bytes.fromhex(st["start"]), bytes.fromhex(st["head"]), st["valid_len"],
+                                     st["entries"], st["encrypted"], sealed, st.get("compressed", False))
+        kept[hf.rel_path] = (rows, st)
+    if readable and (grew or len(resume) < len(segs)):
+        # plaintext rows depend on the entries before them (turns): read the directory whole
+        return {}, {}
+    return resume, kept
+
+
+def _equal(column: pa.ChunkedArray, value: str) -> pa.ChunkedArray:
+    import pyarrow.compute as pc
+
+    return pc.equal(column, value)
+
+
+def _anchor_moved(path: Path, st: dict) -> str | None:
+    """None when an open segment's first and last recorded frames are where the last scan saw
+    them (their stored hashes), else what moved."""
+    try:
+        with path.open("rb") as fh:
+            if st.get("first_end"):
+                fh.seek(st["first_end"] - HASH_LEN)
+                if fh.read(HASH_LEN).hex() != st["first_hash"]:
+                    return "its first frame changed"
+            if st["valid_len"]:
+                fh.seek(st["valid_len"] - HASH_LEN)
+                if fh.read(HASH_LEN).hex() != st["head"]:
+                    return f"the frame ending at byte {st['valid_len']} changed"
+    except OSError as exc:
+        return f"it cannot be read: {exc.strerror}"
+    return None
 
 
 def ledger_dirs(files: list) -> list[str]:
@@ -71,13 +180,83 @@ def tenant_keys(root: Path, keys: KeyRing | None) -> list[tuple[Path, TenantKeys
             for t in tenant_dirs(root)]
 
 
-def frame_entries(root: Path, rel_dir: str, key: bytes | None) -> tuple[pa.Table, list[Finding]]:
-    """The ``entries`` rows of the conversation directory ``rel_dir``, and the segment findings."""
-    walk = iter_segments(root / rel_dir, key, rel_dir=rel_dir)
+def frame_entries(root: Path, rel_dir: str, key: bytes | None, *, resume: dict | None = None,
+                  kept: dict | None = None) -> tuple[pa.Table, list[Finding], dict[str, tuple[str, int, dict]]]:
+    """The ``entries`` rows of the conversation directory ``rel_dir``, the segment findings and
+    each segment file's ``(scan_state, bytes_read, manifest state)`` (see :class:`FrameEntries`).
+
+    ``resume``/``kept``: per segment rel_path, what the last scan verified and its rows (only
+    frames after them are read and made into rows)."""
+    resume, kept = resume or {}, kept or {}
+    walk = iter_segments(root / rel_dir, key, rel_dir=rel_dir, resume=resume)
     meta: list[tuple[str, int, object]] = []  # (segment rel_path, segment number, frame)
+    order: list[str] = []
+    firsts: dict[str, object] = {}
+    readable: dict[str, int] = {}
     for segment, frames in walk:
         rel = f"{rel_dir}/{segment.rel_path.rsplit('/', 1)[-1]}" if segment.rel_path else rel_dir
-        meta += [(rel, segment.number, f) for f in frames]
+        order.append(rel)
+        for f in frames:
+            meta.append((rel, segment.number, f))
+            if f.index == 0:
+                firsts[rel] = f
+            if f.entry is not None:
+                readable[rel] = readable.get(rel, 0) + 1
+    t = _rows(rel_dir, meta)
+    segs: dict[str, tuple[str, int, dict]] = {}
+    dirty = {f.rel_path for f in walk.findings}
+    for seg in walk.segments:
+        rel = seg.rel_path
+        res = resume.get(rel) if rel in walk.resumed else None
+        c = seg.chain
+        before = kept[rel][1] if res is not None and rel in kept else {}
+        anchors = HASH_LEN * (1 + bool(before.get("first_end"))) if res is not None and not res.skip else 0
+        if res is None:
+            state, nbytes = "full", seg.size_bytes
+        elif res.skip or (c.valid_len == res.valid_len and seg.size_bytes == res.valid_len):
+            state, nbytes = "unchanged", anchors
+        else:
+            state, nbytes = "appended", anchors + seg.size_bytes - res.valid_len
+        facts = {
+            "form": seg.form, "start": seg.prev.hex(), "head": c.head.hex(), "valid_len": c.valid_len,
+            "entries": c.entries, "encrypted": c.encrypted_frames,
+            "readable": readable.get(rel, 0) + before.get("readable", 0),
+            "clean": rel not in dirty and c.torn_tail is None and c.broken_at is None,
+            "unlocked": key is not None,
+            "compressed": res.compressed if res is not None and res.skip else _zstd_body(root / rel, seg.form),
+        }
+        first = firsts.get(rel)
+        if first is not None:
+            facts["first_hash"] = first.hash.hex()
+            facts["first_end"] = first.offset + first.size_bytes
+        elif before.get("first_end"):
+            facts["first_hash"], facts["first_end"] = before["first_hash"], before["first_end"]
+        segs[rel] = (state, nbytes, facts)
+    pieces = []
+    for rel in order:
+        if rel in kept and rel in walk.resumed:
+            pieces.append(kept[rel][0].select(ENTRIES_SCHEMA.names).cast(ENTRIES_SCHEMA))
+        if t.num_rows:
+            pieces.append(t.filter(_equal(t["rel_path"], rel)))
+    table = pa.concat_tables(pieces) if pieces else ENTRIES_SCHEMA.empty_table()
+    return table, list(walk.findings), segs
+
+
+def _zstd_body(path: Path, form: str) -> bool:
+    if form != "sealed":
+        return False
+    from vakaudit.storage.segments import COMPRESSED, SEALED_MAGIC
+
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SEALED_MAGIC) + 1)
+    except OSError:
+        return False
+    return len(head) == len(SEALED_MAGIC) + 1 and head[-1] == COMPRESSED
+
+
+def _rows(rel_dir: str, meta: list) -> pa.Table:
+    """``entries`` rows of the frames ``meta`` of one conversation directory."""
     session_id = rel_dir.rsplit("/", 1)[-1]
     plain = _plaintext_rows(rel_dir, session_id, [f.entry for _r, _n, f in meta])
     take = []
@@ -111,7 +290,7 @@ def frame_entries(root: Path, rel_dir: str, key: bytes | None) -> tuple[pa.Table
     for name, values in cols.items():
         i = ENTRIES_SCHEMA.get_field_index(name)
         t = t.set_column(i, ENTRIES_SCHEMA.field(name), pa.array(values, ENTRIES_SCHEMA.field(name).type))
-    return t.cast(ENTRIES_SCHEMA), list(walk.findings)
+    return t.cast(ENTRIES_SCHEMA)
 
 
 def _plaintext_rows(rel_dir: str, session_id: str, entries: list[bytes | None]) -> pa.Table | None:

@@ -8,7 +8,14 @@ calling a tail torn the walker checks whether the bytes left hold a complete fra
 length, or a later frame that chains from a recorded hash (resynchronisation).
 
 One walker reads every source sequentially, so a file is streamed with memory bounded by its
-largest frame. Nothing here raises on bad bytes; problems are findings. No writes.
+largest frame (plus a 1 MiB read buffer). Nothing here raises on bad bytes; problems are findings.
+No writes.
+
+Two paths, identical results: the pure-Python reference walker, and the compiled one
+(``walk_frames`` in ``vakaudit/_native/linescan.c``) that walks the clean run of frames (valid
+length, complete, linking) of each buffer read and hands the first frame that is not clean to the
+reference walker, which says what it is. ``native=False`` (or ``VAKAUDIT_NO_NATIVE=1``, or an
+install without the extension) selects the reference path alone.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from vakaudit._native import linescan as _linescan
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.storage.frames import (
     GENESIS,
@@ -39,6 +47,8 @@ __all__ = ["ChainRead", "ChainWalk", "read_chain", "iter_frames"]
 
 _LEN = struct.Struct("<I")
 _C = FindingCode
+#: bytes the compiled walker is handed at a time (more when one frame is larger)
+_CHUNK = 1 << 20
 
 
 @dataclass(slots=True)
@@ -99,8 +109,14 @@ class ChainWalk:
         rel_path: str | None = None,
         segment: int | None = None,
         sink: list[Frame] | None = None,
+        native: bool | None = None,
+        offset: int = 0,
+        index: int = 0,
+        encrypted_frames: int = 0,
     ) -> None:
         self._stream = stream
+        # None: the compiled walker when it is built and not switched off
+        self._native = _linescan is not None if native is None else (native and _linescan is not None)
         self._sink = sink
         self._gen: Iterator[Frame] | None = None
         self._key = key
@@ -108,14 +124,18 @@ class ChainWalk:
         self._segment = segment
         self.start = prev
         self.head = prev
-        self.valid_len = 0
-        self.entries = 0
+        # a resumed walk: ``offset`` bytes (``index`` frames, ``encrypted_frames`` of them sealed)
+        # were verified before, ending in ``prev``; the stream is positioned at ``offset``
+        self._offset = offset
+        self.valid_len = offset
+        self.entries = index
         self.torn_tail: int | None = None
         self.broken_at: int | None = None
         self.broken_offset: int | None = None
-        self.encrypted_frames = 0
+        self.encrypted_frames = encrypted_frames
         self.findings: list[Finding] = []
         self.done = False
+        self._discard = False
 
     def __iter__(self) -> Iterator[Frame]:
         # one generator: iterating again continues where the last iteration stopped
@@ -125,11 +145,20 @@ class ChainWalk:
 
     def finish(self) -> None:
         """Read the rest of the chain (what the caller did not iterate)."""
+        if self._gen is None and self._sink is None:
+            self._discard = True  # nobody sees the frames: only the chain's facts and findings are kept
         for _ in self:
             pass
 
     def _frames(self) -> Iterator[Frame]:
         yield from self._walk()
+
+    def _walk(self) -> Iterator[Frame]:
+        if self._native:
+            yield from self._walk_native()
+        else:
+            yield from self._walk_ref(self._stream, self._offset, self.entries, self.start)
+        self.done = True
 
     def _finding(self, code: FindingCode, message: str, index: int, offset: int,
                  expected: str | None = None, actual: str | None = None) -> None:
@@ -137,10 +166,79 @@ class ChainWalk:
                                      expected=expected, actual=actual, segment=self._segment,
                                      frame_index=index))
 
-    def _walk(self) -> Iterator[Frame]:
+    def _walk_native(self) -> Iterator[Frame]:
+        """The compiled walker over buffered reads; the first frame it does not consume (bad length,
+        bad link, or the end of the data inside a frame) goes to the reference walker."""
+        assert _linescan is not None
+        walk_frames = _linescan.walk_frames
         stream, key = self._stream, self._key
-        offset = index = 0
         prev = self.start
+        base, index = self._offset, self.entries  # offset in the segment of buf[0]; frames so far
+        buf = read_exact(stream, _CHUNK)
+        eof = len(buf) < _CHUNK
+        pos = 0
+        while True:
+            facts, end = walk_frames(buf, pos, prev, HASH_LEN, MAX_FRAME)
+            if self._discard and key is None:
+                # the frames go unseen (ChainWalk.finish): what they would have said, without them
+                for k, (off, length, flags, _stored) in enumerate(facts):
+                    if flags & SEALED:
+                        self.encrypted_frames += 1
+                        continue
+                    _entry, problem, detail = decode_payload(flags, buf[off + 5 : off + 4 + length], base + off, None)
+                    if problem is not None:
+                        self._finding(problem, f"frame {index + k}: {detail}", index + k, base + off)
+                if facts:
+                    off, length, _flags, stored = facts[-1]
+                    index += len(facts)
+                    self.head = prev = stored
+                    self.valid_len = base + off + frame_size(length)
+                    self.entries = index
+                facts = []
+            for off, length, flags, stored in facts:
+                offset = base + off
+                sealed = bool(flags & SEALED)
+                if sealed:
+                    self.encrypted_frames += 1
+                    if key is None:
+                        entry, problem, detail = None, None, None
+                    else:
+                        entry, problem, detail = decode_payload(flags, buf[off + 5 : off + 4 + length], offset, key)
+                else:
+                    entry, problem, detail = decode_payload(flags, buf[off + 5 : off + 4 + length], offset, key)
+                if problem is not None:
+                    self._finding(problem, f"frame {index}: {detail}", index, offset)
+                size = frame_size(length)
+                frame = Frame(index, offset, size, flags, sealed, entry, stored, problem, detail)
+                index += 1
+                self.head = prev = stored
+                self.valid_len = offset + size
+                self.entries = index
+                if self._sink is not None:
+                    self._sink.append(frame)
+                yield frame
+            rest = len(buf) - end
+            need = _CHUNK
+            if rest >= 4:
+                (length,) = _LEN.unpack_from(buf, end)
+                if not length_ok(length) or rest >= frame_size(length):
+                    break  # a bad length or a bad link: the reference walker reports it
+                need = max(_CHUNK, frame_size(length) - rest)
+            if eof:
+                break
+            more = read_exact(stream, need)
+            eof = len(more) < need
+            buf = buf[end:] + more
+            base += end
+            pos = 0
+            if not buf:
+                return
+        if end < len(buf):
+            yield from self._walk_ref(_Joined(buf[end:], stream), base + end, index, prev)
+
+    def _walk_ref(self, stream: BinaryIO, offset: int, index: int, prev: bytes) -> Iterator[Frame]:
+        """The reference walker, from byte ``offset`` (frame ``index``, chained after ``prev``)."""
+        key = self._key
         while True:
             head = read_exact(stream, 4)
             if not head:
@@ -183,7 +281,6 @@ class ChainWalk:
             if self._sink is not None:
                 self._sink.append(frame)
             yield frame
-        self.done = True
 
     def _break(self, index: int, offset: int, code: FindingCode, message: str,
                expected: str | None = None, actual: str | None = None) -> None:
@@ -217,6 +314,22 @@ class ChainWalk:
                         expected=str(p - OVERHEAD), actual=str(length))
             return
         self._torn(index, offset, len(rem), f"the frame needs {frame_size(length)}")
+
+
+class _Joined:
+    """The bytes of ``head``, then the rest of ``stream``: what the reference walker reads on from."""
+
+    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+        self._head = head
+        self._pos = 0
+        self._stream = stream
+
+    def read(self, n: int) -> bytes:
+        if self._pos < len(self._head):
+            out = self._head[self._pos : self._pos + n]
+            self._pos += len(out)
+            return out
+        return self._stream.read(n)
 
 
 def _resync(rem: bytes) -> tuple[int, int] | None:
@@ -263,6 +376,7 @@ def iter_frames(
     *,
     rel_path: str | None = None,
     segment: int | None = None,
+    native: bool | None = None,
 ) -> ChainWalk:
     """Stream the verified frames of a chain from a path, bytes or a binary stream.
 
@@ -270,18 +384,20 @@ def iter_frames(
     plain sizes, sealed flag, plaintext when readable); after the last one its ``head``,
     ``valid_len``, ``torn_tail``, ``broken_at``, ``encrypted_frames`` and ``findings`` are final.
     A path is opened lazily and closed when the iteration ends. Memory is bounded by one frame.
+    ``native``: None uses the compiled walker when available, False the reference walker alone.
     """
+    kw = {"rel_path": rel_path, "segment": segment, "native": native}
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return ChainWalk(io.BytesIO(bytes(source)), prev, key, rel_path=rel_path, segment=segment)
+        return ChainWalk(io.BytesIO(bytes(source)), prev, key, **kw)
     if isinstance(source, (str, Path)):
-        return _PathWalk(Path(source), prev, key, rel_path=rel_path, segment=segment)
-    return ChainWalk(source, prev, key, rel_path=rel_path, segment=segment)
+        return _PathWalk(Path(source), prev, key, **kw)
+    return ChainWalk(source, prev, key, **kw)
 
 
 class _PathWalk(ChainWalk):
     def __init__(self, path: Path, prev: bytes, key: bytes | None, *, rel_path: str | None,
-                 segment: int | None) -> None:
-        super().__init__(io.BytesIO(b""), prev, key, rel_path=rel_path, segment=segment)
+                 segment: int | None, native: bool | None = None) -> None:
+        super().__init__(io.BytesIO(b""), prev, key, rel_path=rel_path, segment=segment, native=native)
         self._path = path
 
     def _frames(self) -> Iterator[Frame]:
@@ -291,9 +407,12 @@ class _PathWalk(ChainWalk):
 
 
 def read_chain(data: bytes, prev: bytes = GENESIS, key: bytes | None = None, *,
-               rel_path: str | None = None, segment: int | None = None) -> ChainRead:
-    """Read and verify a whole chain held in ``data`` (one segment's frame bytes) from ``prev``."""
-    walk = iter_frames(data, prev, key, rel_path=rel_path, segment=segment)
+               rel_path: str | None = None, segment: int | None = None,
+               native: bool | None = None) -> ChainRead:
+    """Read and verify a whole chain held in ``data`` (one segment's frame bytes) from ``prev``.
+
+    ``native=False`` reads with the pure-Python reference walker only (same result)."""
+    walk = iter_frames(data, prev, key, rel_path=rel_path, segment=segment, native=native)
     return collect(walk)
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "SegmentRead",
     "SegmentsRead",
     "SegmentWalk",
+    "Resume",
     "segment_name",
     "seal_entry_text",
     "parse_seal_entry",
@@ -129,13 +130,13 @@ def _rel(rel_dir: str | None, name: str) -> str:
     return f"{rel_dir}/{name}" if rel_dir else name
 
 
-def read_seals(directory: Path, rel_dir: str | None = None) -> tuple[list[SealEntry], list[Finding]]:
+def read_seals(directory: Path, rel_dir: str | None = None, native: bool | None = None) -> tuple[list[SealEntry], list[Finding]]:
     """The entries of ``seals.log`` (none when absent) and the findings reading it."""
     path = directory / SEALS_LOG
     if not path.is_file():
         return [], []
     rel = _rel(rel_dir, SEALS_LOG)
-    chain = collect(iter_frames(path, GENESIS, None, rel_path=rel))
+    chain = collect(iter_frames(path, GENESIS, None, rel_path=rel, native=native))
     findings = list(chain.findings)
     seals: list[SealEntry] = []
     seen: set[int] = set()
@@ -150,6 +151,27 @@ def read_seals(directory: Path, rel_dir: str | None = None) -> tuple[list[SealEn
         seen.add(entry.segment)
         seals.append(entry)
     return seals, findings
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """What an earlier read of one segment file verified, for a rescan that trusts it.
+
+    ``skip``: the file is unchanged (a sealed segment: immutable), so it is not opened and its
+    chain facts are these. Otherwise the file is an open ``.log`` that grew: its first
+    ``valid_len`` bytes (``entries`` frames, ``encrypted`` of them sealed, ending in ``head``) were
+    verified from ``start``, and the walk goes on from there. The caller checks that the bytes it
+    trusts are still there (its anchors); the walk uses a resume only while the segment's start
+    is still ``start``.
+    """
+
+    start: bytes
+    head: bytes
+    valid_len: int
+    entries: int
+    encrypted: int
+    skip: bool
+    compressed: bool = False
 
 
 class _ZstdStream:
@@ -231,8 +253,12 @@ class SegmentWalk:
     """
 
     def __init__(self, directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None,
-                 keep_frames: bool = False) -> None:
+                 keep_frames: bool = False, native: bool | None = None,
+                 resume: dict[str, Resume] | None = None) -> None:
         self.directory = Path(directory)
+        self.native = native
+        self.resume = resume or {}  # by segment rel_path
+        self.resumed: set[str] = set()  # the rel_paths whose resume was used
         if not self.directory.is_dir():
             raise HomeNotFoundError(f"segment directory {self.directory} does not exist")
         self.key = key
@@ -240,7 +266,7 @@ class SegmentWalk:
         self.keep_frames = keep_frames
         self.findings: list[Finding] = []
         self.segments: list[SegmentRead] = []
-        self.seals, seal_findings = read_seals(self.directory, rel_dir)
+        self.seals, seal_findings = read_seals(self.directory, rel_dir, native)
         self.findings += seal_findings
         self.scope = read_key_scope(self.directory)
         self.has_lock = (self.directory / LOCK).exists()
@@ -297,9 +323,9 @@ class SegmentWalk:
         rel = _rel(self.rel_dir, sealed.name)
         seal = next((s for s in self.seals if s.segment == n), None)
         start = self._prev_of(n)
-        a = collect(iter_frames(log, start))
+        a = collect(iter_frames(log, start, native=self.native))
         copy = self._open_sealed(sealed, n, rel, quiet=True)
-        b = collect(ChainWalk(copy or io.BytesIO(b""), start))
+        b = collect(ChainWalk(copy or io.BytesIO(b""), start, native=self.native))
         if copy is not None:
             copy.close()
         agree = a.entries == b.entries and a.head == b.head and a.torn_tail is None
@@ -372,13 +398,27 @@ class SegmentWalk:
                 self._add(_C.SEGMENT_SEAL_MISSING, f.rel_path,
                           f"segment {f.number - 1} has no seals.log entry, so segment {f.number} "
                           "has no recorded start", segment=f.number)
-            prev = self._first_frame_prev(f, prev)
-            stream = self._stream(f)
+            res = self.resume.get(f.rel_path)
+            if res is not None and (res.start != prev or res.skip != (f.form == "sealed")):
+                res = None  # its recorded start or form no longer holds: read it whole
             size = f.path.stat().st_size
             frames: list[Frame] = []
-            walk = ChainWalk(stream if stream is not None else io.BytesIO(b""), prev, self.key,
-                             rel_path=f.rel_path, segment=f.number,
-                             sink=frames if self.keep_frames else None)
+            at: dict = {}
+            if res is not None:
+                self.resumed.add(f.rel_path)
+            if res is None:
+                prev = self._first_frame_prev(f, prev)
+                stream = self._stream(f)
+            elif res.skip:
+                stream = None
+                at = {"offset": res.valid_len, "index": res.entries, "encrypted_frames": res.encrypted}
+            else:
+                stream = f.path.open("rb")
+                stream.seek(res.valid_len)
+                at = {"offset": res.valid_len, "index": res.entries, "encrypted_frames": res.encrypted}
+            walk = ChainWalk(stream if stream is not None else io.BytesIO(b""), res.head if res else prev,
+                             self.key, rel_path=f.rel_path, segment=f.number,
+                             sink=frames if self.keep_frames else None, native=self.native, **at)
             seg = SegmentRead(f.number, f.form, ChainRead([], prev, 0, None, None, 0), f.rel_path, size, prev)
             try:
                 yield seg, walk
@@ -395,17 +435,20 @@ class SegmentWalk:
                 self._add(_C.SEGMENT_MALFORMED, f.rel_path,
                           f"sealed segment {f.number}: its zstd body stops decompressing after "
                           f"{stream.pos} bytes ({stream.error})", segment=f.number, offset=stream.pos)
-            self._check_seal(seg, stream)
+            if res is not None and res.skip:
+                self._check_seal(seg, res.compressed)
+            elif stream is not None:
+                self._check_seal(seg, isinstance(stream, _ZstdStream))
             self.segments.append(seg)
 
-    def _check_seal(self, seg: SegmentRead, stream: BinaryIO | None) -> None:
+    def _check_seal(self, seg: SegmentRead, zstd_body: bool) -> None:
         seal = next((s for s in self.seals if s.segment == seg.number), None)
-        if seal is None or stream is None:
+        if seal is None:
             return
         # A .log with a seal entry is a seal interrupted after it was recorded: vak keeps the pair
         # only when they agree, so the .log is held to the entry too (its compression aside).
         c = seg.chain
-        compressed = isinstance(stream, _ZstdStream) if seg.form == "sealed" else seal.compressed
+        compressed = zstd_body if seg.form == "sealed" else seal.compressed
         parts = []
         if c.entries != seal.entries:
             parts.append(f"{c.entries} frames, seal says {seal.entries}")
@@ -434,18 +477,22 @@ def _read_first(stream: BinaryIO) -> bytes:
     return head + read_exact(stream, length + HASH_LEN)
 
 
-def iter_segments(directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None) -> SegmentWalk:
-    """Stream a segment directory (see :class:`SegmentWalk`)."""
-    return SegmentWalk(directory, key, rel_dir=rel_dir)
+def iter_segments(directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None,
+                  native: bool | None = None, resume: dict[str, Resume] | None = None) -> SegmentWalk:
+    """Stream a segment directory (see :class:`SegmentWalk`; ``native`` as for
+    :func:`~vakaudit.storage.chain.iter_frames`; ``resume``: what an earlier read verified, by
+    segment rel_path, see :class:`Resume`)."""
+    return SegmentWalk(directory, key, rel_dir=rel_dir, native=native, resume=resume)
 
 
-def read_segments(directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None) -> SegmentsRead:
+def read_segments(directory: str | Path, key: bytes | None = None, *, rel_dir: str | None = None,
+                  native: bool | None = None) -> SegmentsRead:
     """Read and verify every segment of a chain directory, oldest first.
 
     ``key`` is the scope key of the directory's ``KEY`` scope (32 bytes) to open sealed frames.
     ``rel_dir`` prefixes the findings' ``rel_path`` (the directory relative to the home).
     """
-    walk = SegmentWalk(directory, key, rel_dir=rel_dir, keep_frames=True)
+    walk = SegmentWalk(directory, key, rel_dir=rel_dir, keep_frames=True, native=native)
     for _seg, _frames in walk:
         pass  # each segment's walk is finished by the iteration
     return SegmentsRead(walk.segments, walk.seals, walk.findings, walk.scope, walk.has_lock)
