@@ -251,6 +251,22 @@ def _near_id(a: str, b: str) -> bool:
     return len(a) == len(b) and sum(x != y for x, y in zip(a, b, strict=True)) <= 4
 
 
+#: How long an unterminated last line is given to be completed by a live writer before it counts as
+#: torn: Linux grows a file page by page within one write(), so a reader can see a line's first part
+#: while the writer's system call is still copying the rest.
+TORN_RECHECK_S = 0.05
+
+
+def _grew_past(fd: int, size: int) -> bool:
+    """Whether the file grew past ``size`` (a writer appended), looking twice, TORN_RECHECK_S apart."""
+    if os.fstat(fd).st_size > size:
+        return True
+    import time
+
+    time.sleep(TORN_RECHECK_S)
+    return os.fstat(fd).st_size > size
+
+
 def verify_ledger(
     path: str | os.PathLike,
     rel_path: str | None = None,
@@ -608,7 +624,7 @@ def _scan(
             line_no += 1
             one_line(line_no, base, long.line(), False)
         elif parts:
-            grew = os.fstat(fd).st_size > size
+            grew = _grew_past(fd, size)
             line_no += 1
             one_line(line_no, base, b"".join(parts), False, grew)
         return line_no
@@ -670,7 +686,7 @@ def _scan(
             have_pending = True
 
         if have_pending:
-            grew = os.fstat(fd).st_size > size
+            grew = _grew_past(fd, size)
             if p_term or not grew:  # else a writer is appending this very line: not torn, not there yet
                 if p_bad is None and not p_definitive:
                     what, val = full_check(p_off, p_raw, p_term)
