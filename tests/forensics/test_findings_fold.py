@@ -64,7 +64,7 @@ def _peak(args: list[str]) -> tuple[int, str]:
 
 
 def test_findings_held_in_memory_600k_bad_lines_and_rows_stay_bounded_and_counted(tmp_path: Path) -> None:
-    # hostile input 7 of issue 13: 600k `{}` ledger lines plus 600k garbage cost-log rows (4.8 MB of
+    # hostile input: 600k `{}` ledger lines plus 600k garbage cost-log rows (4.8 MB of
     # input) took scan and verify to ~1.6 GB, ~1.4 kB per finding held in memory
     home = tmp_path / "home"
     (home / LEDGER).parent.mkdir(parents=True)

@@ -82,7 +82,7 @@ def test_unchanged_home_passes_with_one_line(tiny_baseline, fresh) -> None:
     r = check(fresh, base)
     assert r.exit_code == 0, r.output
     assert r.output.startswith("check: pass: ") and len(r.output.splitlines()) == 1
-    # the baseline holds what the issue lists, measured independently where it can be
+    # the baseline holds what a CI gate compares, measured independently where it can be
     assert doc["turns"] == turns_of(fresh)
     assert doc["metrics"]["bytes_per_turn"] == pytest.approx(
         sum(p.stat().st_size for p in ledgers(fresh)) / turns_of(fresh), rel=1e-5

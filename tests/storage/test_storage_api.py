@@ -1,4 +1,4 @@
-"""The storage API names of issue 15 exist with the parameters it names (a contract)."""
+"""The storage API names (KeyRing, Store, read_chain, ...) exist with the parameters they are documented with (a contract)."""
 
 from __future__ import annotations
 
