@@ -6,6 +6,8 @@
 - ``measured.html`` (+ ``measured.png``, ``measured-dark.png``, ``measured-narrow.png``): a synthetic
   home of the ``measured`` profile (``vakaudit.synth``, no fsync; 60 sessions, 1 386 turns, ~92 MB of
   ledgers) scanned, with a stored readscale result beside the scan, then ``vakaudit report``.
+- ``measured-v7.html`` (+ ``measured-v7.png``): the same seeded workload written in vak's 7.0
+  layout (``vakaudit synth --layout v7``), scanned with its key file, then ``vakaudit report``.
 - ``tiny.html`` (+ ``tiny.png``): the committed ``sample_homes/tiny`` home.
 
 The "generated on" time is fixed so that regenerating changes nothing unless the code did (chart
@@ -54,6 +56,30 @@ def measured_scan(work: Path, *, readscale_turns: tuple[int, ...] | None) -> Pat
     return scan
 
 
+def measured_v7_scan(work: Path) -> Path:
+    import subprocess
+
+    from vakaudit.scan import scan_home
+    from vakaudit.storage import KeyRing
+
+    home, keys, scan = work / "measured-v7-home", work / "measured-v7-keys.json", work / "measured-v7-scan"
+    if not (home / "tenants").is_dir():
+        shutil.rmtree(home, ignore_errors=True)
+        keys.unlink(missing_ok=True)
+        t = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "vakaudit", "synth", str(home), "--profile", "measured", "--layout", "v7",
+             "--keys-out", str(keys), "--no-fsync"],
+            check=True,
+        )  # fmt: skip
+        _log(f"built measured v7 home in {time.perf_counter() - t:.1f} s")
+    shutil.rmtree(scan, ignore_errors=True)
+    t = time.perf_counter()
+    scan_home(home, out=scan, keys=KeyRing.from_file(keys))
+    _log(f"scanned v7 in {time.perf_counter() - t:.1f} s")
+    return scan
+
+
 def render(src: Path, name: str, shots: dict[str, tuple[int, str]]) -> None:
     from vakaudit.report import build_report
     from vakaudit.report.browser import open_report
@@ -83,6 +109,7 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     turns = None if args.skip_readscale else tuple(int(x) for x in args.readscale_turns.split(","))
     render(measured_scan(args.work, readscale_turns=turns), "measured", SHOTS)
+    render(measured_v7_scan(args.work), "measured-v7", {"": (1280, "light")})
 
     from vakaudit.scan import scan_home
 
