@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from vakaudit.analyze._open import LEDGER_KIND
+from vakaudit.analyze._open import LEDGER_KIND, _sql_str
 from vakaudit.analyze.metrics import MetricResult
 from vakaudit.analyze.projection import NON_GROWING_GROUPS
 from vakaudit.storage.commit import COMMIT_KINDS, REQUEST_REF_PREFIX, SEAL_SYNCS, commit_point_sql
 
-#: Groups of ``delivery/jobs/*.json`` states that settle a job (home.md §6.4): the file stays.
+#: The ``delivery/jobs/*.json`` states that settle a job (home.md §6.4); the file stays.
 SETTLED_DELIVERY_STATES = ("delivered", "dead_letter")
 
 
@@ -142,7 +142,7 @@ def build_scorecard(
 # ------------------------------------------------------------------------------------ criteria
 
 
-def _status(figure: float | None, bound: float, *, locked: bool, turns: int | None = None) -> Status:
+def _status(figure: float | None, bound: float, *, locked: bool) -> Status:
     if figure is None:
         if locked:
             return Status.NEEDS_KEYS
@@ -182,8 +182,7 @@ def _growth(metrics: dict[str, MetricResult], turns: int, locked: bool, b: Bound
 def _syncs(
     con: Any, metrics: dict[str, MetricResult], turns: int, locked: bool, v7: bool, b: Bounds
 ) -> Criterion:
-    rows = [r for r in metrics["barriers_per_turn"].rows]
-    parts: dict[str, float] = {r["artifact"]: float(r["barriers"] or 0) for r in rows}
+    parts = {r["artifact"]: float(r["barriers"] or 0) for r in metrics["barriers_per_turn"].rows}
     if v7:
         # the ledger under group commit (storage.commit): a sync after each commit point, one for
         # the unsynced tail of every segment (sealing, or the writer dropped) and four per seal
@@ -312,7 +311,3 @@ def _ephemeral_kinds() -> tuple[str, ...]:
     from vakaudit.artifacts._base import RegistryClass
 
     return tuple(k.name for k in artifact_kinds() if k.registry_class == RegistryClass.EPHEMERAL) or ("",)
-
-
-def _sql_str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"

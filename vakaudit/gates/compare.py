@@ -197,6 +197,8 @@ def _scorecard_rows(then: Any, now: Any, budget: Budget) -> list[CheckRow]:
         return []
     then = then or {}
     gate = budget.rule("scorecard")
+    base_flat = {f"scorecard.{k}": (v or {}).get("figure") for k, v in then.items()}
+    cur_flat = {f"scorecard.{k}": (v or {}).get("figure") for k, v in now.items()}
     rows = []
     for name in sorted(now):
         cur, base = now[name], then.get(name) or {}
@@ -206,8 +208,6 @@ def _scorecard_rows(then: Any, now: Any, budget: Budget) -> list[CheckRow]:
         rows.append(CheckRow("scorecard", f"scorecard.{name}", was, fig, _change(was, fig),
                              f"<= {_num(cur.get('bound'))}" if gate else "", not (gate and failed),
                              f"beyond its bound {_num(cur.get('bound'))}" if failed else note))  # fmt: skip
-        base_flat = {f"scorecard.{k}": (v or {}).get("figure") for k, v in then.items()}
-        cur_flat = {f"scorecard.{k}": (v or {}).get("figure") for k, v in now.items()}
         rows.extend(_metric_rows(f"scorecard.{name}", was, fig, base_flat, cur_flat, budget))
     return rows
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import uuid
 
+from vakaudit.storage.commit import REQUEST_REF_PREFIX
+
 __all__ = ["derived_id", "admission_ref", "unbound_key", "fnv1a64"]
 
 
@@ -32,7 +34,7 @@ def derived_id(prefix: str, seed: str) -> str:
 
 def admission_ref(session_id: str, request_id: str) -> str:
     """The ref that admits request ``request_id`` of a session (§5.4 ``req/``)."""
-    return f"req/{session_id}/{hashlib.sha256(request_id.encode('utf-8')).hexdigest()}"
+    return f"{REQUEST_REF_PREFIX}{session_id}/{hashlib.sha256(request_id.encode('utf-8')).hexdigest()}"
 
 
 def unbound_key(canonical_path: str) -> str:
