@@ -7,6 +7,8 @@ pass. It is optional: when no C compiler or OpenSSL headers are present the inst
 and vakaudit uses its pure-Python readers, which give identical results.
 """
 
+from pathlib import Path
+
 from setuptools import Extension, setup
 
 setup(
@@ -14,6 +16,8 @@ setup(
         Extension(
             "vakaudit._native._linescan",
             ["vakaudit/_native/linescan.c"],
+            # linescan.c includes its parts (one translation unit): a change to any of them rebuilds it
+            depends=sorted(str(p) for p in Path("vakaudit/_native").glob("*.[ch]") if p.name != "linescan.c"),
             libraries=["crypto"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
             optional=True,

@@ -7,7 +7,7 @@
 # (default: python3 on PATH); EXTRAS are pip extras such as "test". Nothing is installed into the
 # interpreter itself (Debian 12's python3 refuses that: PEP 668). When the interpreter cannot make
 # a venv (Debian without python3-venv), python3-venv is installed with apt, as root or with sudo.
-# A venv is reused as long as the install inputs (pyproject.toml, setup.py, the C module) and the
+# A venv is reused as long as the install inputs (pyproject.toml, setup.py, the C sources of vakaudit/_native) and the
 # extras are unchanged. Prints the venv's python as its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +39,7 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import sys' >/dev/nul
 fi
 
 stamp="$venv/.vakaudit-installed"
-want="$(cat pyproject.toml setup.py vakaudit/_native/linescan.c | sha256sum | cut -c1-16) extras=[$extras]"
+want="$(cat pyproject.toml setup.py vakaudit/_native/*.[ch] | sha256sum | cut -c1-16) extras=[$extras]"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   spec="."
   [ -n "$extras" ] && spec=".[$extras]"
