@@ -1,4 +1,5 @@
-"""Open a scan as DuckDB views: one view per Parquet table folder, plus the analysis views.
+"""Open a scan as DuckDB views: the scan's own table views (:meth:`ScanResult.duckdb`'s), plus the
+analysis views.
 
 Everything stays in DuckDB: views read the Parquet files lazily, queries return small aggregates.
 The only tables built in Python are tiny registries (one row per artifact kind: its write card).
@@ -22,16 +23,15 @@ import pyarrow as pa
 from vakaudit.artifacts._base import V7_LAYOUTS
 from vakaudit.errors import HomeNotFoundError, ScanError
 from vakaudit.scan.manifest import MANIFEST, is_scan_dir, read_manifest
+from vakaudit.scan.result import open_scan as read_scan
+from vakaudit.scan.result import sql_str as _sql_str
+from vakaudit.scan.result import table_views
 
 LEDGER_KIND = "session_ledger"
 
 
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def _sql_str(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 @cache
@@ -84,25 +84,6 @@ def write_cards_table(layout: str | None = None) -> pa.Table:
     )
 
 
-def _scan_schemas() -> dict[str, pa.Schema]:
-    """Declared schema of every table a scan can write (so an empty table still has its columns)."""
-    from vakaudit.scan import all_tables
-
-    return {name: spec[0] for name, spec in all_tables().items()}
-
-
-def _table_dirs(scan: Path) -> dict[str, list[Path]]:
-    out: dict[str, list[Path]] = {}
-    for child in sorted(scan.iterdir()):
-        if child.is_dir():
-            files = sorted(child.glob("*.parquet"))
-            if files:
-                out[child.name] = files
-        elif child.suffix == ".parquet":
-            out[child.stem] = [child]
-    return out
-
-
 def open_scan(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with one view per scan table and the analysis views.
 
@@ -116,12 +97,8 @@ def open_scan(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
         raise HomeNotFoundError(f"scan directory {scan} does not exist")
     if not is_scan_dir(scan):
         raise ScanError(f"{scan} is not a scan directory (no {MANIFEST}); scan the home first")
-    manifest = read_manifest(scan)  # a damaged manifest is named, with what to do
-    sources = {
-        name: "read_parquet([" + ", ".join(_sql_str(str(f)) for f in files) + "], union_by_name = true)"
-        for name, files in _table_dirs(scan).items()
-    }
-    return open_views(sources, layout=manifest.get("layout"))
+    result = read_scan(scan)  # a damaged manifest is named, with what to do
+    return open_views(result.sources(), layout=result.layout)
 
 
 def open_views(
@@ -133,17 +110,7 @@ def open_views(
     derived views keep them and group by them, so rows of different partitions never merge.
     ``layout``: the home's layout, which picks each kind's write-map card (:func:`card_for`)."""
     con = duckdb.connect(":memory:")
-    for name, schema in _scan_schemas().items():
-        if name not in sources:  # no rows for it: an empty view with its schema
-            con.register(f"_empty_{name}", schema.empty_table())
-            extra = "".join(f", NULL::{typ} AS {_quote(col)}" for col, typ in partition)
-            con.execute(
-                f"CREATE VIEW {_quote(name)} AS SELECT *{extra} FROM {_quote('_empty_' + name)} WHERE false"
-                if extra
-                else f"CREATE VIEW {_quote(name)} AS SELECT * FROM {_quote('_empty_' + name)}"
-            )
-    for name, expr in sources.items():
-        con.execute(f"CREATE VIEW {_quote(name)} AS SELECT * FROM {expr}")
+    table_views(con, sources, partition)
     cards = write_cards_table(layout)
     con.register("write_cards_arrow", cards)
     con.execute("CREATE TABLE write_cards AS SELECT * FROM write_cards_arrow")

@@ -52,22 +52,23 @@ class ScanResult:
             return schema.empty_table() if schema is not None else pa.table({})
         return pa.concat_tables(tables)
 
-    def duckdb(self, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
-        """A DuckDB connection with one view per table (reading the Parquet files, not copying them)."""
-        import duckdb
-
-        con = con or duckdb.connect()
+    def sources(self) -> dict[str, str]:
+        """Each table that has Parquet parts -> the DuckDB expression reading them."""
+        out = {}
         for name in self.row_counts:
             parts = self._parts(name)
             if parts:
-                files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in parts)
-                con.execute(
-                    f'CREATE OR REPLACE VIEW "{name}" AS SELECT * FROM read_parquet([{files}], union_by_name=true)'
-                )
-            else:
-                schema = _schema(name) or pa.schema([])
-                con.register(f"__empty_{name}", schema.empty_table())
-                con.execute(f'CREATE OR REPLACE VIEW "{name}" AS SELECT * FROM "__empty_{name}"')
+                files = ", ".join(sql_str(str(p)) for p in parts)
+                out[name] = f"read_parquet([{files}], union_by_name = true)"
+        return out
+
+    def duckdb(self, con: duckdb.DuckDBPyConnection | None = None) -> duckdb.DuckDBPyConnection:
+        """A DuckDB connection with one view per table (reading the Parquet files, not copying them);
+        a declared table without rows is an empty view with its columns."""
+        import duckdb
+
+        con = con or duckdb.connect()
+        table_views(con, self.sources())
         return con
 
     def findings_by_code(self) -> dict[str, int]:
@@ -111,6 +112,31 @@ class ScanResult:
 def _schema(name: str) -> pa.Schema | None:
     t = all_tables().get(name)
     return None if t is None else t[0]
+
+
+def sql_str(text: str) -> str:
+    """``text`` as a SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def table_views(
+    con: duckdb.DuckDBPyConnection, sources: dict[str, str], partition: tuple[tuple[str, str], ...] = ()
+) -> None:
+    """One view per scan table on ``con``: ``sources`` maps a table that has rows to the DuckDB
+    expression reading it (a scan's parts, a lake's partitions); every other declared table is an
+    empty view with its schema. ``partition`` names columns (with SQL types) the sources carry on top
+    of a scan's, e.g. a lake's ``home_id``; the empty views get them too, as NULL."""
+    for name, (schema, *_rest) in all_tables().items():
+        if name in sources:
+            continue
+        con.register(f"_empty_{name}", schema.empty_table())
+        extra = "".join(f', NULL::{typ} AS "{col}"' for col, typ in partition)
+        con.execute(
+            f'CREATE OR REPLACE VIEW "{name}" AS SELECT *{extra} FROM "_empty_{name}"'
+            + (" WHERE false" if extra else "")
+        )
+    for name, expr in sources.items():
+        con.execute(f'CREATE OR REPLACE VIEW "{name}" AS SELECT * FROM {expr}')
 
 
 def open_scan(out: str | os.PathLike[str]) -> ScanResult:
