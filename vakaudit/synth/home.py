@@ -27,9 +27,23 @@ from vakaudit.synth import sidecars
 from vakaudit.synth.checkpoints import Workspace, store_checkpoint
 from vakaudit.synth.clock import DEFAULT_START_NS, IdSource, SynthClock
 from vakaudit.synth.content import WORKSPACES, ContentPools
+from vakaudit.synth.events import (
+    ApprovalAsked,
+    CheckpointTaken,
+    Event,
+    HomeFacts,
+    IntentRead,
+    Remembered,
+    SessionEnded,
+    SideSinks,
+    Subscribers,
+    ToolRan,
+    TurnEnded,
+    TurnSettled,
+)
 from vakaudit.synth.profiles import APP_VERSIONS, Profile, get_profile
-from vakaudit.synth.session import SessionResult, SessionSpec, write_session
-from vakaudit.synth.sinks import BudgetAlertSink, CostLogSink, JsonlSink
+from vakaudit.synth.session import SessionSpec, write_session
+from vakaudit.synth.sinks import JsonlSink
 from vakaudit.synth.store import StoreWriter
 
 #: ``--layout`` values: the JSONL-era G1 and G2 layouts, and vak's 7.0 data baseline
@@ -201,43 +215,14 @@ class HomeWriter:
         self.ids = IdSource(self.clock, seed)
         self.rng = random.Random(f"home:{seed}")
         self.pools = ContentPools(seed)
-        self.data = out
-        self.agent = out / "agents" / "vak"
+        self.facts = HomeFacts(out, layout, profile, seed, self.clock, self.ids, self.pools)
+        self.data = self.facts.data
+        self.agent = self.facts.agent
         self.cache = out / "cache"
         self.compactions = [0, 0]  # shape A, shape B
         self.checkpoints_written = 0
         self.store = StoreWriter(self.cache)
-        a, d = self.agent, self.data
-        self.routing = JsonlSink(a / "routing-evidence.jsonl")
-        self.intent_ev = JsonlSink(a / "intent-evidence.jsonl")
-        self.cost = CostLogSink(a / "cost-log.jsonl")
-        self.cost_root = CostLogSink(d / "cost-log.jsonl")
-        self.activity_log = JsonlSink(a / "activity-log.jsonl")
-        self.activity_root = JsonlSink(d / "activity-log.jsonl")
-        self.security = JsonlSink(a / "security-events.jsonl")
-        self.security_root = JsonlSink(d / "security-events.jsonl")
-        self.alerts = BudgetAlertSink(d / "budget-alerts.jsonl")
-        self.inbox = JsonlSink(d / "inbox.jsonl")
-        self.commitments = JsonlSink(a / "commitments.jsonl")
-        self.incidents = JsonlSink(d / "operations" / "incidents.jsonl")
-        self.actions = JsonlSink(d / "operations" / "actions.jsonl")
-        self.deliveries = JsonlSink(d / "gateway" / "deliveries.jsonl")
-        self.sinks = [
-            self.routing,
-            self.intent_ev,
-            self.cost,
-            self.cost_root,
-            self.activity_log,
-            self.activity_root,
-            self.security,
-            self.security_root,
-            self.alerts,
-            self.inbox,
-            self.commitments,
-            self.incidents,
-            self.actions,
-            self.deliveries,
-        ]
+        self.sinks = SideSinks.open(self.facts)
         self._sandbox: JsonlSink | None = None
         self._sandbox_sid = ""
         self._workspaces: dict[str, Workspace] = {}
@@ -248,7 +233,19 @@ class HomeWriter:
         self._results = (0, 0)
         self._spread: dict[str, float] = {}
         self._not_indexed: list[tuple[Path, str, int]] = []
-        self.side = sidecars.SideState(self)
+        self.side = sidecars.SideState(self.facts, self.sinks)
+        # the per-kind writers of each event a session emits, in the order they run
+        self._subscribers = Subscribers()
+        on = self._subscribers.on
+        on(CheckpointTaken, self._checkpoint)
+        on(IntentRead, lambda e: self.side.intent_row(e.sw, e.act, e.stakes, e.tier))
+        on(ApprovalAsked, lambda e: self.side.approval(e.sw, e.tool, e.denied))
+        on(Remembered, lambda e: self.side.remember(e.sw, e.inp))
+        on(ToolRan, lambda e: self.side.tool_row(e.sw, e.tool, e.tool_use_id, e.ok, e.duration_ms))
+        on(TurnSettled, lambda e: self.side.settle(e.sw, e.turn))
+        on(TurnEnded, lambda e: self.side.after_turn(e.sw, e.t))
+        on(SessionEnded, self._index_session)
+        on(SessionEnded, lambda e: self.side.after_session(e.sw, e.res))
         self.result = SynthResult(out=out, profile=profile.name, layout=layout, seed=seed)
 
     # -- paths --------------------------------------------------------------------------------
@@ -263,33 +260,14 @@ class HomeWriter:
             return self._variants - 1
         return rng.randrange(max(0, self._variants - 4), self._variants)
 
-    # -- per-turn side effects (called by the session writer) ---------------------------------------
+    # -- what a session asks of its home, and the events it emits --------------------------------
 
-    def trace(self, sw: Any, turn: int | None = None) -> dict | None:
-        if self.layout != "g2":
-            return None
-        t: dict[str, Any] = {
-            "tenant": "local",
-            "space": f"spc_{workspace_key(sw.spec.cwd)}",
-            "agent": "vak",
-            "run": f"run_{sw.spec.session_id[-12:]}_{turn or 0}",
-            "span": self.ids.nonzero_hex16(),
-            "cause": {"kind": "user", "request_id": f"req_{self.ids.hex(12)}"},
-            "actor": "usr_local",
-            "session": sw.spec.session_id,
-        }
-        if turn is not None:
-            t["turn"] = turn
-        return t
+    def emit(self, event: Event) -> None:
+        """Hand one event of a session to the writers subscribed to its type."""
+        self._subscribers.emit(event)
 
-    def with_trace(self, row: dict, sw: Any, turn: int | None = None) -> dict:
-        t = self.trace(sw, turn)
-        if t is not None:
-            row["trace"] = t
-            row["actor"] = "usr_local"
-        return row
-
-    def checkpoint(self, sw: Any, label: str) -> None:
+    def _checkpoint(self, e: CheckpointTaken) -> None:
+        sw, label = e.sw, e.label
         sid = sw.spec.session_id
         ws = self._workspaces.get(sid)
         if ws is None:
@@ -301,12 +279,6 @@ class HomeWriter:
         store_checkpoint(self.agent, sid, sw.checkpoint_seq, self.clock.ts(), label, ws)
         self.checkpoints_written += 1
 
-    def intent_evidence(self, sw: Any, act: str, stakes: str, tier: str) -> None:
-        self.side.intent_row(sw, act, stakes, tier)
-
-    def approval(self, sw: Any, tool: str, denied: bool) -> None:
-        self.side.approval(sw, tool, denied)
-
     def sandbox_execution(self, sw: Any, command: str, output: str, is_error: bool) -> int:
         if self._sandbox is None or self._sandbox_sid != sw.spec.session_id:
             if self._sandbox is not None:
@@ -314,18 +286,6 @@ class HomeWriter:
             self._sandbox = JsonlSink(self.agent / "sandbox" / "executions" / f"{sw.spec.session_id}.jsonl")
             self._sandbox_sid = sw.spec.session_id
         return self.side.sandbox_events(sw, self._sandbox, command, output, is_error)
-
-    def remember(self, sw: Any, inp: dict) -> None:
-        self.side.remember(sw, inp)
-
-    def tool_ran(self, sw: Any, tool: str, tool_use_id: str, ok: bool, duration_ms: int) -> None:
-        self.side.tool_row(sw, tool, tool_use_id, ok, duration_ms)
-
-    def settle_turn(self, sw: Any, turn: Any) -> None:
-        self.side.settle(sw, turn)
-
-    def after_turn(self, sw: Any, t: int) -> None:
-        self.side.after_turn(sw, t)
 
     def spawn_child(self, parent: Any, instructions: str) -> str:
         self._child_seq += 1
@@ -346,7 +306,8 @@ class HomeWriter:
         self.result.ledger_entries += res.entries
         return res.final_text
 
-    def after_session(self, sw: Any, res: SessionResult) -> None:
+    def _index_session(self, e: SessionEnded) -> None:
+        sw, res = e.sw, e.res
         self._workspaces.pop(sw.spec.session_id, None)  # a finished session takes no more checkpoints
         # Which sessions the server indexed is not recorded anywhere; index while the store is
         # below the measured share of ledger bytes (profile.store_ratio).
@@ -358,7 +319,6 @@ class HomeWriter:
             and len(self._not_indexed) < 10_000
         ):
             self._not_indexed.append((res.path, workspace_key(sw.spec.cwd), size))
-        self.side.after_session(sw, res)
 
     def _index(self, path: Path, key: str, size: int, max_bytes: int) -> bool:
         if self.store.import_session(path, key, max_bytes=max_bytes) is None:
@@ -458,16 +418,13 @@ class HomeWriter:
         self.side.finish()
         if self._sandbox is not None:
             self._sandbox.close()
-        for sink in self.sinks:
-            sink.close()
+        self.sinks.close()
         self.store.close()
         r = self.result
         r.compactions_shape_a, r.compactions_shape_b = self.compactions
         r.checkpoints = self.checkpoints_written
         r.store_rows = self.store.rows
-        r.cost_log_compactions = getattr(self.cost, "compactions", 0) + getattr(
-            self.cost_root, "compactions", 0
-        )
+        r.cost_log_compactions = self.sinks.cost_log_compactions
         return r
 
     @property

@@ -15,6 +15,16 @@ from vakaudit.errors import UsageError
 
 __all__ = ["Profile", "PROFILES", "get_profile", "APP_VERSIONS"]
 
+MODELS = {
+    # provider -> (model, USD per input token, USD per output token); None = no price known
+    "anthropic": ("claude-sonnet-4-5", 3e-6, 15e-6),
+    "openai": ("gpt-5-mini", 2.5e-7, 2e-6),
+    "ollama": ("gemma4:e2b-mlx", None, None),
+    "openrouter": ("qwen/qwen3-coder", None, None),  # not in the price table: cost rows without usd
+}
+
+LOCAL_PROVIDERS = frozenset({"ollama"})  # models run on the machine: no paid dispatch, no cost row
+
 APP_VERSIONS = {
     # app_version written in the header -> ledger generation it was written by (ledger.md §0)
     "3.4.9": "g1",  # message-level projection, shape-A compaction, no cards, no prefix digests

@@ -2,9 +2,9 @@
 
 Every line goes through :class:`vakaudit.ledger.SessionLog` (real appends, one fdatasync per entry
 unless fsync is off). The side effects of a turn (checkpoint, intent-evidence row, cost row,
-routing evidence, activity-log rows, sandbox events, memory notes) are handed to the home
-(:class:`vakaudit.synth.home.HomeWriter`) in the order the capacity report's "One turn, every
-write" lists them.
+routing evidence, activity-log rows, sandbox events, memory notes) are typed events emitted to the
+home (:class:`vakaudit.synth.events.SessionHost`, :mod:`vakaudit.synth.events`) in the order the
+capacity report's "One turn, every write" lists them; the home hands each to its per-kind writers.
 
 Order of one turn's ledger entries (report order; replay.md §1.3 puts the binding first, which
 changes nothing a projection reads): admission activity, ``goal_update``, ``intent``,
@@ -26,21 +26,23 @@ from vakaudit.ledger import Entry, SessionLog
 from vakaudit.ledger.jsonenc import dumps
 from vakaudit.replay.prefix import estimate_tokens
 from vakaudit.synth.content import TOOL_KINDS, CapabilitySurface
+from vakaudit.synth.events import (
+    ApprovalAsked,
+    CheckpointTaken,
+    IntentRead,
+    Remembered,
+    SessionEnded,
+    ToolRan,
+    TurnEnded,
+    TurnSettled,
+)
+from vakaudit.synth.profiles import LOCAL_PROVIDERS, MODELS
 
 if TYPE_CHECKING:
-    from vakaudit.synth.home import HomeWriter
+    from vakaudit.synth.events import SessionHost
 
 __all__ = ["SessionSpec", "SessionResult", "write_session", "MODELS", "LOCAL_PROVIDERS"]
 
-MODELS = {
-    # provider -> (model, USD per input token, USD per output token); None = no price known
-    "anthropic": ("claude-sonnet-4-5", 3e-6, 15e-6),
-    "openai": ("gpt-5-mini", 2.5e-7, 2e-6),
-    "ollama": ("gemma4:e2b-mlx", None, None),
-    "openrouter": ("qwen/qwen3-coder", None, None),  # not in the price table: cost rows without usd
-}
-
-LOCAL_PROVIDERS = frozenset({"ollama"})  # models run on the machine: no paid dispatch, no cost row
 
 _ACTS_EFFECT = ("modify", "operate", "author")
 _ACTS_OTHER = ("answer", "locate", "analyze", "converse", "verify", "orchestrate")
@@ -110,7 +112,7 @@ class _Turn:
 
 
 class _SessionWriter:
-    def __init__(self, home: HomeWriter, spec: SessionSpec, rng: random.Random) -> None:
+    def __init__(self, home: SessionHost, spec: SessionSpec, rng: random.Random) -> None:
         self.home = home
         self.spec = spec
         self.rng = rng
@@ -284,11 +286,11 @@ class _SessionWriter:
                 history.append(chain)
                 if len(history) > 3:
                     history.pop(0)
-                home.after_turn(self, t)
+                home.emit(TurnEnded(self, t))
             result.turns = spec.turns
         self.log.close()
         result.entries = self.entries
-        home.after_session(self, result)
+        home.emit(SessionEnded(self, result))
         return result
 
     # -- one turn -----------------------------------------------------------------------------
@@ -320,7 +322,7 @@ class _SessionWriter:
 
         # workspace checkpoint (first turn of a checkpointing session, and turns expecting an effect)
         if effect:
-            home.checkpoint(self, directive)
+            home.emit(CheckpointTaken(self, directive))
         request_id = f"req_{self.ids.hex(20)}"
         self.activity("run", "succeeded", "Request admitted", turn=turn_no, data={"request_id": request_id})
         # goal update
@@ -347,7 +349,7 @@ class _SessionWriter:
                 },
             )
         # intent evidence row (side ledger), then the intent entry
-        home.intent_evidence(self, turn.act, stakes, tier)
+        home.emit(IntentRead(self, turn.act, stakes, tier))
         domains = sorted(
             {
                 rng.choice(("code", "ops", "research", "data", "docs", "general", "calendar"))
@@ -435,7 +437,7 @@ class _SessionWriter:
                 turn=turn_no,
                 data={"steps": step, "tool_calls": len(turn.calls)},
             )
-        home.settle_turn(self, turn)
+        home.emit(TurnSettled(self, turn))
         return _Chain(
             tail_id=self.log.tail_id,
             last_digest=state["last_digest"],
@@ -784,7 +786,7 @@ class _SessionWriter:
                 detail=inp.get("command") or inp.get("path"),
                 data={"tool": tool, "tool_use_id": tool_use_id},
             )
-            home.approval(self, tool, denied)
+            home.emit(ApprovalAsked(self, tool, denied))
         if tool == "task":
             content = home.spawn_child(self, inp["instructions"])
             is_error = False
@@ -811,7 +813,7 @@ class _SessionWriter:
                 data={"tool": tool, "tool_use_id": tool_use_id},
             )
             if tool == "remember" and not is_error:
-                home.remember(self, inp)
+                home.emit(Remembered(self, inp))
         self.log.append_message(
             {
                 "role": "user",
@@ -826,7 +828,7 @@ class _SessionWriter:
             }
         )
         self.entries += 1
-        home.tool_ran(self, tool, tool_use_id, not is_error, (self.clock.ns - started) // 1_000_000)
+        home.emit(ToolRan(self, tool, tool_use_id, not is_error, (self.clock.ns - started) // 1_000_000))
         state["msg_chars"] += len(dumps(inp)) + min(len(content.encode()), 600)
         turn.calls.append((tool, tool_use_id, inp, len(content), content[:200]))
 
@@ -1055,7 +1057,7 @@ class _SessionWriter:
         )
         self.entries += 1
         self.append("child_run", {"status": "completed", "outcome": {"summary": text[:200], "turns": 1}})
-        self.home.settle_turn(self, turn)
+        self.home.emit(TurnSettled(self, turn))
         return text
 
     def _child_receipt(self, turn: _Turn) -> None:
@@ -1098,6 +1100,6 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-def write_session(home: HomeWriter, spec: SessionSpec, rng: random.Random) -> SessionResult:
+def write_session(home: SessionHost, spec: SessionSpec, rng: random.Random) -> SessionResult:
     """Write one session ledger (and its share of the home's side artifacts) through ``home``."""
     return _SessionWriter(home, spec, rng).run()

@@ -8,35 +8,22 @@ follows configuration rather than usage. G2-layout homes add ``trace``/``actor``
 
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vakaudit.ledger.ids import format_ts
 from vakaudit.ledger.jsonenc import dumps
 from vakaudit.ledger.keys import fnv1a64, workspace_key
 from vakaudit.synth.clock import ts_plus00
-from vakaudit.synth.sinks import JsonlSink
+from vakaudit.synth.profiles import LOCAL_PROVIDERS, MODELS
+from vakaudit.synth.sinks import JsonlSink, pretty_json, write_file
 
 if TYPE_CHECKING:
-    from vakaudit.synth.home import HomeWriter
+    from vakaudit.synth.events import HomeFacts, SideSinks
 
 __all__ = ["SideState", "pretty_json"]
 
 _DAY_NS = 86_400 * 1_000_000_000
-
-
-def pretty_json(value: Any) -> str:
-    """serde_json's pretty printer layout (two-space indent, ``": "``); no floats are passed here."""
-    return json.dumps(value, indent=2, ensure_ascii=False)
-
-
-def _write(path: Path, data: str | bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    path.write_bytes(data)
 
 
 def inbox_id(ts_plus: str, kind: str, title: str) -> str:
@@ -46,8 +33,9 @@ def inbox_id(ts_plus: str, kind: str, title: str) -> str:
 class SideState:
     """Side-ledger writer and the little state it needs (day budget, open incidents, …)."""
 
-    def __init__(self, home: HomeWriter) -> None:
+    def __init__(self, home: HomeFacts, sinks: SideSinks) -> None:
         self.home = home
+        self.sinks = sinks
         self.rng = random.Random(f"side:{home.seed}")
         self.session_plan = None
         self.day = -1
@@ -88,7 +76,7 @@ class SideState:
         }
         if self.home.layout == "g2":
             row["sliced"] = False
-        self.home.intent_ev.append(self._trace(row, sw))
+        self.sinks.intent_ev.append(self._trace(row, sw))
         if rng.random() < 0.04:
             esc: dict[str, Any] = {
                 "ts": self.clock.ts(),
@@ -101,18 +89,17 @@ class SideState:
             }
             if self.home.layout == "g2":
                 esc["sliced"] = rng.random() < 0.7
-            self.home.intent_ev.append(self._trace(esc, sw))
+            self.sinks.intent_ev.append(self._trace(esc, sw))
 
     def approval(self, sw: Any, tool: str, denied: bool) -> None:
-        home = self.home
-        if denied or (sw.spec.forced and not self.home.security.rows):
+        if denied or (sw.spec.forced and not self.sinks.security.rows):
             row = {
                 "ts": self.clock.ts(),
                 "kind": "permission_denial",
                 "label": "permission_denied",
                 "detail": f"tool={tool} workspace={sw.spec.cwd} mode=ask",
             }
-            home.security.append(self._trace(row, sw))
+            self.sinks.security.append(self._trace(row, sw))
         elif self.rng.random() < 0.3:
             self._inbox(sw, "approval_pending", f"Approve {tool}?", f"{tool} wants to run in {sw.spec.cwd}")
 
@@ -203,7 +190,7 @@ class SideState:
         self._activity_sink(sw).append(self._trace(row, sw))
 
     def _activity_sink(self, sw: Any) -> JsonlSink:
-        return self.home.activity_root if sw.spec.surface == "telegram" else self.home.activity_log
+        return self.sinks.activity_root if sw.spec.surface == "telegram" else self.sinks.activity_log
 
     def settle(self, sw: Any, turn: Any) -> None:
         """Routing evidence, activity-log dispatch rows and cost rows of a finished run.
@@ -217,9 +204,8 @@ class SideState:
         home = self.home
         ts = self.clock.ts()
         usd = 0.0
-        from vakaudit.synth.session import LOCAL_PROVIDERS, MODELS
 
-        cost_sink = home.cost_root if sw.spec.surface == "telegram" else home.cost
+        cost_sink = self.sinks.cost_root if sw.spec.surface == "telegram" else self.sinks.cost
         for provider, model, usage, attempts in turn.receipts:
             for a in attempts:
                 outcome = {"ok": "success", "failed": "failure", "unknown": "unknown"}.get(a["settlement"])
@@ -227,7 +213,7 @@ class SideState:
                     continue
                 leg_provider = a.get("provider", provider)
                 leg_model = a.get("model", model)
-                home.routing.append(
+                self.sinks.routing.append(
                     self._trace(
                         {
                             "ts": ts,
@@ -279,7 +265,7 @@ class SideState:
         for level, share in (("eighty", 0.8), ("full", 1.0)):
             if self.day_total >= cap * share and level not in self.day_alerted:
                 self.day_alerted.add(level)
-                home.alerts.append(
+                self.sinks.alerts.append(
                     {
                         "kind": "budget_alert",
                         "ts": ts,
@@ -303,14 +289,13 @@ class SideState:
                 "label": "permission_capped",
                 "detail": f"workspace={sw.spec.cwd} requested=full-access capped_to=ask",
             }
-            home.security.append(self._trace(row, sw))
+            self.sinks.security.append(self._trace(row, sw))
 
     def after_turn(self, sw: Any, t: int) -> None:
         rng = self.rng
-        home = self.home
         forced = bool(sw.spec.forced)
         if self.unacked and rng.random() < 0.3:
-            home.inbox.append({"ack_of": self.unacked.pop(0), "ts": self.clock.ts()})
+            self.sinks.inbox.append({"ack_of": self.unacked.pop(0), "ts": self.clock.ts()})
         if rng.random() < 0.004 or (forced and t == 0 and self.open_incident is None):
             self._incident("opened")
         elif self.open_incident is not None and (rng.random() < 0.05 or (forced and t == 1)):
@@ -348,7 +333,7 @@ class SideState:
     def _inbox(self, sw: Any, kind: str, title: str, body: str, *, task_id: str | None = None) -> None:
         ts_ns = self.clock.ns
         entry_id = inbox_id(ts_plus00(ts_ns), kind, title)
-        self.home.inbox.append(
+        self.sinks.inbox.append(
             {
                 "id": entry_id,
                 "ts": format_ts(ts_ns),
@@ -432,8 +417,8 @@ class SideState:
             )
         lines.append(dumps(record))
         path = home.data / "delivery" / "jobs" / f"{job_id.encode().hex()}.json"
-        _write(path, b"".join(line + b"\n" for line in lines))
-        home.deliveries.append(
+        write_file(path, b"".join(line + b"\n" for line in lines))
+        self.sinks.deliveries.append(
             {"ts": self.clock.ts(), "job_id": job_id, "target": target, "state": record["state"]}
         )
         self.delivered_jobs += 1
@@ -465,10 +450,10 @@ class SideState:
             if event == "resolved":
                 inc["status"] = "resolved"
                 inc["resolution"] = "cleared after retry"
-        home.incidents.append({"ts": ts, "event": event, "incident": dict(self.open_incident)})
+        self.sinks.incidents.append({"ts": ts, "event": event, "incident": dict(self.open_incident)})
         if event == "resolved":
             requested = self.clock.ts()
-            home.actions.append(
+            self.sinks.actions.append(
                 {
                     "receipt_id": f"act_{home.ids.hex(16)}",
                     "service": "outbox",
@@ -504,7 +489,7 @@ class SideState:
         }
         if kind in ("auth_failure", "rate_limit"):
             row["ip"] = f"192.0.2.{self.rng.randrange(1, 250)}"
-        self.home.security_root.append(row)
+        self.sinks.security_root.append(row)
 
     def _commitment(self, sw: Any) -> None:
         home = self.home
@@ -512,7 +497,7 @@ class SideState:
         self.commitment = {"id": cid, "episodes": 0}
         lock = home.agent / "commitments.lock"
         if not lock.exists():
-            _write(lock, b"")
+            write_file(lock, b"")
         spec = {
             "objective": home.pools.sentence(self.rng),
             "reading": {"act": "operate", "stakes": "reversible"},
@@ -521,7 +506,7 @@ class SideState:
             "economics": {"lifetime_budget_usd": 5.0, "review_every_hours": 24, "stall_limit": 3},
             "cwd": sw.spec.cwd,
         }
-        home.commitments.append(
+        self.sinks.commitments.append(
             self._trace(
                 {
                     "event_id": home.ids(),
@@ -539,7 +524,7 @@ class SideState:
         c = self.commitment
         c["episodes"] += 1
         ep = f"ep-{c['episodes']}"
-        home.commitments.append(
+        self.sinks.commitments.append(
             self._trace(
                 {
                     "event_id": home.ids(),
@@ -557,7 +542,7 @@ class SideState:
             "criteria_moved": ["c1"],
             "evidence": [{"kind": "ledger_entry", "session_id": sw.spec.session_id, "entry_id": home.ids()}],
         }
-        home.commitments.append(
+        self.sinks.commitments.append(
             self._trace(
                 {
                     "event_id": home.ids(),
@@ -572,7 +557,7 @@ class SideState:
             )
         )
         if c["episodes"] >= 2:
-            home.commitments.append(
+            self.sinks.commitments.append(
                 self._trace(
                     {
                         "event_id": home.ids(),

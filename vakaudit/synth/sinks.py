@@ -8,6 +8,7 @@ bound.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -15,13 +16,26 @@ from typing import Any
 from vakaudit.ledger.ids import parse_ts
 from vakaudit.ledger.jsonenc import dumps
 
-__all__ = ["JsonlSink", "CostLogSink", "BudgetAlertSink", "COST_LOG_COMPACT_THRESHOLD_BYTES"]
+__all__ = ["pretty_json", "write_file", "JsonlSink", "CostLogSink", "BudgetAlertSink", "COST_LOG_COMPACT_THRESHOLD_BYTES"]
 
 COST_LOG_COMPACT_THRESHOLD_BYTES = 5 * 1024 * 1024
 COST_LOG_RETENTION_DAYS = 90
 ALERTS_COMPACT_THRESHOLD_BYTES = 1024 * 1024
 ALERTS_RETENTION_ROWS = 2000
 _DAY_NS = 86_400 * 1_000_000_000
+
+
+def pretty_json(value: Any) -> str:
+    """serde_json's pretty printer layout (two-space indent, ``": "``); no floats are passed here."""
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def write_file(path: Path, data: str | bytes) -> None:
+    """Write a whole file (its folder created), text as UTF-8."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    path.write_bytes(data)
 
 
 class JsonlSink:

@@ -8,23 +8,30 @@ spec (``deleted.json``, ``archive.json``, ``workspaces.json``, ``workspace-names
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vakaudit.ledger.ids import format_ts
 from vakaudit.ledger.jsonenc import dumps
 from vakaudit.ledger.keys import workspace_key
 from vakaudit.synth.clock import ts_plus00
 from vakaudit.synth.content import WORKSPACES
-from vakaudit.synth.sidecars import _write, pretty_json
+from vakaudit.synth.sinks import pretty_json, write_file
 
 if TYPE_CHECKING:
-    from vakaudit.synth.home import HomeWriter
-    from vakaudit.synth.sidecars import SideState
+    from vakaudit.synth.events import HomeFacts
 
 __all__ = ["write_static"]
 
 
-def write_static(home: HomeWriter, side: SideState) -> None:
+class SessionsSeen(Protocol):
+    """What the static files need of the sessions written (the side writer keeps it)."""
+
+    sessions_seen: list[tuple[str, str]]  # (session_id, cwd)
+    scheduled: list[tuple[str, str, str]]  # (task id, session id, cwd)
+    telegram_chat: str
+
+
+def write_static(home: HomeFacts, side: SessionsSeen) -> None:
     rng = random.Random(f"static:{home.seed}")
     d, a = home.data, home.agent
     pools = home.pools
@@ -56,14 +63,14 @@ def write_static(home: HomeWriter, side: SideState) -> None:
             }
         )
     tasks.sort(key=lambda t: t["created_at"])
-    _write(d / "tasks.json", pretty_json(tasks))
+    write_file(d / "tasks.json", pretty_json(tasks))
 
     # trust markers: name = FNV-1a of the canonical path, contents = the path
     for cwd in used:
-        _write(d / "trusted" / workspace_key(cwd), cwd)
+        write_file(d / "trusted" / workspace_key(cwd), cwd)
 
     # gateway
-    _write(
+    write_file(
         d / "gateway" / "bindings.json",
         pretty_json(
             {
@@ -80,7 +87,7 @@ def write_static(home: HomeWriter, side: SideState) -> None:
             }
         ),
     )
-    _write(
+    write_file(
         d / "gateway" / "allowlist.json",
         pretty_json(
             {
@@ -109,7 +116,7 @@ def write_static(home: HomeWriter, side: SideState) -> None:
             }
         ),
     )
-    _write(
+    write_file(
         d / "gateway" / "bots.json",
         pretty_json(
             {
@@ -127,9 +134,9 @@ def write_static(home: HomeWriter, side: SideState) -> None:
             }
         ),
     )
-    _write(d / "gateway" / "default-workspace", used[0] + "\n")
+    write_file(d / "gateway" / "default-workspace", used[0] + "\n")
     if not (d / "gateway" / "deliveries.jsonl").exists():
-        _write(d / "gateway" / "deliveries.jsonl", b"")
+        write_file(d / "gateway" / "deliveries.jsonl", b"")
 
     # presentations.json (agent home): definitions with their specs
     definitions = []
@@ -147,7 +154,7 @@ def write_static(home: HomeWriter, side: SideState) -> None:
                 "enabled": True,
             }
         )
-    _write(
+    write_file(
         a / "presentations.json",
         pretty_json(
             {
@@ -159,20 +166,20 @@ def write_static(home: HomeWriter, side: SideState) -> None:
     )
 
     # workspace bookkeeping (shapes unconfirmed)
-    _write(a / "workspace-names.json", pretty_json({workspace_key(c): c.rsplit("/", 1)[-1] for c in used}))
-    _write(
+    write_file(a / "workspace-names.json", pretty_json({workspace_key(c): c.rsplit("/", 1)[-1] for c in used}))
+    write_file(
         d / "workspaces.json",
         pretty_json([{"path": c, "key": workspace_key(c), "added_at": now} for c in used]),
     )
     ids = [s for s, _ in side.sessions_seen]
-    _write(d / "deleted.json", pretty_json(ids[:1]))
-    _write(d / "archive.json", pretty_json(ids[1:3]))
+    write_file(d / "deleted.json", pretty_json(ids[:1]))
+    write_file(d / "archive.json", pretty_json(ids[1:3]))
 
     # memory: workspace notes come from `remember` calls; make sure each workspace used has one
     for cwd in used[:3]:
         path = a / "memory" / workspace_key(cwd) / "MEMORY.md"
         if not path.exists():
-            _write(
+            write_file(
                 path,
                 f"## {ts_plus00(now_ns)} [decision] tag=conventions session={ids[0] if ids else 'cli'}\n"
                 f"{pools.sentence(rng)}\n\n",
@@ -182,7 +189,7 @@ def write_static(home: HomeWriter, side: SideState) -> None:
         f"{pools.sentence(rng)}\n\n"
         for i in range(3, 0, -1)
     )
-    _write(a / "memory" / "user" / "USER.md", user_md)
+    write_file(a / "memory" / "user" / "USER.md", user_md)
 
     # entities: per workspace and global, one whole-file rewrite
     for scope in [workspace_key(c) for c in used[:3]] + ["global"]:
@@ -201,10 +208,10 @@ def write_static(home: HomeWriter, side: SideState) -> None:
                     "updated_at": now,
                 }
             )
-        _write(a / "entities" / scope / "ENTITIES.jsonl", b"".join(dumps(r) + b"\n" for r in rows))
+        write_file(a / "entities" / scope / "ENTITIES.jsonl", b"".join(dumps(r) + b"\n" for r in rows))
 
     # skills and proposals
-    _write(
+    write_file(
         a / "skills" / "release-notes" / "SKILL.md",
         '---\nname: "release-notes"\ndescription: "Draft release notes from merged changes."\n---\n\n'
         + pools.prose(rng, 600)
@@ -213,7 +220,7 @@ def write_static(home: HomeWriter, side: SideState) -> None:
     for cwd in used[:2]:
         pid = home.ids().replace("-", "")
         sess = ids[0] if ids else "cli"
-        _write(
+        write_file(
             a / "skill-proposals" / workspace_key(cwd) / f"{pid}.md",
             f'---\nname: "{pools.words(rng, 1)}-checklist"\ndescription: "{pools.sentence(rng)}"\n---\n\n'
             f"{pools.prose(rng, 400)}\n\n<!-- proposed-by: {sess} at {ts_plus00(now_ns)}; proposal id {pid} -->\n",
@@ -225,7 +232,7 @@ def write_static(home: HomeWriter, side: SideState) -> None:
         'required = true\n\n[[nodes]]\nid = "summary"\ntype = "agent"\ndeps = ["test"]\n'
         'prompt = "Summarise the test run."\nreadonly = true\n'
     )
-    _write(d / "flows" / "nightly-check.toml", flow_toml)
+    write_file(d / "flows" / "nightly-check.toml", flow_toml)
     for k in range(2):
         nanos = now_ns - k * 86_400_000_000_000
         state = {
@@ -238,8 +245,8 @@ def write_static(home: HomeWriter, side: SideState) -> None:
                 "summary": {"status": "completed" if k else "failed", "output": pools.sentence(rng)},
             },
         }
-        _write(a / "flow-runs" / "nightly-check" / f"{nanos}.json", pretty_json(state))
-    _write(
+        write_file(a / "flow-runs" / "nightly-check" / f"{nanos}.json", pretty_json(state))
+    write_file(
         a / "flow-runs" / f"plan-{now_ns}-1.json",
         pretty_json(
             {
@@ -254,7 +261,7 @@ def write_static(home: HomeWriter, side: SideState) -> None:
 
     # feeds (config and the JSONL security log; feeds.duckdb is not synthesised: DuckDB writes
     # different bytes for the same statements, which would break byte-identical homes)
-    _write(
+    write_file(
         d / "feeds.toml",
         '[general]\ndefault_check_interval = "30m"\nmax_items_per_feed = 500\n'
         'dedup_window_days = 90\n\n[[sources]]\nname = "Hacker News"\ntype = "hacker_news"\n'
@@ -262,7 +269,7 @@ def write_static(home: HomeWriter, side: SideState) -> None:
         '[[alerts]]\nname = "vak mentions"\nmatch = { keywords = ["vak"] }\naction = "deliver"\n'
         f'deliver_to = "{side.telegram_chat}"\ncooldown_minutes = 30\n',
     )
-    _write(
+    write_file(
         d / "feeds" / "security.log",
         b"".join(
             dumps(
@@ -278,34 +285,34 @@ def write_static(home: HomeWriter, side: SideState) -> None:
     )
 
     # small configuration and bookkeeping files
-    _write(d / "output.toml", '[presentation]\ncards = true\nmarkup = "markdown"\n')
-    _write(
+    write_file(d / "output.toml", '[presentation]\ncards = true\nmarkup = "markdown"\n')
+    write_file(
         d / "desktop.json",
         pretty_json({"recent_projects": used[:5], "window": {"width": 1280, "height": 820}}),
     )
-    _write(d / "tray.json", pretty_json({"show_in_menu_bar": True}))
-    _write(
+    write_file(d / "tray.json", pretty_json({"show_in_menu_bar": True}))
+    write_file(
         d / "credential_index.json",
         pretty_json({"global": ["anthropic_api_key", "openai_api_key"], "workspace": {}}),
     )
-    _write(d / "update-check.json", pretty_json({"last_checked_at": now, "latest": "3.5.1"}))
-    _write(
+    write_file(d / "update-check.json", pretty_json({"last_checked_at": now, "latest": "3.5.1"}))
+    write_file(
         d / "install.json",
         pretty_json({"installed_at": format_ts(now_ns - 60 * 86_400_000_000_000), "channel": "stable"}),
     )
-    _write(d / "release" / "manifest.json", pretty_json({"schema": 2, "version": "3.5.1"}))
+    write_file(d / "release" / "manifest.json", pretty_json({"schema": 2, "version": "3.5.1"}))
     (d / "locks").mkdir(parents=True, exist_ok=True)
-    _write(d / "logs" / "desktop.log", "window opened\nsession list refreshed\nwindow closed\n")
-    _write(
+    write_file(d / "logs" / "desktop.log", "window opened\nsession list refreshed\nwindow closed\n")
+    write_file(
         d / "vak-home" / ".vak" / "config.toml",
         '[model]\nprovider = "anthropic"\nmodel = "claude-sonnet-4-5"\n',
     )
-    _write(d / "vak-home" / ".vak" / ".seed-manifest.json", pretty_json({"schema": 1, "seeded": ["skills"]}))
+    write_file(d / "vak-home" / ".vak" / ".seed-manifest.json", pretty_json({"schema": 1, "seeded": ["skills"]}))
     # the shared workspace's secret files exist in a real home; these hold random bytes, no secret
-    _write(d / "vak-home" / "credentials.enc", rng.randbytes(256))
+    write_file(d / "vak-home" / "credentials.enc", rng.randbytes(256))
 
     if home.layout == "g2":
-        _write(
+        write_file(
             d / "auth" / "passkeys.json",
             pretty_json(
                 {
@@ -315,7 +322,7 @@ def write_static(home: HomeWriter, side: SideState) -> None:
                 }
             ),
         )
-        _write(
+        write_file(
             a / "coworking" / "grants.jsonl",
             dumps(
                 {
@@ -339,10 +346,10 @@ def write_static(home: HomeWriter, side: SideState) -> None:
             "plan": {"image": "vak-sandbox:3"},
             "updated_at": now,
         }
-        _write(a / "sandbox" / "records.jsonl", dumps(record) + b"\n")
+        write_file(a / "sandbox" / "records.jsonl", dumps(record) + b"\n")
         (a / "agent-network").mkdir(parents=True, exist_ok=True)
         if ids:
-            _write(
+            write_file(
                 a / "office-workspaces" / ids[0] / "main.json",
                 pretty_json({"room": "main", "members": ["vak"]}),
             )
