@@ -31,14 +31,26 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vakaudit.errors import CorruptError, LedgerError
 from vakaudit.ledger.keys import session_path
 
 if TYPE_CHECKING:
     from vakaudit.ledger.entry import Entry
-    from vakaudit.ledger.log import SessionLog
+
+
+class WorkLog(Protocol):
+    """What the work functions need of a ledger (a :class:`vakaudit.ledger.SessionLog` is one): its
+    active chain, its header and an append; this module does not depend on the log's class."""
+
+    @property
+    def header(self) -> Entry | None: ...
+
+    def chain_to_root(self) -> list[Entry]: ...
+
+    def append(self, kind: str, payload: Any, **kw: Any) -> Entry: ...
+
 
 __all__ = [
     "WorkError",
@@ -528,7 +540,7 @@ def work_payload(contract_id: str, revision: int, event: dict) -> dict:
 # -- writing through a SessionLog ------------------------------------------------------------------
 
 
-def append_work(log: SessionLog, contract_id: str, revision: int, event: dict, **kw: Any) -> Entry:
+def append_work(log: WorkLog, contract_id: str, revision: int, event: dict, **kw: Any) -> Entry:
     """Validate and append one work event, then promote ready items (§6.4); see
     :meth:`SessionLog.append_work`."""
     payload = work_payload(contract_id, revision, event)
@@ -540,7 +552,7 @@ def append_work(log: SessionLog, contract_id: str, revision: int, event: dict, *
     return entry
 
 
-def _promote_ready_items(log: SessionLog) -> None:
+def _promote_ready_items(log: WorkLog) -> None:
     # vak collects the promotable items once and appends proposed->ready for each through append_work,
     # which promotes again recursively; with two or more items ready at once its outer loop then
     # re-appends an item the inner call already promoted and returns an error after writing. The
@@ -587,7 +599,7 @@ def child_run_status(chain: Iterable[Any]) -> str | None:
 
 
 def _child_status(
-    log: SessionLog, child_id: str | None, sessions_home: str | os.PathLike | None
+    log: WorkLog, child_id: str | None, sessions_home: str | os.PathLike | None
 ) -> str | None:
     if child_id is None or sessions_home is None:
         return None
@@ -610,7 +622,7 @@ def _child_status(
 
 
 def reconcile_running_work(
-    log: SessionLog,
+    log: WorkLog,
     live_child_sessions: Iterable[str] = (),
     sessions_home: str | os.PathLike | None = None,
 ) -> int:

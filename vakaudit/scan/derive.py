@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from vakaudit.scan.manifest import ScanState, _manifest_entry
+from vakaudit.scan.manifest import ScanState, _ItemResult, _manifest_entry
 from vakaudit.scan.parts import ENTRIES_GROUP_ROWS, PARQUET_COMPRESSION, _keep_rows
 from vakaudit.scan.tables import (
     LEDGER_KIND,
@@ -26,7 +26,6 @@ from vakaudit.scan.tables import (
     TURNS_SCHEMA,
 )
 from vakaudit.scan.walk import HomeFile
-from vakaudit.scan.worker import _ItemResult
 
 
 def _sql(name: str) -> str:

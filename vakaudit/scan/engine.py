@@ -64,14 +64,21 @@ from vakaudit.scan.derive import (
     _merge_derived,
 )
 from vakaudit.scan.frames7 import FRAMES_PART, read_frame_entries, segment_changes
-from vakaudit.scan.manifest import MANIFEST_FORMAT, Manifest, ScanState, ScanStats, _manifest_entry
+from vakaudit.scan.manifest import (
+    MANIFEST_FORMAT,
+    Manifest,
+    ScanState,
+    ScanStats,
+    _ItemResult,
+    _manifest_entry,
+)
 from vakaudit.scan.parts import _findings_table, _keep_rows, _prune_parts, _read_part, _write_table
 from vakaudit.scan.plan import _group, _Item, _load_manifest, _plan, default_out
 from vakaudit.scan.result import ScanResult
 from vakaudit.scan.store7 import STORE_TABLES, read_store_tables
 from vakaudit.scan.tables import CORE_TABLES, FILES_SCHEMA, LEDGER_KIND, all_tables
 from vakaudit.scan.walk import detect_layout, has_tenants_tree, iter_home_files, resolve_home
-from vakaudit.scan.worker import _ItemResult, _named, _run_task
+from vakaudit.scan.worker import _named, _run_task
 
 if TYPE_CHECKING:  # pragma: no cover
     from vakaudit.storage import KeyRing

@@ -18,11 +18,14 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from vakaudit.errors import ScanError
+from vakaudit.findings import Finding
 from vakaudit.names import raw_bytes, shown
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
     from vakaudit.scan.walk import HomeFile
-    from vakaudit.scan.worker import _ItemResult
+
 
 __all__ = [
     "MANIFEST",
@@ -96,6 +99,22 @@ class ScanStats:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__}
+
+
+@dataclass(slots=True)
+class _ItemResult:
+    """What reading one file gave: its rows and findings, and the state the next scan resumes from."""
+
+    rel_path: str
+    mode: str  # full | append (append downgraded to full when the anchor check failed)
+    state: dict[str, Any]
+    part: str | None = None
+    rows: int = 0
+    bytes_scanned: int = 0
+    bytes_read: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    fields: pa.Table | None = None  # entry_fields rows (a task's ledgers: all on its first ledger's result)
+    table: pa.Table | None = None
 
 
 def _manifest_entry(

@@ -32,7 +32,7 @@ from vakaudit.artifacts.session_ledger import (
 from vakaudit.findings import Finding, FindingCode, FindingFold, Severity
 from vakaudit.ledger.verdict import verify_ledger
 from vakaudit.names import shown
-from vakaudit.scan.manifest import ScanState
+from vakaudit.scan.manifest import ScanState, _ItemResult
 from vakaudit.scan.parts import PARQUET_COMPRESSION, SIDE_DICTIONARY, _EntriesPart
 from vakaudit.scan.plan import _file_key, _Item, _violation
 from vakaudit.scan.tables import LEDGER_KIND
@@ -42,20 +42,6 @@ SIDE_PART_BYTES = 1 << 20  # side files whose rows take this many Arrow bytes st
 # a task's entries part: rows become Arrow batches of ENTRIES_BATCH_ROWS, written as a row group once
 # they reach ENTRIES_GROUP_ROWS rows or ENTRIES_GROUP_BYTES Arrow bytes (what a worker holds at most)
 ENTRIES_BATCH_ROWS = BATCH_ROWS
-
-
-@dataclass(slots=True)
-class _ItemResult:
-    rel_path: str
-    mode: str  # full | append (append downgraded to full when the anchor check failed)
-    state: dict[str, Any]
-    part: str | None = None
-    rows: int = 0
-    bytes_scanned: int = 0
-    bytes_read: int = 0
-    findings: list[Finding] = field(default_factory=list)
-    fields: pa.Table | None = None  # entry_fields rows (a task's ledgers: all on its first ledger's result)
-    table: pa.Table | None = None
 
 
 class _CountingRaw(io.RawIOBase):

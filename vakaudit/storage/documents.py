@@ -10,14 +10,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from vakaudit.errors import ObjectUnavailableError
-from vakaudit.findings import FindingCode
+from vakaudit.findings import Finding, FindingCode
 from vakaudit.storage.policy import finding
 
-if TYPE_CHECKING:
-    from vakaudit.storage.objects import Store
+
+class Store(Protocol):
+    """What a Document read needs of a tenant store (:class:`vakaudit.storage.objects.Store` is
+    one): its refs, its objects by id and scope, and where to put findings."""
+
+    findings: list[Finding]
+
+    def refs(self) -> list[tuple[str, int, int, bytes]]: ...
+
+    def object(self, object_id: str, scope: str) -> bytes: ...
+
+    def rel_of(self, sub: str) -> str: ...
 
 __all__ = ["DOC_PREFIX", "FORGOTTEN", "Version", "version_text", "parse_version", "document_scope",
            "read_document", "document_versions"]
