@@ -26,6 +26,7 @@ from vakaudit.scan.manifest import MANIFEST, is_scan_dir, read_manifest
 from vakaudit.scan.result import open_scan as read_scan
 from vakaudit.scan.result import sql_str as _sql_str
 from vakaudit.scan.result import table_views
+from vakaudit.storage.commit import REQUEST_REF_PREFIX, SEAL_SYNCS, commit_point_sql
 
 LEDGER_KIND = "session_ledger"
 
@@ -119,9 +120,47 @@ def open_views(
     _ensure_required(con, partition)
     con.execute(f"CREATE VIEW ledger_file AS SELECT * FROM files WHERE kind = {_sql_str(LEDGER_KIND)}")
     con.execute(_artifact_writes_sql(set(sources), keys))
+    con.execute(_ledger_syncs_sql(keys))
     for stmt in base_view_statements(keys):
         con.execute(stmt)
     return con
+
+
+def _ledger_syncs_sql(keys: tuple[str, ...] = ()) -> str:
+    """``ledger_syncs(commits, admitted, tails, seals, syncs)``: the session ledgers' syncs of a 7.0
+    home under group commit (:mod:`vakaudit.storage.commit`, baseline7.md §8.3, §3.6): one fdatasync
+    per commit point, one per request admission (counted by the ``req/`` ref each creates), one per
+    segment whose last frame is not a commit point (its tail synced when the writer is dropped or the
+    segment sealed) and ``SEAL_SYNCS`` per sealed segment. No row for a JSONL-era home (its ledger
+    syncs once per entry: the write card's rule). ``keys``: a lake's partition columns."""
+    lead = "".join(f"{_quote(k)}, " for k in keys)
+    group = f"GROUP BY {lead.rstrip(', ')}" if keys else ""
+    on = " AND ".join(f"x.{_quote(k)} IS NOT DISTINCT FROM y.{_quote(k)}" for k in keys) or "true"
+    return f"""CREATE VIEW ledger_syncs AS
+WITH f AS (
+    SELECT {lead}regexp_replace(rel_path, '/[^/]*$', '') AS dir, rel_path, segment, frame_index,
+           {commit_point_sql()} AS is_commit
+    FROM entries WHERE segment IS NOT NULL AND kind IS NOT NULL
+),
+last AS (
+    SELECT {lead}dir, segment, any_value(rel_path) AS rel_path, arg_max(is_commit, frame_index) AS last_commit
+    FROM f GROUP BY {lead}dir, segment
+),
+x AS (
+    SELECT {lead}count(*) FILTER (WHERE is_commit) AS commits FROM f {group} HAVING count(*) > 0
+),
+y AS (
+    SELECT {lead}count(*) FILTER (WHERE NOT last_commit) AS tails,
+           count(*) FILTER (WHERE ends_with(rel_path, '.sealed')) AS seals
+    FROM last {group}
+),
+r AS (
+    SELECT {lead}count(*) AS admitted FROM refs WHERE starts_with(name, {_sql_str(REQUEST_REF_PREFIX)}) {group}
+)
+SELECT {''.join(f'x.{_quote(k)}, ' for k in keys)}x.commits, coalesce(r.admitted, 0) AS admitted,
+       y.tails, y.seals,
+       x.commits + coalesce(r.admitted, 0) + y.tails + {SEAL_SYNCS} * y.seals AS syncs
+FROM x JOIN y ON {on} LEFT JOIN r ON {on.replace('y.', 'r.')}"""
 
 
 def write_units() -> dict[str, str | None]:

@@ -19,10 +19,10 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from vakaudit.analyze._open import LEDGER_KIND, _sql_str
+from vakaudit.analyze._open import _sql_str
 from vakaudit.analyze.metrics import MetricResult
 from vakaudit.analyze.projection import NON_GROWING_GROUPS
-from vakaudit.storage.commit import COMMIT_KINDS, REQUEST_REF_PREFIX, SEAL_SYNCS, commit_point_sql
+from vakaudit.storage.commit import COMMIT_KINDS, SEAL_SYNCS
 
 #: The ``delivery/jobs/*.json`` states that settle a job (home.md §6.4); the file stays.
 SETTLED_DELIVERY_STATES = ("delivered", "dead_letter")
@@ -109,7 +109,7 @@ def build_scorecard(
     )
     criteria = [
         _growth(metrics, turns, locked, b),
-        _syncs(con, metrics, turns, locked, v7, b),
+        _syncs(metrics, turns, locked, v7, b),
         _history_reads(con, b),
         _count_files(
             "undeclared_files",
@@ -179,35 +179,10 @@ def _growth(metrics: dict[str, MetricResult], turns: int, locked: bool, b: Bound
     )
 
 
-def _syncs(
-    con: Any, metrics: dict[str, MetricResult], turns: int, locked: bool, v7: bool, b: Bounds
-) -> Criterion:
+def _syncs(metrics: dict[str, MetricResult], turns: int, locked: bool, v7: bool, b: Bounds) -> Criterion:
     parts = {r["artifact"]: float(r["barriers"] or 0) for r in metrics["barriers_per_turn"].rows}
     if v7:
-        # the ledger under group commit (storage.commit): a sync after each commit point, one for
-        # the unsynced tail of every segment (sealing, or the writer dropped) and four per seal
-        commit = commit_point_sql()
-        row = con.execute(
-            f"""
-            WITH f AS (
-                SELECT regexp_replace(rel_path, '/[^/]*$', '') AS dir, rel_path, segment, frame_index,
-                       {commit} AS is_commit
-                FROM entries WHERE segment IS NOT NULL AND kind IS NOT NULL
-            ),
-            last AS (
-                SELECT dir, segment, any_value(rel_path) AS rel_path, arg_max(is_commit, frame_index) AS last_commit
-                FROM f GROUP BY dir, segment
-            )
-            SELECT (SELECT count(*) FROM f WHERE is_commit),
-                   (SELECT count(*) FROM last WHERE NOT last_commit),
-                   (SELECT count(*) FROM last WHERE ends_with(rel_path, '.sealed'))
-            """
-        ).fetchone()
-        commits, tails, seals = (int(x or 0) for x in row)
-        admitted = con.execute(
-            "SELECT count(*) FROM refs WHERE starts_with(name, ?)", [REQUEST_REF_PREFIX]
-        ).fetchone()[0]
-        parts[LEDGER_KIND] = float(commits + admitted + tails + SEAL_SYNCS * seals)
+        # the ledger's figure is group commit's (the ledger_syncs view, via barriers_per_turn)
         how_ledger = (
             "the session ledger under group commit (baseline7.md §8.3): one fdatasync per commit "
             f"point ({', '.join(COMMIT_KINDS)}, a user message without meta.control) plus one per "

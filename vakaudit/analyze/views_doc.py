@@ -41,6 +41,15 @@ ANALYSIS_VIEWS: tuple[ViewDoc, ...] = (
         "SELECT rel_path, size_bytes FROM ledger_file ORDER BY size_bytes DESC, rel_path",
     ),
     ViewDoc(
+        "ledger_syncs",
+        "One row for a 7.0 home (none for a JSONL-era one): the session ledgers' syncs under group commit "
+        "(baseline7.md §8.3, §3.6): `commits` (entries that are commit points), `admitted` (request admissions, "
+        "counted by their `req/` refs), `tails` (segments whose last frame is not a commit point), `seals` "
+        "(sealed segments, four syncs each) and `syncs`, their total. The `barriers_per_turn` metric takes the "
+        "ledger's figure from it.",
+        "SELECT commits, admitted, tails, seals, syncs FROM ledger_syncs",
+    ),
+    ViewDoc(
         "ledger_turn",
         "One row per turn of a ledger, as the scan attributes entries to turns: `rel_path`, `session_id`, "
         "`turn_no`, `entry_count`, `size_bytes`, `tool_call_count` (tool uses of its entries), "

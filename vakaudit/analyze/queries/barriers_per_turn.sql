@@ -1,16 +1,26 @@
 -- title: Barriers (fsync/fdatasync) per turn, by artifact
--- measured: writes seen in the home (ledger entries; rows, lines or files of each sidecar kind) divided by turns, times the barriers one write costs under the kind's declared write discipline (its WriteCard.barriers_per_write); the ledger costs one sync_data per entry appended
+-- measured: writes seen in the home (ledger entries; rows, lines or files of each sidecar kind) divided by turns, times the barriers one write costs under the kind's declared write discipline (its WriteCard.barriers_per_write); the ledger costs one sync_data per entry appended, or on a 7.0 home the syncs of group commit (one per commit point and request admission, one per segment's unsynced tail, four per sealed segment: the ledger_syncs view)
 -- order: 60
-WITH turns AS (SELECT count(*) AS n FROM ledger_entry WHERE kind = 'intent')
+WITH turns AS (SELECT count(*) AS n FROM ledger_entry WHERE kind = 'intent'),
+b AS (
+    SELECT
+        w.kind,
+        w.writes,
+        c.discipline,
+        CASE WHEN w.kind = 'session_ledger' AND ls.syncs IS NOT NULL THEN ls.syncs
+             ELSE w.writes * c.barriers_per_write END AS barriers
+    FROM artifact_writes w JOIN write_cards c ON c.kind = w.kind
+    LEFT JOIN ledger_syncs ls ON w.kind = 'session_ledger'
+    WHERE c.barriers_per_write > 0 AND w.writes > 0
+)
 SELECT
-    w.kind AS artifact,
-    w.writes,
-    c.barriers_per_write,
-    w.writes * c.barriers_per_write AS barriers,
-    w.writes / nullif(any_value(turns.n), 0) AS writes_per_turn,
-    w.writes * c.barriers_per_write / nullif(any_value(turns.n), 0) AS barriers_per_turn,
-    c.discipline
-FROM artifact_writes w JOIN write_cards c ON c.kind = w.kind, turns
-WHERE c.barriers_per_write > 0 AND w.writes > 0
-GROUP BY w.kind, w.writes, c.barriers_per_write, c.discipline
+    b.kind AS artifact,
+    b.writes,
+    b.barriers / b.writes AS barriers_per_write,
+    b.barriers,
+    b.writes / nullif(any_value(turns.n), 0) AS writes_per_turn,
+    b.barriers / nullif(any_value(turns.n), 0) AS barriers_per_turn,
+    b.discipline
+FROM b, turns
+GROUP BY b.kind, b.writes, b.barriers, b.discipline
 ORDER BY barriers DESC, artifact
