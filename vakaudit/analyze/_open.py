@@ -275,7 +275,7 @@ def scan_home_of(home_or_scan: str | os.PathLike[str] | Any) -> Path:
     ``home``), else the path itself; what an output of a command given either must stay out of."""
     p = _given_path(home_or_scan)
     if is_scan_dir(p):
-        return Path(read_manifest(p)["home"])
+        return Path(read_manifest(p, finished=False)["home"])
     return Path(os.path.abspath(p))
 
 

@@ -65,6 +65,7 @@ from vakaudit.scan.derive import (
 )
 from vakaudit.scan.frames7 import FRAMES_PART, read_frame_entries, segment_changes
 from vakaudit.scan.manifest import (
+    INCOMPLETE,
     MANIFEST_FORMAT,
     Manifest,
     ScanState,
@@ -125,6 +126,7 @@ def scan_home(
         for child in out_p.iterdir():  # stale scan by another vakaudit version: start over
             shutil.rmtree(child) if child.is_dir() else child.unlink()
     out_p.mkdir(parents=True, exist_ok=True)
+    (out_p / INCOMPLETE).touch()  # removed once the new manifest is in place
     prev_files: dict[str, dict[str, Any]] = manifest.files if manifest is not None else {}
     gen = (manifest.generation if manifest is not None else 0) + 1
 
@@ -423,4 +425,5 @@ def scan_home(
         reader_findings=n_reader_findings,
         files=new_files,
     ).write(out_p)
+    (out_p / INCOMPLETE).unlink()
     return ScanResult(home_p, out_p, layout, scanned_at, __version__, stats, counts)

@@ -33,23 +33,43 @@ __all__ = [
     "Manifest",
     "ScanState",
     "ScanStats",
+    "INCOMPLETE",
     "is_scan_dir",
     "read_manifest",
+    "scan_unfinished",
 ]
 
 #: the file that makes a folder a scan folder
 MANIFEST = "manifest.json"
+#: present while a scan writes into its folder: created before the first part changes, removed once
+#: the new manifest is in place. A folder that still holds it after the scan ended holds a scan that
+#: did not finish (killed, crashed, disk full): its parts and its manifest may disagree, so readers
+#: refuse it and the next scan into it starts over
+INCOMPLETE = ".scan-incomplete"
 
 
 def is_scan_dir(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` holds a scan manifest (a scan folder, readable or not)."""
-    return (Path(os.fspath(path)).expanduser() / MANIFEST).is_file()
+    """True when ``path`` holds a scan manifest (a scan folder, readable or not) or a scan that did
+    not finish."""
+    folder = Path(os.fspath(path)).expanduser()
+    return (folder / MANIFEST).is_file() or (folder / INCOMPLETE).exists()
 
 
-def read_manifest(scan: str | os.PathLike[str]) -> dict[str, Any]:
-    """The manifest of the scan folder ``scan``; :class:`ScanError` when it is missing or unreadable."""
+def scan_unfinished(path: str | os.PathLike[str]) -> bool:
+    """True when a scan into ``path`` began and did not finish (or is still running)."""
+    return (Path(os.fspath(path)).expanduser() / INCOMPLETE).exists()
+
+
+def read_manifest(scan: str | os.PathLike[str], *, finished: bool = True) -> dict[str, Any]:
+    """The manifest of the scan folder ``scan``; :class:`ScanError` when it is missing or unreadable,
+    and (``finished``, for readers of the tables) when a scan into the folder did not finish."""
     folder = Path(os.path.abspath(Path(os.fspath(scan)).expanduser()))
     path = folder / MANIFEST
+    if finished and scan_unfinished(folder):
+        raise ScanError(
+            f"the scan in {folder} did not finish (or is still running): its tables may be incomplete; "
+            f"run `vakaudit scan HOME --out {folder}` again"
+        )
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -18,7 +18,14 @@ from typing import Any
 from vakaudit.errors import ScanError, UsageError
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.outputs import check_output
-from vakaudit.scan.manifest import MANIFEST, MANIFEST_FORMAT, Manifest, ScanState, read_manifest
+from vakaudit.scan.manifest import (
+    MANIFEST,
+    MANIFEST_FORMAT,
+    Manifest,
+    ScanState,
+    read_manifest,
+    scan_unfinished,
+)
 from vakaudit.scan.tables import LEDGER_KIND
 from vakaudit.scan.walk import HomeFile
 
@@ -79,6 +86,8 @@ def _load_manifest(out: Path, home: Path, *, full: bool = False) -> Manifest | N
     from vakaudit import __version__
 
     path = out / MANIFEST
+    if scan_unfinished(out):
+        return None  # a scan into out did not finish: its parts cannot be trusted, start over
     if not path.is_file():
         if out.exists() and any(out.iterdir()):
             raise ScanError(
