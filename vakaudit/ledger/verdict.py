@@ -51,7 +51,7 @@ from vakaudit._native import linescan
 from vakaudit.findings import Finding, FindingCode, FindingFold, Severity, folded_count
 from vakaudit.ledger import KNOWN_KINDS, ChainVerifier, EntryParseError, LineStatus, format_ts, parse_ts
 from vakaudit.ledger.chain import is_blank
-from vakaudit.ledger.entry import parse_envelope
+from vakaudit.ledger.entry import WRITTEN_ENVELOPE, parse_envelope
 from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine, LongLineBuilder
 from vakaudit.ledger.policy import TornPolicy, severity_of
@@ -71,14 +71,6 @@ _FRAMING_CODES = frozenset({FindingCode.CRLF_LINE_END, FindingCode.BOM})
 
 BOM = b"\xef\xbb\xbf"
 
-# The envelope as vak serializes it (§2.2): id, parent_id, ts, prev_hash?, at_turn?, kind. Printable
-# ASCII strings without escapes only; anything else falls back to a full decode.
-_S = r"[\x20\x21\x23-\x5b\x5d-\x7e]*"  # printable ASCII without quote and backslash
-_TS = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z"
-_ENVELOPE = re.compile(
-    rf'\{{"id":"({_S})","parent_id":(?:null|"({_S})"),"ts":"({_TS})"'
-    rf'(?:,"prev_hash":"({_S})")?(?:,"at_turn":"{_S}")?,"kind":"({_S})"[,}}]'
-)
 _ENVELOPE_HEAD = 1024  # the envelope is matched in the line's first bytes, decoded as Latin-1
 _LEADING_ID = re.compile(rb'\s*\{\s*"id"\s*:\s*"([^"\\]{1,200})"')
 _PREV_FIELD = b'"prev_hash":"'
@@ -331,7 +323,7 @@ def _scan(
     link = verifier.link
     BROKEN, UNCHAINED = LineStatus.BROKEN, LineStatus.UNCHAINED  # noqa: N806
     sha = _sha256
-    env_match = _ENVELOPE.match
+    env_match = WRITTEN_ENVELOPE.match
     head = _ENVELOPE_HEAD
     known = KNOWN_KINDS
 
