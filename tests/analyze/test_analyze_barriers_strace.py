@@ -11,8 +11,6 @@ two are compared artifact by artifact.
 
 from __future__ import annotations
 
-import re
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -20,18 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.analyze.strace_calls import STRACE, summary_calls, synced_paths
 from vakaudit.analyze import analyze, open_scan
 from vakaudit.artifacts import classify
 from vakaudit.scan import scan_home
-
-STRACE = shutil.which("strace")
-LINE = re.compile(r"^\d+\s+(fsync|fdatasync)\((\d+)<(.*)>\)\s+=\s+0$")
-SUMMARY = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(fsync|fdatasync)$")
-
-
-def _summary_calls(trace: Path) -> int:
-    return sum(int(m.group(1)) for line in trace.read_text().splitlines() if (m := SUMMARY.match(line)))
-
 
 # kinds whose declared discipline costs barriers in vak but that the synthetic home writes without
 # any (the synth appends memory notes and outbox records with plain writes): home.md §6.4, §7.1
@@ -44,16 +34,10 @@ SQLITE_KIND = "store_db"
 def _count(trace: Path, home: Path) -> tuple[Counter[str], Counter[str]]:
     by_kind: Counter[str] = Counter()
     by_path: Counter[str] = Counter()
-    prefix = str(home.resolve()) + "/"
-    for line in trace.read_text(encoding="utf-8").splitlines():
-        m = LINE.match(line.strip())
-        if not m:
-            continue
-        path = m.group(3)
-        if not path.startswith(prefix):
+    for rel in synced_paths(trace, home):
+        if rel is None:
             by_kind["(outside the home)"] += 1
             continue
-        rel = path[len(prefix) :]
         by_path[rel] += 1
         # files SQLite deletes again (store.db-journal) are classified by name; directories are named
         kind = "(directory)" if (home / rel).is_dir() else classify(rel).name
@@ -87,7 +71,7 @@ def test_ledger_barriers_counted_by_strace_equal_the_derived_ones(tmp_path: Path
     )
     counted, by_path = _count(trace, home)
     assert counted["session_ledger"] > 0, trace.read_text()[:2000]
-    assert sum(counted.values()) == _summary_calls(trace)  # every call strace -c counted is attributed
+    assert sum(counted.values()) == summary_calls(trace)  # every call strace -c counted is attributed
 
     scan = tmp_path / "scan"
     scan_home(home, out=scan, jobs=1)

@@ -13,8 +13,6 @@ third, independent figure.
 from __future__ import annotations
 
 import json
-import re
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -22,14 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.analyze.strace_calls import STRACE, summary_calls, synced_paths
 from vakaudit.analyze import analyze
 from vakaudit.artifacts import classify
 from vakaudit.scan import scan_home
 from vakaudit.storage import KeyRing
-
-STRACE = shutil.which("strace")
-LINE = re.compile(r"^\d+\s+(fsync|fdatasync)\((\d+)<(.*)>\)\s+=\s+0$")
-SUMMARY = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(fsync|fdatasync)$")
 
 # record chains whose rows the synth appends relaxed (telemetry rows: activity logs, execution
 # streams' process telemetry; baseline7.md §3.7 append_relaxed, §14 items 4 and 6, unconfirmed in
@@ -46,17 +41,10 @@ SQLITE = {"refs", "catalog_db"}
 
 def _count(trace: Path, home: Path) -> Counter[str]:
     by_kind: Counter[str] = Counter()
-    prefix = str(home.resolve()) + "/"
-    for line in trace.read_text(encoding="utf-8").splitlines():
-        m = LINE.match(line.strip())
-        if not m:
-            continue
-        path = m.group(3)
-        if not path.startswith(prefix):
+    for rel in synced_paths(trace, home):
+        if rel is None:
             by_kind["(outside the home)"] += 1
-            continue
-        rel = path[len(prefix) :]
-        if (home / rel).is_dir():
+        elif (home / rel).is_dir():
             # a directory synced after a rename: a ledger's folder when it holds segments
             inside = {classify(f"{rel}/{p.name}").name for p in (home / rel).iterdir() if p.is_file()}
             by_kind["session_ledger" if "session_ledger" in inside else "(directory)"] += 1
@@ -82,8 +70,7 @@ def test_7_0_syncs_counted_by_strace_equal_the_derived_ones(
         capture_output=True,
     )
     counted = _count(trace, home)
-    summary = sum(int(m.group(1)) for line in trace.read_text().splitlines() if (m := SUMMARY.match(line)))
-    assert sum(counted.values()) == summary  # every call strace -c counted is attributed
+    assert sum(counted.values()) == summary_calls(trace)  # every call strace -c counted is attributed
     if turns:  # long sessions: ledger segments were sealed, so seal syncs are part of the count
         assert any(p.name.endswith(".sealed") for p in home.rglob("sessions/**/seg-*"))
 
