@@ -235,26 +235,10 @@ def _derive_shard(
 ) -> dict[str, int]:
     """Share ``shard`` of ``shards`` (contiguous) of the derivation ``groups``, written to
     ``<table>/.derive-<shard>.tmp``."""
-    import duckdb
-
     groups = groups[len(groups) * shard // shards : len(groups) * (shard + 1) // shards]
-    specs = (("turns", _TURNS_SQL, TURNS_SCHEMA), ("sessions", _SESSIONS_SQL, SESSIONS_SCHEMA))
-    counts = {name: 0 for name, _, _ in specs}
-    writers = {}
-    for name, _, schema in specs:
-        (out / name).mkdir(parents=True, exist_ok=True)
-        writers[name] = pq.ParquetWriter(
-            out / name / f".derive-{shard}.tmp", schema, compression=PARQUET_COMPRESSION
-        )
+    writers, counts = _derive_writers(out, shard)
     spill = tempfile.mkdtemp(prefix="vakaudit-derive-")  # outside the home: DuckDB may spill sorts here
-    con = duckdb.connect(
-        config={
-            "threads": 1,
-            "memory_limit": "96MB",
-            "preserve_insertion_order": False,
-            "temp_directory": spill,
-        }
-    )
+    con = _derive_connection(spill)
     try:
         for parts, only in groups:
             paths = [out / p for p in parts if (out / p).is_file()]  # (a part deleted by hand: rows gone)
@@ -266,20 +250,64 @@ def _derive_shard(
                 con.register("derive_rel_paths", pa.table({"rel_path": pa.array(only, pa.string())}))
                 view += " WHERE rel_path IN (SELECT rel_path FROM derive_rel_paths)"
             con.execute(view)
-            for name, sql, schema in specs:
-                queries = _turn_slices(con) if name == "turns" else [(sql, {})]
-                for query, params in queries:
-                    t = (
-                        con.sql(query, params=params or None)
-                        .to_arrow_table()
-                        .select(schema.names)
-                        .cast(schema)
-                    )
-                    writers[name].write_table(t)
-                    counts[name] += t.num_rows
+            _derive_view(con, writers, counts)
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
         for w in writers.values():
             w.close()
     return counts
+
+
+_SPECS = (("turns", _TURNS_SQL, TURNS_SCHEMA), ("sessions", _SESSIONS_SQL, SESSIONS_SCHEMA))
+
+
+def _derive_writers(out: Path, shard: int) -> tuple[dict[str, pq.ParquetWriter], dict[str, int]]:
+    writers = {}
+    for name, _, schema in _SPECS:
+        (out / name).mkdir(parents=True, exist_ok=True)
+        writers[name] = pq.ParquetWriter(out / name / f".derive-{shard}.tmp", schema, compression=PARQUET_COMPRESSION)
+    return writers, {name: 0 for name, _, _ in _SPECS}
+
+
+def _derive_connection(spill: str) -> Any:
+    import duckdb
+
+    return duckdb.connect(
+        config={"threads": 1, "memory_limit": "96MB", "preserve_insertion_order": False, "temp_directory": spill}
+    )
+
+
+def _derive_view(con: Any, writers: dict[str, pq.ParquetWriter], counts: dict[str, int]) -> None:
+    """``turns`` and ``sessions`` of the current ``entries`` view on ``con``, appended to ``writers``."""
+    for name, sql, schema in _SPECS:
+        queries = _turn_slices(con) if name == "turns" else [(sql, {})]
+        for query, params in queries:
+            t = con.sql(query, params=params or None).to_arrow_table().select(schema.names).cast(schema)
+            writers[name].write_table(t)
+            counts[name] += t.num_rows
+
+
+def derive_frame_ledgers(out: Path, part: Path | None) -> dict[str, int]:
+    """``turns`` and ``sessions`` of a 7.0 home, written whole, from its frames' ``entries`` part
+    (``part``; None: no frames): the same queries as for JSONL ledgers, over the frames of each
+    conversation directory, whose path is the ``rel_path`` of its turns and sessions rows (a
+    conversation's frames lie in several segment files). A locked frame has no kind and no turn: a
+    keyless scan gives each conversation its sessions row (entries, bytes) and no turns."""
+    writers, counts = _derive_writers(out, 0)
+    spill = tempfile.mkdtemp(prefix="vakaudit-derive-")
+    con = _derive_connection(spill)
+    try:
+        if part is not None and part.is_file():
+            src = "'" + str(part).replace("'", "''") + "'"
+            con.execute(
+                "CREATE OR REPLACE VIEW entries AS SELECT * REPLACE "
+                f"(regexp_replace(rel_path, '/[^/]*$', '') AS rel_path) FROM read_parquet([{src}])"
+            )
+            _derive_view(con, writers, counts)
+    finally:
+        con.close()
+        shutil.rmtree(spill, ignore_errors=True)
+        for w in writers.values():
+            w.close()
+    return _merge_derived(out, [counts], set())

@@ -62,6 +62,7 @@ from vakaudit.scan.derive import (
     _derive_turns_sessions,
     _early_derive_plan,
     _merge_derived,
+    derive_frame_ledgers,
 )
 from vakaudit.scan.frames7 import FRAMES_PART, read_frame_entries, segment_changes
 from vakaudit.scan.manifest import (
@@ -400,7 +401,9 @@ def scan_home(
     # turns and sessions
     ledgers = {rel: e for rel, e in new_files.items() if e["kind"] == LEDGER_KIND and e.get("parts")}
     plan = _derive_plan(ledgers, states, prev_files, derived_before, current, n_jobs)
-    if plan is None:
+    if layout == "g3":  # a 7.0 home's ledgers are its frames, derived whole from their part
+        counts.update(derive_frame_ledgers(out_p, out_p / "entries" / FRAMES_PART if frame_rows else None))
+    elif plan is None:
         counts["turns"] = prev_counts["turns"]
         counts["sessions"] = prev_counts["sessions"]
     elif early_derive is not None and early_derive[0] == plan and len(early_derive[1]) == max(plan[2], 1):

@@ -108,8 +108,16 @@ CORE_TABLES: dict[str, tuple[pa.Schema, str]] = {
         ENTRY_FIELDS_SCHEMA,
         "bytes per top-level payload member, per entry kind, per ledger file",
     ),
-    "turns": (TURNS_SCHEMA, "one row per turn of a ledger (file order), derived from entries"),
-    "sessions": (SESSIONS_SCHEMA, "one row per session ledger file, derived from entries"),
+    "turns": (
+        TURNS_SCHEMA,
+        "one row per turn of a ledger (file order), derived from entries; on a 7.0 home `rel_path` is the "
+        "conversation's directory (its frames span segment files) and a keyless scan has no turns",
+    ),
+    "sessions": (
+        SESSIONS_SCHEMA,
+        "one row per session ledger file, derived from entries; on a 7.0 home one per conversation "
+        "directory (`rel_path`), also keyless (frames and stored bytes)",
+    ),
     "findings": (FINDINGS_SCHEMA, "one row per data problem found, with provenance"),
 }
 

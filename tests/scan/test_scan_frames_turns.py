@@ -1,0 +1,83 @@
+"""``turns`` and ``sessions`` of a 7.0 home, derived from its frames like a JSONL ledger's lines.
+
+Expectations: the sample 7.0 home's conversations counted by hand with the turn rule (ledger.md §5:
+a directive opens a turn; the prep kinds written before it belong to it), the synth's own record of
+what it wrote, and the same seed written in the JSONL layout (g2), whose tables come from the JSONL
+path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from vakaudit.scan import scan_home
+from vakaudit.storage import KeyRing
+from vakaudit.synth import build_home
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_homes"
+CONV = "agents/vak/sessions/spc_0199c3a0-7a00-7000-8000-00000000a001/0199c3a0-7b00-7000-8000-0000000000"
+
+
+def _rows(scan: Path, sql: str) -> list[tuple]:
+    return duckdb.connect().execute(sql.replace("T(", f"read_parquet('{scan}/")).fetchall()
+
+
+def test_sample_home_turns_counted_by_hand(tmp_path: Path) -> None:
+    scan = scan_home(SAMPLE / "v7", out=tmp_path / "scan", keys=KeyRing.from_file(SAMPLE / "v7-keys.json")).out
+    # conversation aa: header, then three times (user message, binding, evidence body, assistant);
+    # bb: header, user message, binding, evidence body, assistant. Each user message is a directive;
+    # a binding after it is a prep entry of the next turn (a trailing one opens a turn without one)
+    expected_turns = [
+        (CONV + "aa", 1, True, 3, 2, 0),
+        (CONV + "aa", 2, True, 4, 2, 1),
+        (CONV + "aa", 3, True, 4, 2, 1),
+        (CONV + "aa", 4, False, 1, 0, 1),
+        (CONV + "bb", 1, True, 3, 2, 0),
+        (CONV + "bb", 2, False, 1, 0, 1),
+    ]
+    got = _rows(
+        scan,
+        "SELECT rel_path, turn_no, turn_id IS NOT NULL, entry_count, message_count, binding_count "
+        "FROM T(turns/*.parquet') ORDER BY ALL",
+    )
+    assert got == expected_turns
+    sessions = _rows(scan, "SELECT rel_path, entry_count, turn_count, chain_ok FROM T(sessions/*.parquet') ORDER BY 1")
+    assert sessions == [(CONV + "aa", 13, 3, True), (CONV + "bb", 5, 1, True)]
+
+
+def test_a_locked_sample_home_has_sessions_and_no_turns(tmp_path: Path) -> None:
+    scan = scan_home(SAMPLE / "v7", out=tmp_path / "scan").out
+    assert _rows(scan, "SELECT count(*) FROM T(turns/*.parquet')") == [(0,)]
+    # keyless, a conversation's frames are still counted and sized (stored bytes)
+    sessions = _rows(scan, "SELECT rel_path, entry_count FROM T(sessions/*.parquet') ORDER BY 1")
+    assert sessions == [(CONV + "aa", 13), (CONV + "bb", 5)]
+
+
+@pytest.fixture(scope="module")
+def both_layouts(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, object]:
+    root = tmp_path_factory.mktemp("layouts")
+    g2 = build_home(root / "g2", turns=40, seed=3, layout="g2", fsync=False)
+    v7 = build_home(root / "v7", turns=40, seed=3, layout="v7", fsync=False)
+    keys = KeyRing({0: v7.keys.kek}, v7.keys.id_key)  # what `synth --keys-out` writes
+    s2 = scan_home(root / "g2", out=root / "s2").out
+    s7 = scan_home(root / "v7", out=root / "s7", keys=keys).out
+    assert g2.turns == v7.turns
+    return s2, s7, v7
+
+
+def test_synth_7_0_turns_equal_the_record_and_the_jsonl_layout(both_layouts) -> None:
+    s2, s7, v7 = both_layouts
+    per_session = (
+        "SELECT session_id, count(*), count(*) FILTER (WHERE turn_id IS NOT NULL), max(turn_no) "
+        "FROM T(turns/*.parquet') GROUP BY 1 ORDER BY 1"
+    )
+    # the same turns per conversation (7.0 adds entries to a turn: evidence bodies, call effects)
+    assert _rows(s7, per_session) == _rows(s2, per_session)
+    assert _rows(s7, "SELECT count(*), sum(entry_count) FROM T(sessions/*.parquet')") == [
+        (v7.record["sessions"], v7.record["ledger_entries"])
+    ]
+    sessions = "SELECT session_id, turn_count FROM T(sessions/*.parquet') ORDER BY 1"
+    assert _rows(s7, sessions) == _rows(s2, sessions)
