@@ -59,6 +59,10 @@ def test_sample_home_keyless_does_not_crash(sample7: Path, tmp_path: Path) -> No
     disk = {r["kind"]: r for r in doc["metrics"]["disk_by_kind"]["rows"]}
     assert "session_ledger" in disk and "objects" in disk
     assert doc["metrics"]["ledger_bytes_by_kind"]["rows"] == []
+    # sessions are conversation directories (two in the sample: ...aa and ...bb), not their files
+    conversations = {p.parent for p in sample7.glob("agents/*/sessions/*/*/seg-*")}
+    assert len(conversations) == 2
+    assert doc["headline"]["sessions"] == 2
 
 
 def test_a_missing_key_file_is_a_usage_error(sample7: Path, tmp_path: Path) -> None:
