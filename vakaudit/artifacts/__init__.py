@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 import threading
 from functools import lru_cache
 
@@ -53,10 +54,17 @@ class DuplicateKindError(VakauditError):
 
 _LOCK = threading.Lock()
 _KINDS: dict[str, ArtifactKind] | None = None
-# basename -> kinds having a pattern whose last component is exactly that basename
-_BY_BASENAME: dict[str, list[tuple[ArtifactKind, str]]] = {}
-# patterns whose last component has a wildcard: always tried
-_WILD: list[tuple[ArtifactKind, str]] = []
+# Every (kind, pattern), in registry order, and an index over them. A pattern component without a
+# wildcard matches exactly one component of a path (``*`` and ``?`` never cross a ``/``; ``**/`` and
+# a trailing ``**`` match whole components), so a path can only match a pattern when it has the
+# pattern's last such component: ``_BY_COMPONENT`` maps that component to the patterns (by their
+# index). The few patterns without one (``**/*.lock``) are ``_UNKEYED``, each with the literal text
+# its file name must start and end with. Only these candidates are matched against the path.
+_PAIRS: list[tuple[ArtifactKind, str]] = []
+_BY_COMPONENT: dict[str, list[int]] = {}
+_UNKEYED: list[tuple[int, str, str]] = []  # (index, name prefix, name suffix)
+# the key components a path has -> the keyed patterns to try, in registry order (few distinct sets)
+_TRIED: dict[frozenset[str], tuple[int, ...]] = {}
 
 
 def _load() -> dict[str, ArtifactKind]:
@@ -86,18 +94,22 @@ def _load() -> dict[str, ArtifactKind]:
             origin[kind.name] = module.__name__
         if UNCLASSIFIED not in kinds:  # pragma: no cover - the module ships with the package
             raise DuplicateKindError(f"the {UNCLASSIFIED!r} kind module is missing")
-        by_base: dict[str, list[tuple[ArtifactKind, str]]] = {}
-        wild: list[tuple[ArtifactKind, str]] = []
-        for kind in kinds.values():
-            for pattern in kind.all_patterns:
-                last = pattern.rsplit("/", 1)[-1]
-                if any(c in last for c in "*?"):
-                    wild.append((kind, pattern))
-                else:
-                    by_base.setdefault(last, []).append((kind, pattern))
-        _BY_BASENAME.clear()
-        _BY_BASENAME.update(by_base)
-        _WILD[:] = wild
+        pairs = [(kind, pattern) for kind in kinds.values() for pattern in kind.all_patterns]
+        by_component: dict[str, list[int]] = {}
+        unkeyed: list[tuple[int, str, str]] = []
+        for i, (_, pattern) in enumerate(pairs):
+            literal = [c for c in pattern.split("/") if c and not any(w in c for w in "*?")]
+            if literal:
+                by_component.setdefault(literal[-1], []).append(i)
+            else:
+                name = pattern.rsplit("/", 1)[-1]
+                head, tail = re.split(r"[*?]", name, maxsplit=1)[0], re.split(r"[*?]", name)[-1]
+                unkeyed.append((i, head, tail))
+        _PAIRS[:] = pairs
+        _BY_COMPONENT.clear()
+        _BY_COMPONENT.update(by_component)
+        _UNKEYED[:] = unkeyed
+        _TRIED.clear()
         _KINDS = dict(sorted(kinds.items()))
         return _KINDS
 
@@ -129,10 +141,17 @@ def candidates(rel_path: str, layout: str | None = None) -> list[tuple[ArtifactK
     from vakaudit.artifacts._base import glob_matches
 
     _load()
-    base = rel_path.rsplit("/", 1)[-1]
+    keys = frozenset(c for c in rel_path.split("/") if c in _BY_COMPONENT)
+    tried = _TRIED.get(keys)
+    if tried is None:
+        tried = _TRIED[keys] = tuple(sorted(set().union(*(_BY_COMPONENT[c] for c in keys))))
+    name = rel_path.rsplit("/", 1)[-1]
+    unkeyed = [i for i, head, tail in _UNKEYED if name.startswith(head) and name.endswith(tail)]
+    if unkeyed:
+        tried = tuple(sorted((*tried, *unkeyed)))
     found = [
         (kind, pattern)
-        for kind, pattern in (*_BY_BASENAME.get(base, ()), *_WILD)
+        for kind, pattern in (_PAIRS[i] for i in tried)
         if glob_matches(pattern, rel_path)
         and (layout in (None, "g3") or pattern in kind.patterns)
     ]

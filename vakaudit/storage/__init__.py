@@ -15,18 +15,44 @@ or finding.
 
 from __future__ import annotations
 
-from vakaudit.storage.chain import ChainRead, ChainWalk, iter_frames, read_chain
-from vakaudit.storage.frames import GENESIS, MAX_FRAME, Frame, read_frame
-from vakaudit.storage.keys import KeyRing, TenantKeys, WrappedKey
-from vakaudit.storage.objects import Store
-from vakaudit.storage.segments import (
-    SealEntry,
-    SegmentRead,
-    SegmentsRead,
-    SegmentWalk,
-    iter_segments,
-    read_segments,
-)
+# Names resolve on first use (PEP 562), as in vakaudit.ledger: importing one small module of this
+# package (ids, policy, frames) does not import the key ring, the object store and their crypto.
+_LAZY: dict[str, str] = {
+    "ChainRead": "vakaudit.storage.chain",
+    "ChainWalk": "vakaudit.storage.chain",
+    "iter_frames": "vakaudit.storage.chain",
+    "read_chain": "vakaudit.storage.chain",
+    "GENESIS": "vakaudit.storage.frames",
+    "MAX_FRAME": "vakaudit.storage.frames",
+    "Frame": "vakaudit.storage.frames",
+    "read_frame": "vakaudit.storage.frames",
+    "KeyRing": "vakaudit.storage.keys",
+    "TenantKeys": "vakaudit.storage.keys",
+    "WrappedKey": "vakaudit.storage.keys",
+    "Store": "vakaudit.storage.objects",
+    "SealEntry": "vakaudit.storage.segments",
+    "SegmentRead": "vakaudit.storage.segments",
+    "SegmentsRead": "vakaudit.storage.segments",
+    "SegmentWalk": "vakaudit.storage.segments",
+    "iter_segments": "vakaudit.storage.segments",
+    "read_segments": "vakaudit.storage.segments",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "GENESIS",
