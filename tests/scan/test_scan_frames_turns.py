@@ -81,3 +81,36 @@ def test_synth_7_0_turns_equal_the_record_and_the_jsonl_layout(both_layouts) -> 
     ]
     sessions = "SELECT session_id, turn_count FROM T(sessions/*.parquet') ORDER BY 1"
     assert _rows(s7, sessions) == _rows(s2, sessions)
+
+
+def test_objects_name_the_entries_that_refer_to_them(both_layouts, tmp_path: Path) -> None:
+    """Expectation: every ObjectRef field vak's 7.0 entry shapes carry (baseline7.md §8.2: a
+    binding's ``interface``, an evidence body's ``body``), read from the decrypted entries as JSON."""
+    import json
+
+    from vakaudit.scan.frames7 import ledger_dirs, tenant_keys
+    from vakaudit.scan.store7 import chain_key
+    from vakaudit.scan.walk import iter_home_files
+    from vakaudit.storage import read_segments
+
+    _s2, s7, v7 = both_layouts
+    home = Path(v7.out)
+    keys = KeyRing({0: v7.keys.kek}, v7.keys.id_key)
+    tenants = tenant_keys(home, keys)
+    expected: dict[str, set[str]] = {}
+    for rel_dir in ledger_dirs(list(iter_home_files(home, layout="g3"))):
+        segs = read_segments(home / rel_dir, chain_key(home / rel_dir, rel_dir, tenants))
+        for seg in segs.segments:
+            name = f"{rel_dir}/{seg.rel_path.rsplit('/', 1)[-1]}"
+            for frame in seg.chain.frames:
+                entry = json.loads(frame.entry)
+                for field in ("interface", "body"):
+                    ref = entry.get(field)
+                    if isinstance(ref, dict) and "id" in ref:
+                        expected.setdefault(ref["id"], set()).add(f"entry:{name}#{frame.index}")
+    assert expected
+    got = {
+        oid: {r for r in refs if r.startswith("entry:")}
+        for oid, refs in _rows(s7, "SELECT object_id, referenced_by FROM T(objects/*.parquet')")
+    }
+    assert {oid: refs for oid, refs in got.items() if refs} == expected

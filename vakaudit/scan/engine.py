@@ -77,7 +77,7 @@ from vakaudit.scan.manifest import (
 from vakaudit.scan.parts import _findings_table, _keep_rows, _prune_parts, _read_part, _write_table
 from vakaudit.scan.plan import _group, _Item, _load_manifest, _plan, default_out
 from vakaudit.scan.result import ScanResult
-from vakaudit.scan.store7 import STORE_TABLES, read_store_tables
+from vakaudit.scan.store7 import STORE_TABLES, read_store_tables, with_entry_references
 from vakaudit.scan.tables import CORE_TABLES, FILES_SCHEMA, LEDGER_KIND, all_tables
 from vakaudit.scan.walk import detect_layout, has_tenants_tree, iter_home_files, resolve_home
 from vakaudit.scan.worker import _named, _run_task
@@ -308,14 +308,15 @@ def scan_home(
     if layout == "g3":
         store = read_store_tables(home_p, keys)
         scan_findings.extend(store.findings)
-        for name, table in store.tables.items():
-            _write_table(out_p, name, table)
-            counts[name] = table.num_rows
         scan_findings.extend(segment_changes(files, prev_files))
         # the ledgers' frames: what the last scan verified and 7.0 keeps immutable is not read again
         frames = read_frame_entries(home_p, files, keys, prev_files={} if full else prev_files,
                                     prev_part=out_p / "entries" / FRAMES_PART)
         scan_findings.extend(frames.findings)
+        store.tables["objects"] = with_entry_references(store.tables["objects"], frames.referenced)
+        for name, table in store.tables.items():
+            _write_table(out_p, name, table)
+            counts[name] = table.num_rows
         seg_states = frames.segments
         if frames.table.num_rows:
             _write_table(out_p, "entries", frames.table, FRAMES_PART)

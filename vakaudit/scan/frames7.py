@@ -13,6 +13,7 @@ verified every frame it yields (a break is one of its findings).
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,19 @@ from vakaudit.storage.frames import HASH_LEN
 LEDGER_SEGMENT_KIND = "session_ledger"
 #: the ``entries`` part holding every frame row of a 7.0 home (rewritten on every scan)
 FRAMES_PART = "frames7.parquet"
+#: an ObjectRef inside an entry's JSON (baseline7.md §4: ``{"id": <64 hex>, "len": <u64>}``, e.g. a
+#: binding's ``interface``, an evidence body's ``body``, a sealed field's ``object``), in the field
+#: order vak writes or the other one, with or without spaces (the order is serde's; other writers'
+#: unconfirmed)
+_OBJECT_REF = re.compile(
+    rb'\{\s*"id"\s*:\s*"([0-9a-f]{64})"\s*,\s*"len"\s*:\s*\d+\s*\}'
+    rb'|\{\s*"len"\s*:\s*\d+\s*,\s*"id"\s*:\s*"([0-9a-f]{64})"\s*\}'
+)
+
+
+def object_refs(entry: bytes) -> list[str]:
+    """The object ids an entry's JSON refers to through ObjectRefs, in order of appearance."""
+    return [(m.group(1) or m.group(2)).decode("ascii") for m in _OBJECT_REF.finditer(entry)]
 
 
 @dataclass(slots=True)
@@ -41,6 +55,10 @@ class FrameEntries:
     table: pa.Table
     findings: list[Finding] = field(default_factory=list)
     segments: dict[str, tuple[str, int, dict]] = field(default_factory=dict)
+    #: object id -> ``entry:<segment rel_path>#<frame_index>`` (its ``entries`` row) of each readable
+    #: entry naming it
+    #: (frames are read whole when unlocked, so this is complete whenever entries are readable)
+    referenced: dict[str, list[str]] = field(default_factory=dict)
 
 
 def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
@@ -73,7 +91,7 @@ def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
         key = chain_key(root / rel_dir, rel_dir, tenants)
         resume, kept = (_trusted(root, by_dir.get(rel_dir, []), prev_files, prev_rows, out.findings)
                         if key is None and prev_rows is not None else ({}, {}))
-        t, f, segs = frame_entries(root, rel_dir, key, resume=resume, kept=kept)
+        t, f, segs = frame_entries(root, rel_dir, key, resume=resume, kept=kept, referenced=out.referenced)
         tables.append(t)
         out.findings += f
         out.segments.update(segs)
@@ -181,7 +199,8 @@ def tenant_keys(root: Path, keys: KeyRing | None) -> list[tuple[Path, TenantKeys
 
 
 def frame_entries(root: Path, rel_dir: str, key: bytes | None, *, resume: dict | None = None,
-                  kept: dict | None = None) -> tuple[pa.Table, list[Finding], dict[str, tuple[str, int, dict]]]:
+                  kept: dict | None = None, referenced: dict[str, list[str]] | None = None,
+                  ) -> tuple[pa.Table, list[Finding], dict[str, tuple[str, int, dict]]]:
     """The ``entries`` rows of the conversation directory ``rel_dir``, the segment findings and
     each segment file's ``(scan_state, bytes_read, manifest state)`` (see :class:`FrameEntries`).
 
@@ -202,6 +221,9 @@ def frame_entries(root: Path, rel_dir: str, key: bytes | None, *, resume: dict |
                 firsts[rel] = f
             if f.entry is not None:
                 readable[rel] = readable.get(rel, 0) + 1
+                if referenced is not None:
+                    for oid in object_refs(f.entry):
+                        referenced.setdefault(oid, []).append(f"entry:{rel}#{f.index}")
     t = _rows(rel_dir, meta)
     segs: dict[str, tuple[str, int, dict]] = {}
     dirty = {f.rel_path for f in walk.findings}

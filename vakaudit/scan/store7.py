@@ -77,7 +77,9 @@ STORE_COLUMN_NOTES: dict[tuple[str, str], str] = {
     ("objects", "stored_bytes"): "size of the body on disk (sealed, compressed); null without a body",
     ("objects", "scopes"): "the scopes its grant file names give, sorted (keyless)",
     ("objects", "referenced_by"): "`ref:<name>` for each ref whose target is the id; unlocked, "
-    "`doc:<name>` for each Document version or content object of the current version chain",
+    "`doc:<name>` for each Document version or content object of the current version chain and "
+    "`entry:<segment rel_path>#<frame_index>` for each session-ledger entry holding an ObjectRef to it "
+    "(a binding's interface, an evidence body, a sealed field)",
     ("refs", "rel_path"): "the `refs.db` the ref was read from (a private copy is opened)",
     ("refs", "target"): "the target as UTF-8 text; null when it is not UTF-8",
     ("refs", "target_bytes"): "length of the target in bytes",
@@ -186,6 +188,18 @@ def _document_row(store: Store, tenant: str, doc: str, target: bytes, referenced
     except ObjectUnavailableError:
         pass
     return row
+
+
+def with_entry_references(objects: pa.Table, referenced: dict[str, list[str]]) -> pa.Table:
+    """``objects`` with each object's ``referenced_by`` extended by the ledger entries naming it
+    (``entry:<segment rel_path>#<frame_index>``, read from unlocked frames), sorted like the rest."""
+    if not referenced or not objects.num_rows:
+        return objects
+    ids = objects["object_id"].to_pylist()
+    old = objects["referenced_by"].to_pylist()
+    new = [sorted(set(o or []) | set(referenced.get(oid, ()))) for oid, o in zip(ids, old, strict=True)]
+    i = objects.schema.get_field_index("referenced_by")
+    return objects.set_column(i, objects.schema.field(i), pa.array(new, objects.schema.field(i).type))
 
 
 def _table(rows: list[dict], schema: pa.Schema) -> pa.Table:
