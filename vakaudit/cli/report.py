@@ -53,6 +53,17 @@ def register(app: typer.Typer) -> None:
         ),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
         keys: str | None = typer.Option(None, "--keys", help=KEYS_HELP),
+        compare: Path | None = typer.Option(
+            None,
+            "--compare",
+            metavar="OTHER",
+            help="Another home or scan (either generation) to set beside this one: per-turn bytes, "
+            "barriers, read classes and disk measured on both, with the difference; the as-is → to-be "
+            "section then shows OTHER as the measured to-be.",
+        ),
+        compare_keys: str | None = typer.Option(
+            None, "--compare-keys", help="Unlock OTHER when it is a sealed 7.0 home (same forms as --keys)."
+        ),
     ) -> None:
         """Scan (if needed), analyze and render the write-paths-and-growth report of a home."""
         from vakaudit.cli._layout import note_v7
@@ -90,6 +101,13 @@ def register(app: typer.Typer) -> None:
         from vakaudit.cli._progress import ProgressDisplay
 
         ring = load_keys_for(keys, home_or_scan)
+        other_ring = None
+        if compare is not None:
+            if not compare.exists():
+                raise typer.BadParameter(f"{compare} does not exist", param_hint="--compare")
+            other_ring = load_keys_for(compare_keys, compare)
+        elif compare_keys is not None:
+            raise typer.BadParameter("needs --compare OTHER", param_hint="--compare-keys")
         with ProgressDisplay(quiet=quiet) as display:
             text = build_report(
                 home_or_scan,
@@ -103,6 +121,8 @@ def register(app: typer.Typer) -> None:
                 verify=verify,
                 progress=display,
                 keys=ring,
+                compare=compare,
+                compare_keys=other_ring,
             )
         if out is None:
             typer.echo(text, nl=False)

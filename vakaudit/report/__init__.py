@@ -54,6 +54,8 @@ def build_report(
     verify: bool = False,
     progress: Callable[[Any], None] | None = None,
     keys: Any = None,
+    compare: str | os.PathLike[str] | None = None,
+    compare_keys: Any = None,
 ) -> str:
     """Scan (if given a home), analyze and render the report; write it to ``out`` when given.
 
@@ -61,15 +63,18 @@ def build_report(
     ``readscale`` names a stored readscale result (default: the scan's ``readscale.json``);
     ``link_base`` prefixes the home-relative paths of findings to make them links; ``verify`` adds the
     forensic cross checks of :func:`vakaudit.forensics.verify_home` to the findings; ``keys`` (a
-    :class:`~vakaudit.storage.KeyRing`) unlocks a sealed 7.0 home. Returns the rendered text.
+    :class:`~vakaudit.storage.KeyRing`) unlocks a sealed 7.0 home; ``compare`` (a home or scan, with
+    ``compare_keys`` for a sealed 7.0 one) adds the side-by-side section and a measured to-be.
+    Returns the rendered text.
     """
     if format not in FORMATS:
         raise UsageError(f"unknown report format {format!r}; choose one of {', '.join(FORMATS)}")
     from vakaudit.analyze._open import scan_home_of
 
     home = scan_home_of(home_or_scan)
+    homes = [home] if compare is None else [home, scan_home_of(compare)]
     if out is not None:
-        check_output(out, home)  # before any work: nothing is written when it is refused
+        check_output(out, homes)  # before any work: nothing is written when it is refused
     inputs = load_inputs(
         home_or_scan,
         include_content=include_content,
@@ -80,6 +85,8 @@ def build_report(
         verify=verify,
         progress=progress,
         keys=keys,
+        compare=compare,
+        compare_keys=compare_keys,
     )
     try:
         if progress:

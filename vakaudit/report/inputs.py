@@ -39,6 +39,7 @@ class ReportInputs:
     home: Path | None  # the home root when it is readable here (content opt-in only)
     link_base: str | None = None  # prefix for file links in findings (None: no href)
     cache: dict[str, Any] = field(default_factory=dict)
+    compare: ComparedHome | None = None  # the other home of ``report --compare``
 
     @property
     def metrics(self) -> dict[str, Any]:
@@ -80,6 +81,45 @@ class ReportInputs:
         return self.cache[key]
 
 
+@dataclass(frozen=True, slots=True)
+class ComparedHome:
+    """The other home of a comparison, measured the same way: its analysis and the kinds present in
+    it per declared read class (``flat``, ``session``, ``home``)."""
+
+    name: str  # the home's folder name (paths are not shown)
+    layout: str
+    analysis: Any  # vakaudit.analyze.Analysis
+    read_classes: dict[str, int]
+
+
+def read_class_counts(con: Any) -> dict[str, int]:
+    """Artifact kinds present in a scan per read class of their write card."""
+    rows = con.execute(
+        "SELECT c.read_class, count(DISTINCT f.kind) FROM files f JOIN write_cards c ON c.kind = f.kind "
+        "GROUP BY 1 ORDER BY 1"
+    ).fetchall()
+    return {str(k): int(n) for k, n in rows}
+
+
+def load_compared(
+    home_or_scan: str | os.PathLike[str], *, keys: Any = None, progress: Callable[[str], None] | None = None
+) -> ComparedHome:
+    """Scan (when given a home) and analyze the comparison home of ``report --compare``."""
+    from vakaudit.analyze import analyze, open_scan
+    from vakaudit.analyze._open import read_manifest, resolve_scan
+
+    scan = resolve_scan(home_or_scan, progress=progress, keys=keys)
+    analysis = analyze(scan, progress=progress)
+    con = open_scan(scan)
+    try:
+        classes = read_class_counts(con)
+    finally:
+        con.close()
+    manifest = read_manifest(scan)
+    name = Path(manifest.get("home") or str(home_or_scan)).name
+    return ComparedHome(name, str(manifest.get("layout")), analysis, classes)
+
+
 def load_inputs(
     home_or_scan: str | os.PathLike[str],
     *,
@@ -92,6 +132,8 @@ def load_inputs(
     verify: bool = False,
     progress: Callable[[str], None] | None = None,
     keys: Any = None,
+    compare: str | os.PathLike[str] | None = None,
+    compare_keys: Any = None,
 ) -> ReportInputs:
     """Scan (when given a home), analyze and open the scan for the report's sections.
 
@@ -100,7 +142,9 @@ def load_inputs(
     :func:`vakaudit.forensics.verify_home` on the home (cross-artifact checks: receipts against the
     cost and routing ledgers, store.db against the ledgers, abandoned branches) and add what it finds
     beyond the scan's own findings; needs the home, and reads every ledger again. ``keys`` (a
-    :class:`~vakaudit.storage.KeyRing`) unlocks a sealed 7.0 home for the scan.
+    :class:`~vakaudit.storage.KeyRing`) unlocks a sealed 7.0 home for the scan. ``compare``: another
+    home or scan (either generation), measured the same way for the comparison section and the
+    measured to-be; ``compare_keys`` unlocks it when it is a sealed 7.0 home.
     """
     from vakaudit.analyze import analyze, open_scan
     from vakaudit.analyze import readscale as rs
@@ -145,7 +189,9 @@ def load_inputs(
     now = (clock or system_clock)()
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
+    compared = load_compared(compare, keys=compare_keys, progress=progress) if compare is not None else None
     return ReportInputs(
+        compare=compared,
         analysis=analysis,
         con=con,
         manifest=manifest,

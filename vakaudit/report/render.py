@@ -97,7 +97,10 @@ def build_contexts(inputs: Any, *, charts: bool = True) -> list[tuple[SectionSpe
     """Every section's context, in order; ``charts=False`` skips rendering chart SVG (text formats)."""
     token = CHARTS_ENABLED.set(charts)
     try:
-        return [(spec, spec.build(inputs)) for spec in discover_sections()]
+        built = [(spec, spec.build(inputs)) for spec in discover_sections()]
+        # a section that exists only for an input (``OPTIONAL``, e.g. a comparison home) is left out
+        # when its build returns None
+        return [(spec, ctx) for spec, ctx in built if ctx is not None or not getattr(spec.module, "OPTIONAL", False)]
     finally:
         CHARTS_ENABLED.reset(token)
 

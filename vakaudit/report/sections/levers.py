@@ -8,6 +8,7 @@ so every to-be figure here is an estimate and says how it was made.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from vakaudit.report.inputs import ReportInputs
 from vakaudit.report.sections._common import by_key
@@ -55,6 +56,36 @@ class Levers:
     projection_turns: int | None
     scale_points: list[ScalePoint]
     scale_method: str
+    #: with ``report --compare``: the other home as the measured to-be (its figures beside this home's)
+    measured_to_be: MeasuredToBe | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredToBe:
+    name: str
+    layout: str
+    rows: list[Any]  # vakaudit.report.sections.compare.CompareRow
+
+
+#: the comparison figures the measured to-be shows
+TO_BE_FIGURES = (
+    "ledger_bytes_per_turn",
+    "record_growth_per_turn",
+    "barriers_per_turn",
+    "home_bytes_per_turn",
+    "projected_home_bytes_100000",
+    "read_class_home",
+)
+
+
+def _measured_to_be(inputs: ReportInputs) -> MeasuredToBe | None:
+    from vakaudit.report.sections import compare
+
+    ctx = compare.build(inputs)
+    if ctx is None:
+        return None
+    rows = {r.name: r for r in ctx.rows}
+    return MeasuredToBe(ctx.other_name, ctx.other_layout, [rows[k] for k in TO_BE_FIGURES if k in rows])
 
 
 def build(inputs: ReportInputs) -> Levers:
@@ -277,6 +308,7 @@ def build(inputs: ReportInputs) -> Levers:
     )
     points = _scale_points(inputs, w, projected, nlast, dedupe, entries, ck)
     return Levers(
+        measured_to_be=_measured_to_be(inputs),
         levers=levers,
         projection_turns=nlast,
         scale_points=points,
