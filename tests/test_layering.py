@@ -16,7 +16,7 @@ ALLOWED = {
     "scan": {"ledger", "artifacts", "storage"},
     "analyze": {"ledger", "artifacts", "scan", "storage"},  # 7.0 format facts (group commit)
     "forensics": {"ledger", "storage", "artifacts", "scan", "_native"},
-    "replay": {"ledger"},
+    "replay": {"ledger", "storage", "scan"},  # 7.0 ledgers: frames, tenant objects, the tenant tree
     "synth": {"ledger", "replay", "artifacts", "storage"},  # the 7.0 layout through the storage writers
     "levers": {"ledger", "synth", "scan", "analyze", "artifacts"},
     "report": {"ledger", "artifacts", "scan", "analyze", "forensics", "replay", "levers"},

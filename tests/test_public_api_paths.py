@@ -8,6 +8,8 @@ taking a path that has no call here fails the first test.
 
 from __future__ import annotations
 
+import io
+
 import importlib
 import inspect
 import os
@@ -122,6 +124,12 @@ def _calls(root: Path) -> dict[str, Callable[[], Any]]:
         "write_timeline": lambda: fo.write_timeline(fo.build_timeline("~/h"), "~/out/t.jsonl", home="~/h"),
         "iter_requests": lambda: next(iter(rp.iter_requests(led))),
         "iter_ledger_paths": lambda: list(rp.iter_ledger_paths("~/h")) or _fail("no ledgers"),
+        "is_v7_home": lambda: rp.is_v7_home(_v7(root)) or _fail("is_v7_home"),
+        "conversation_dirs": lambda: list(rp.conversation_dirs(_v7(root))) or _fail("no 7.0 ledgers"),
+        "open_v7_ledger": lambda: rp.open_v7_ledger(_v7(root), next(rp.conversation_dirs(_v7(root))), None).frames
+        or _fail("no frames"),
+        "SessionLog.read_only_from": lambda: le.SessionLog.read_only_from("~/l7", io.BytesIO(b"")).path == root / "l7"
+        or _fail("read_only_from"),
         "build_home": lambda: sy.build_home("~/synth", turns=2, fsync=False),
         "build_one_session": lambda: sy.build_one_session("~/one"),
         "StoreWriter.import_session": lambda: _import_session(root, led),
@@ -133,6 +141,13 @@ def _calls(root: Path) -> dict[str, Callable[[], Any]]:
         "write_output": lambda: ou.write_output("~/out/w.txt", "x"),
     }
     return calls
+
+
+def _v7(root: Path) -> str:
+    """``~/h7``: a copy of the sample 7.0 home (made on first use)."""
+    if not (root / "h7").exists():
+        shutil.copytree(Path(__file__).resolve().parent.parent / "sample_homes" / "v7", root / "h7", symlinks=True)
+    return "~/h7"
 
 
 def _import_session(root: Path, led: str) -> None:

@@ -13,7 +13,7 @@ SCHEMA_VERSIONS: dict[str, str] = {
     "baseline": "1.0",
     "check": "1.0",
     "kinds": "1.1",
-    "replay": "1.0",
+    "replay": "1.1",
     "scan": "1.1",
     "seal": "1.0",
     "synth": "1.0",

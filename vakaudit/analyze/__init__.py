@@ -123,7 +123,7 @@ def analyze_views(
         if progress:
             progress(f"metric {name}")
         metrics[name] = run_metric(con, name)
-    proj = _build_projection(con, metrics, turns=turns, gb=gb)
+    proj = _build_projection(con, metrics, turns=turns, gb=gb, layout=layout)
     provenance = {k: metrics[src].measured for k, src in HEADLINE_SOURCES.items() if src in metrics}
     provenance["projection"] = proj.method
     card = build_scorecard(con, metrics, layout=layout)
@@ -155,7 +155,8 @@ def _headline(m: dict[str, MetricResult]) -> dict[str, Any]:
 
 
 def _build_projection(
-    con: Any, m: dict[str, MetricResult], *, turns: Iterable[int], gb: Iterable[float]
+    con: Any, m: dict[str, MetricResult], *, turns: Iterable[int], gb: Iterable[float],
+    layout: str | None = None,
 ) -> Projection:
     ov = m["overview"].one()
     rate = m["turn_rate"].one() if "turn_rate" in m else {}
@@ -185,6 +186,7 @@ def _build_projection(
         ledger_kind=LEDGER_KIND,
         ledger_without_bindings_bytes=int(without) if without is not None else None,
         gb=gb,
+        layout=layout,
     )
 
 

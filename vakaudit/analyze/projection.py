@@ -11,6 +11,11 @@ straight multiplication of what the home measured per turn, with the bounds vak'
 - ``store_db``: a derived index, the measured share of ledger bytes.
 - kinds that do not grow per turn (configuration, secrets, locks) stay at their measured size.
 
+A 7.0 home (layout g3, ``project(..., layout="g3")``) follows 7.0's bounds instead (:data:`V7_RULES`):
+retention by segment for the record chains baseline7.md §9.1 names, the checkpoint retention per
+session, the telemetry cap, the catalog as a derived index; session ledgers and every other chain
+grow linearly (no retention class applies to them in §9.1).
+
 No I/O here: inputs are the small rows the metric queries returned; the bounds are the kinds' cards'.
 """
 
@@ -22,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from vakaudit.artifacts import get_kind
+from vakaudit.storage.segments import ROTATE_BYTES
 
 MIB = 1024 * 1024
 GB = 1_000_000_000
@@ -47,6 +53,46 @@ METHOD = (
     "(turns / days between first and last turn)."
 )
 
+# -- 7.0 bounds (baseline7.md) ----------------------------------------------------------------
+# §9.1 "Default retention label": activity_segment 400 d (sealed segments of
+# agents/<a>/{cost-log,routing-evidence,intent-evidence}); inbox_entry 90 d (sealed segments of
+# agents/<a>/inbox); incident 400 d (sealed segments of operations/{incidents,actions}); checkpoint
+# 30 d ("manifests, per session, clock = session's newest"); telemetry "14 d, 200 MiB" (rotated log
+# files). "Chain segments expire whole: only sealed segments other than the newest sealed one": the
+# open .log and the newest sealed segment always stay, each up to ROTATE_BYTES (§3.6: a record chain
+# seals its open segment at 256 KiB). Session ledgers have no retention class (trash applies only
+# to trashed conversations), so they grow linearly. §12.4 quotas: a hard quota "refuses new work and
+# removes nothing but rebuildable data"; its limit is the owner's setting, not in the home's data:
+# not applied. Document history (90 d) bounds only non-current Document versions: not applied
+# (**unconfirmed** which kinds' bytes it covers). Lifecycle runs only in mode = "commit" (§9.1):
+# the projection assumes it does.
+V7_SEGMENT_RETENTION_DAYS = {
+    "cost_log": 400, "routing_evidence": 400, "intent_evidence": 400,  # activity_segment
+    "inbox": 90,  # inbox_entry
+    "operations_incidents": 400, "operations_actions": 400,  # incident
+}
+V7_CHECKPOINT_DAYS = 30
+V7_TELEMETRY_CAP_BYTES = 200 * MIB
+V7_RULES = {
+    **{k: f"segments_{d}d" for k, d in V7_SEGMENT_RETENTION_DAYS.items()},
+    "checkpoints": "checkpoints_v7",
+    "catalog_db": "store_db",  # derived, rebuildable (§2.6 class Derived)
+    "logs": "telemetry_v7",
+    "budget_alerts": "linear",  # a record chain in 7.0: the JSONL 1 MiB compaction is gone
+}
+V7_LAYOUTS = frozenset({"g3"})
+
+METHOD_V7 = (
+    "estimate: measured bytes per turn of each artifact multiplied by N turns, today's mix assumed; 7.0 "
+    "bounds applied (baseline7.md §9.1, §3.6): sealed segments of cost-log, routing- and intent-evidence "
+    "and operations dropped after 400 d and of the inbox after 90 d (the newest sealed segment and the "
+    "open one, 256 KiB each, kept), a session's checkpoints removed 30 d after its newest (sessions "
+    "active in 30 days at the observed rate), telemetry logs capped at 200 MiB, catalog.db at its "
+    "measured share of ledger bytes; session ledgers and other chains grow linearly (no retention "
+    "class); quotas (an owner's limit) and Document history (90 d) not applied. Days at the observed "
+    "turn rate."
+)
+
 # rule per artifact kind name; kinds not named here follow their `grows` flag (linear or constant)
 RULES = {
     "cost_log": "cost_log",
@@ -63,6 +109,10 @@ BOUND_TEXT = {
     "checkpoints": "ring of 20 per session, <= 64 MiB per snapshot; no cross-session GC",
     "store_db": "derived index at its measured share of ledger bytes; rebuildable",
     "ledger_without_repeated_bindings": "if a binding were written once per epoch",
+    **{f"segments_{d}d": f"7.0 retention: sealed segments dropped after {d} d (newest sealed + open kept)"
+       for d in sorted(set(V7_SEGMENT_RETENTION_DAYS.values()))},
+    "checkpoints_v7": "7.0 retention: a session's checkpoints removed 30 d after its newest",
+    "telemetry_v7": "7.0 retention: telemetry logs 14 d, at most 200 MiB",
 }
 
 
@@ -121,7 +171,15 @@ class Projection:
         return asdict(self)
 
 
-def _rule(g: ArtifactGrowth) -> str:
+def _rule(g: ArtifactGrowth, layout: str | None = None) -> str:
+    if layout in V7_LAYOUTS:
+        rule = V7_RULES.get(g.kind)
+        if rule == "telemetry_v7" and not g.grows:
+            return "constant"
+        if rule:
+            return rule
+        if g.kind in RULES:  # a JSONL-era bound that 7.0 does not keep
+            return "linear" if g.grows else "constant"
     rule = RULES.get(g.kind)
     if rule:
         return rule
@@ -144,6 +202,21 @@ def _project(g: ArtifactGrowth, rule: str, n: float, rates: HomeRates, ledger_at
     if rule == "store_db":
         share = g.size_bytes / rates.ledger_bytes if rates.ledger_bytes else 0.0
         return share * ledger_at_n
+    if rule.startswith("segments_"):
+        days = int(rule[len("segments_"):-1])
+        rate = rates.turns_per_day
+        if not rate:
+            return per_turn * n  # no turn rate: the retention window cannot be placed
+        return min(per_turn * n, per_turn * rate * days + 2 * ROTATE_BYTES)
+    if rule == "checkpoints_v7":
+        rate = rates.turns_per_day
+        if not rate or not rates.sessions:
+            return per_turn * n
+        per_session = g.size_bytes / rates.sessions
+        live = max(1.0, rate * V7_CHECKPOINT_DAYS / rates.turns_per_session)  # sessions active in 30 days
+        return min(per_turn * n, live * per_session)
+    if rule == "telemetry_v7":
+        return min(per_turn * n, float(V7_TELEMETRY_CAP_BYTES))
     if rule == "checkpoints":
         files = g.rows or g.files  # snapshot files written (one per checkpoint)
         if files == 0 or g.size_bytes == 0:
@@ -165,6 +238,7 @@ def project(
     ledger_kind: str = "session_ledger",
     ledger_without_bindings_bytes: int | None = None,
     gb: Iterable[float] = DEFAULT_GB,
+    layout: str | None = None,
 ) -> Projection:
     """Project every artifact to each N in ``turns``; add the "without repeated bindings" row and
     the days until the home reaches each size in ``gb`` (decimal GB) at the observed turn rate."""
@@ -185,11 +259,11 @@ def project(
         return (ledger.size_bytes / t * n) if ledger else 0.0
 
     def total_at(n: float) -> float:
-        return sum(_project(a, _rule(a), n, rates, ledger_at(n)) for a in artifacts)
+        return sum(_project(a, _rule(a, layout), n, rates, ledger_at(n)) for a in artifacts)
 
     rows: list[ProjectionRow] = []
     for a in sorted(artifacts, key=lambda x: (-x.size_bytes, x.kind)):
-        rule = _rule(a)
+        rule = _rule(a, layout)
         rows.append(
             ProjectionRow(
                 artifact=a.kind,
@@ -232,6 +306,7 @@ def project(
         total_bytes={str(n): _r(total_at(n)) for n in ns},
         turns_per_day=_r(rate) if rate else None,
         days_until=days,
+        method=METHOD_V7 if layout in V7_LAYOUTS else METHOD,
     )
 
 

@@ -15,7 +15,6 @@ import typer
 V7_PARTS = {
     "seal": "its record segments are listed under 'unsealed', not sealed; JSONL-form files are sealed",
     "timeline": "file times of every file apply; 7.0 ledger frames and record-chain rows give no rows yet",
-    "replay": "only JSONL ledgers are replayed; 7.0 ledger frames are not read, so there is nothing to replay",
     "analyze": "sizes by kind, file and frame apply without keys; per-turn figures need the plaintext entries of its sealed frames (--keys)",
     "report": "sizes by kind, file and frame apply without keys; per-turn figures need the plaintext entries of its sealed frames (--keys)",
 }

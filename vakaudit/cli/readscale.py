@@ -23,9 +23,22 @@ def register(app: typer.Typer) -> None:
         workdir: Path | None = output_option(
             None, "--workdir", help="Where to build the synthetic homes.", folder=True
         ),
+        home: Path | None = typer.Option(
+            None, "--home", help="A 7.0 home (layout g3): classify its turn-path reads on it instead of sweeping "
+            "synthetic homes (read only; each read says whether it was measured on the home or estimated)."
+        ),
     ) -> None:
-        """Build synthetic homes of growing size, time each read, fit cost against size, classify it."""
+        """Build synthetic homes of growing size, time each read, fit cost against size, classify it.
+
+        With --home (a 7.0 home) the reads 7.0 does instead (catalog queries, rollup Documents, req/
+        refs, the segment walk) are classified on that home: measured from SQLite query plans of its
+        catalog.db and refs.db and a fit over its conversations, or estimated from the baseline
+        section named (basis "estimated")."""
         from vakaudit.analyze import readscale
+
+        if home is not None:
+            _v7(home, json_out)
+            return
         from vakaudit.cli._output import homes_around
         from vakaudit.cli.analyze import _parse_turns
         from vakaudit.outputs import check_output, is_stdout
@@ -58,3 +71,22 @@ def register(app: typer.Typer) -> None:
             )
         if result.stored_at:
             typer.echo(f"stored: {result.stored_at}")
+
+
+def _v7(home: Path, json_out: bool) -> None:
+    import json
+    from dataclasses import asdict
+
+    from vakaudit.analyze import readscale
+    from vakaudit.cli._layout import v7_form
+
+    if v7_form(home.expanduser()) != "home":
+        typer.echo(f"vakaudit: --home {home}: not a 7.0 home (no tenants/ tree)", err=True)
+        raise typer.Exit(2)
+    reads = readscale.v7_read_classes(home)
+    if json_out:
+        typer.echo(json.dumps({"home": str(home), "reads": [asdict(r) for r in reads]}, indent=2))
+        return
+    typer.echo("read | replaces | class | basis | evidence")
+    for r in reads:
+        typer.echo(f"{r.name} | {r.replaces} | {r.read_class} | {r.basis} | {r.evidence}")

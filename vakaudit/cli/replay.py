@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from vakaudit.cli._keys import KEYS_HELP, load_keys
 from vakaudit.cli._output import output_option
 from vakaudit.names import shown
 
@@ -15,8 +16,10 @@ def register(app: typer.Typer) -> None:
     def replay(
         home_or_ledger: Path | None = typer.Argument(
             None,
-            help="A vak home directory or one ledger .jsonl file (default: $VAK_HOME, else the platform data home).",
+            help="A vak home directory (JSONL era or 7.0) or one ledger .jsonl file (default: $VAK_HOME, else the "
+            "platform data home).",
         ),
+        keys: str | None = typer.Option(None, "--keys", help=KEYS_HELP),
         session: str | None = typer.Option(None, "--session", help="Only this session id."),
         turn: int | None = typer.Option(None, "--turn", min=1, help="Only steps of this turn number."),
         step: int | None = typer.Option(None, "--step", min=1, help="Only this step within each turn."),
@@ -48,19 +51,24 @@ def register(app: typer.Typer) -> None:
         it is listed as not replayable, with the reason and the line (the table's "not replayable"
         lines; in --json, the "ledgers" list with its "error" and "line"), the other ledgers are
         replayed, and it does not change the exit code (`vakaudit verify` reports the defect).
-        """
-        from vakaudit.cli._layout import note_v7
 
-        note_v7(home_or_ledger, "replay")
+        A 7.0 home is replayed from its conversation directories with --keys: the frames' entries go
+        through the same projection as a JSONL ledger, each binding's interface and each evidence
+        body are read from the tenant store (an object that is missing or does not open is listed
+        under "object problems" and, in --json, in the ledger's "objects"; it fails the replay, exit
+        1). Without --keys nothing of a 7.0 home is replayed: one line per check says what it needs
+        the keys for ("needs_keys" in --json), and the exit code is 0 (nothing checked, nothing
+        failed).
+        """
         import json
         from contextlib import ExitStack
 
         from vakaudit.cli._output import stdout_binary
-        from vakaudit.errors import HomeNotFoundError, LedgerError, UsageError
+        from vakaudit.errors import HomeNotFoundError, KeyFileError, LedgerError, UsageError
         from vakaudit.ledger.jsonenc import dumps
         from vakaudit.outputs import check_output, is_stdout, open_output
-        from vakaudit.replay import HostParams, Regime, iter_requests, serialize
-        from vakaudit.replay.checks import CHECK_NAMES
+        from vakaudit.replay import HostParams, Regime, conversation_dirs, is_v7_home, iter_requests, serialize
+        from vakaudit.replay.checks import CHECK_NAMES, V7_NEEDS_KEYS
         from vakaudit.replay.diff import request_diff
         from vakaudit.scan.paths import is_vak_home, resolve_home
 
@@ -84,7 +92,9 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("--export - and --json both write to standard output; choose one")
             if export is not None and not export_to_stdout:
                 export = check_output(export, home)
-        except (UsageError, HomeNotFoundError) as exc:
+            v7 = is_v7_home(home_or_ledger)
+            ring = load_keys(keys, home) if v7 or keys is not None else None
+        except (UsageError, HomeNotFoundError, KeyFileError) as exc:
             # same line and code as cli/_errors.py, also when the app runs without it (CliRunner)
             typer.echo(f"vakaudit: {exc}", err=True)
             raise typer.Exit(2) from None
@@ -96,6 +106,9 @@ def register(app: typer.Typer) -> None:
             horizon_tokens=horizon,
         )
         counts = {name: {"pass": 0, "fail": 0, "not_checkable": 0} for name in CHECK_NAMES}
+        if v7 and ring is None:
+            _keyless_v7(home_or_ledger, as_json, counts, conversation_dirs, V7_NEEDS_KEYS)
+            return
         reasons: dict[str, dict[str, int]] = {name: {} for name in CHECK_NAMES}
         steps_total = 0
         any_fail = False
@@ -120,9 +133,18 @@ def register(app: typer.Typer) -> None:
             record["error"] = shown(why)
             record["line"] = getattr(exc, "line", None) or None
 
+        def v7_read(ledger) -> None:  # noqa: ANN001 - a V7Ledger
+            record = record_of(home_or_ledger / ledger.rel_dir)
+            if ledger.locked:
+                record["error"] = "its frames are sealed and the keys given do not open them"
+            problems = [f"binding {eid}: {why}" for eid, why in ledger.interfaces.items() if isinstance(why, str)]
+            problems += [f"evidence_body {eid} ({tool}): {why}" for eid, tool, why in ledger.evidence if why]
+            if problems:
+                record["objects"] = [shown(p) for p in problems]
+
         def steps_of_each_ledger(progress):  # noqa: ANN001, ANN202 - a ProgressDisplay
             for s in iter_requests(home_or_ledger, host=host, session=session, on_ledger=started,
-                                   on_error=failed, progress=progress):  # fmt: skip
+                                   on_error=failed, progress=progress, keys=ring, on_v7=v7_read):  # fmt: skip
                 current[0]["steps"] += 1
                 yield s
 
@@ -182,7 +204,8 @@ def register(app: typer.Typer) -> None:
                         "body": serialize(s.request, provider),
                     }
                     export_fh.write(dumps(row) + b"\n")
-        ledgers = [r for r in records.values() if r["steps"] or r["error"]]
+        ledgers = [r for r in records.values() if r["steps"] or r["error"] or r.get("objects")]
+        object_problems = [(r["ledger"], p) for r in ledgers for p in r.get("objects", ())]
         if as_json:
             from vakaudit.schemas import schema_version
 
@@ -206,5 +229,28 @@ def register(app: typer.Typer) -> None:
                 for r in bad:
                     at = f" (line {r['line']})" if r["line"] else ""
                     echo(f"  {r['ledger']}{at}: {r['error']}")
-        if any_fail:
+            if object_problems:
+                echo(f"object problems: {len(object_problems)}")
+                for ledger, p in object_problems:
+                    echo(f"  {ledger}: {p}")
+        if any_fail or object_problems:
             raise typer.Exit(1)
+
+
+def _keyless_v7(home: Path, as_json: bool, counts: dict, conversation_dirs, needs: dict) -> None:  # noqa: ANN001
+    """A 7.0 home without --keys: nothing replayed; what each check needs the keys for."""
+    import json
+
+    dirs = [shown(str(d)) for d in conversation_dirs(home)]
+    why = "a 7.0 ledger: its frames and objects are sealed; give --keys"
+    if as_json:
+        from vakaudit.schemas import schema_version
+
+        doc = {"schema_version": schema_version("replay"), "steps": [], "summary": counts,
+               "ledgers": [{"ledger": d, "steps": 0, "error": why, "line": None} for d in dirs],
+               "needs_keys": {str(k): v for k, v in needs.items()}}
+        typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+        return
+    typer.echo(f"steps replayed: 0 ({len(dirs)} 7.0 ledgers; their frames and objects are sealed: give --keys)")
+    for name, what in needs.items():
+        typer.echo(f"{name}: needs keys: {what}")

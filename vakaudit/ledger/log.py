@@ -167,6 +167,19 @@ class SessionLog:
         log._read(strict_utf8)
         return log
 
+    @classmethod
+    def read_only_from(
+        cls, label: str | os.PathLike, stream: BinaryIO, *, generation: str | None = None, strict_utf8: bool = True
+    ) -> SessionLog:
+        """A read-only log of the ledger lines in ``stream`` (a binary file object), named ``label``.
+
+        For ledgers whose entries are not a file of lines, such as a 7.0 conversation directory's
+        frames (one entry each): the entries, one per line, are read through the same parse as a
+        ledger file. An entry without ``prev_hash`` links nothing (7.0 entries carry none)."""
+        log = cls(Path(label).expanduser(), fd=None, clock=None, new_id=None, fsync=False, generation=generation)
+        log._read(strict_utf8, stream)
+        return log
+
     @staticmethod
     def _lock(fd: int, path: Path) -> None:
         try:
@@ -185,7 +198,7 @@ class SessionLog:
         finally:
             os.close(fd)
 
-    def _read(self, strict_utf8: bool) -> None:
+    def _read(self, strict_utf8: bool, stream: BinaryIO | None = None) -> None:
         path_display = str(self.path)
         verifier = ChainVerifier(path_display)
         entries = self.entries
@@ -195,7 +208,7 @@ class SessionLog:
         link = verifier.link
         ends_with_lf = True
         line_no = 0
-        with _open_for_reading(self.path) as f:
+        with stream if stream is not None else _open_for_reading(self.path) as f:
             for raw, terminated in iter_lines(f):
                 line_no += 1
                 ends_with_lf = terminated

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["CHECK_NAMES", "CheckName", "CheckResult", "CheckStatus", "HOST_PARAMETERS"]
+__all__ = ["CHECK_NAMES", "CheckName", "CheckResult", "CheckStatus", "HOST_PARAMETERS", "V7_NEEDS_KEYS"]
 
 
 class CheckStatus(StrEnum):
@@ -29,6 +29,20 @@ class CheckName(StrEnum):
 
 
 CHECK_NAMES = tuple(CheckName)
+
+#: What each check reads of a 7.0 home that only keys open (baseline7.md §6.5, §8.3, §8.6): every
+#: ledger entry is a frame sealed under the conversation key, and the interface behind a binding
+#: (system prompt, tools, tool index) is a tenant object, sealed whatever the frames are.
+V7_NEEDS_KEYS: dict[str, str] = {
+    CheckName.PREFIX_DIGEST: "receipts (sealed frames) and the system prompt and tools (interface objects)",
+    CheckName.PREFIX_CHANGED_ACTIVITY: "receipts and activities (sealed frames) and the interface objects",
+    CheckName.PREFIX_TOKENS_WINDOW: "messages and receipts (sealed frames) and the tool index (interface objects)",
+    CheckName.BINDING_CONSISTENCY: "bindings (sealed frames) and their tool schemas and index (interface objects)",
+    CheckName.BINDING_REF: "turn_capabilities_bound and turn_capabilities_ref entries (sealed frames)",
+    CheckName.MODEL_VISIBLE_LOGGED: "messages and intents (sealed frames)",
+    CheckName.USAGE_SANITY: "receipts and assistant messages (sealed frames)",
+    CheckName.APPEND_ONLY: "every step's request: sealed frames and interface objects",
+}
 
 HOST_PARAMETERS = ("temporal", "stance", "max_tokens", "horizon_tokens", "output_reserve")
 """Request parts a 3.x ledger never recorded; checks name the ones their verdict depends on."""

@@ -265,6 +265,8 @@ class _Binding:
     payload: Mapping[str, Any]
     ref_check: CheckResult | None = None  # G4 turn_capabilities_ref resolution
     from_header: bool = False
+    stored: Mapping[str, Any] | None = None  # 7.0: the entry as written (interface as an ObjectRef)
+    object_error: str | None = None  # 7.0: why the interface object could not be read
 
 
 @dataclass(slots=True)
@@ -317,10 +319,12 @@ class _Replay:
     """State of one ledger's replay walk."""
 
     def __init__(
-        self, log: SessionLog, host: HostParams, generation: str | None, chain: list[Any] | None = None
+        self, log: SessionLog, host: HostParams, generation: str | None, chain: list[Any] | None = None,
+        interfaces: Mapping[str, Mapping[str, Any] | str] | None = None,
     ) -> None:
         self.log = log
         self.host = host
+        self.interfaces = interfaces or {}
         header = log.header
         self.header = header.payload if header is not None else {}
         contract = self.header.get("contract") if isinstance(self.header.get("contract"), Mapping) else {}
@@ -365,8 +369,25 @@ def _binding_from_header(contract: Mapping[str, Any]) -> _Binding:
 
 
 def _binding_ref_digest(payload: Mapping[str, Any]) -> str:
-    """G4 ref digest: payload digest of the bound record without its `epoch` key (ledger §4.11)."""
+    """G4 ref digest: payload digest of the bound record without its `epoch` key (ledger §4.11).
+    In 7.0 the record is the entry as written, its interface an ObjectRef (baseline7.md §8.2)."""
     return payload_digest({k: v for k, v in payload.items() if k != "epoch"})
+
+
+def _bound(e: Any, interfaces: Mapping[str, Mapping[str, Any] | str]) -> _Binding:
+    """The binding of a ``turn_capabilities_bound`` entry. A 7.0 entry keeps its interface
+    (``system_prompt``, ``tool_schemas``, ``tool_index``) as an object (baseline7.md §8.2, §8.6):
+    ``interfaces`` holds, by entry id, that object's fields or why it could not be read; the
+    binding is then the entry with those fields in place of the reference, so the request is built
+    from it exactly as from a JSONL binding."""
+    payload = e.payload
+    if "interface" not in payload or e.id not in interfaces:
+        return _Binding(e.id, payload)
+    got = interfaces[e.id]
+    rest = {k: v for k, v in payload.items() if k != "interface"}
+    if isinstance(got, str):
+        return _Binding(e.id, rest, stored=payload, object_error=got)
+    return _Binding(e.id, {**rest, **got}, stored=payload)
 
 
 class StepWalker:
@@ -421,7 +442,7 @@ class StepWalker:
         self.chain.append(e)
         kind = e.kind
         if kind == "turn_capabilities_bound":
-            self.latest_binding = _Binding(e.id, e.payload)
+            self.latest_binding = _bound(e, self.rp.interfaces)
             self.bindings[e.id] = self.latest_binding
         elif kind == "turn_capabilities_ref":
             self.latest_binding = _resolve_ref(e, self.bindings, self.latest_binding)
@@ -715,7 +736,7 @@ class StepWalker:
         checks.append(_check_binding(binding))
         if binding.ref_check is not None:
             checks.append(binding.ref_check)
-        elif gen == Generation.G4:
+        elif gen == Generation.G4 or binding.stored is not None:  # G4, or a 7.0 binding (baseline7.md §8.2)
             checks.append(passed(CheckName.BINDING_REF, "binding written whole for this turn"))
         else:
             checks.append(
@@ -803,8 +824,12 @@ def replay_log(
     host: HostParams | None = None,
     generation: str | None = None,
     on_step: Callable[[ReplayStep], None] | None = None,
+    interfaces: Mapping[str, Mapping[str, Any] | str] | None = None,
 ) -> Iterator[ReplayStep]:
     """Yield every execute step of `log`'s active chain with its request and checks.
+
+    ``interfaces``: for a 7.0 ledger, the interface object of each ``turn_capabilities_bound`` by
+    entry id (its fields, or a string saying why it could not be read; see :func:`_bound`).
 
     Raises :class:`~vakaudit.errors.CorruptError` (with ``line``) before the first step when a payload
     field has a JSON type vak never writes there (:func:`~vakaudit.ledger.shape.payload_type_error`).
@@ -813,7 +838,7 @@ def replay_log(
         wrong = payload_type_error(entry.kind, entry.payload)
         if wrong is not None:
             raise CorruptError(f"line {line_no} of {log.path}: {wrong}; not replayable", line=line_no)
-    rp = _Replay(log, host or HostParams(), generation)
+    rp = _Replay(log, host or HostParams(), generation, interfaces=interfaces)
     chain = rp.chain
     cuts: dict[int, list[_StepPlan]] = {}
     for plan in _pre_pass(chain).values():
@@ -838,8 +863,9 @@ def _resolve_ref(entry: Any, bindings: Mapping[str, _Binding], latest: _Binding 
             f"turn_capabilities_ref {entry.id} names {ref!r}, which is not an earlier full binding on the chain",
         )
         base = latest or _Binding("", {})
-        return _Binding(base.entry_id, base.payload, ref_check=check, from_header=base.from_header)
-    actual = _binding_ref_digest(target.payload)
+        return _Binding(base.entry_id, base.payload, ref_check=check, from_header=base.from_header,
+                        stored=base.stored, object_error=base.object_error)
+    actual = _binding_ref_digest(target.stored if target.stored is not None else target.payload)
     if digest == actual:
         check = passed(CheckName.BINDING_REF, f"ref {entry.id} resolves to {ref} with the recorded digest")
     else:
@@ -849,7 +875,8 @@ def _resolve_ref(entry: Any, bindings: Mapping[str, _Binding], latest: _Binding 
             expected=digest,
             actual=actual,
         )
-    return _Binding(target.entry_id, target.payload, ref_check=check)
+    return _Binding(target.entry_id, target.payload, ref_check=check, stored=target.stored,
+                    object_error=target.object_error)
 
 
 def _check_prefix_changed(
@@ -946,6 +973,8 @@ def _check_binding(binding: _Binding) -> CheckResult:
         return not_checkable(
             name, "no turn_capabilities_bound on the chain before this turn (header fallback)"
         )
+    if binding.object_error is not None:
+        return failed(name, f"binding {binding.entry_id}: {binding.object_error}")
     p = binding.payload
     core = [n for n in p.get("core_tool_names") or () if isinstance(n, str)]
     deferred = [n for n in p.get("deferred_tool_names") or () if isinstance(n, str)]

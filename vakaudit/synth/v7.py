@@ -334,7 +334,9 @@ class _Converter:
                               nonces=self._nonce, rotate_bytes=ROTATE_BYTES, fsync=self.fsync)
         rec = self.record
         rec.sessions += 1
-        last_bound: tuple[str, str] | None = None  # (entry id, digest)
+        # per entry id, the latest binding (entry id, digest) on the chain up to it: a turn writes a
+        # ref when its digest equals the latest binding on the ACTIVE chain (§8.2), not in file order
+        bound_at: dict[str, tuple[str, str] | None] = {}
         calls: dict[str, tuple[str, dict]] = {}  # tool_use_id -> (tool, input) of this session's calls
         depth: dict[str, int] = {}
         n_entries = 0
@@ -355,8 +357,9 @@ class _Converter:
                 elif kind == "activity":
                     entry.pop("turn", None)
                 out: list[dict] = []
+                bound = None
                 if kind == "turn_capabilities_bound":
-                    entry, last_bound = self._binding(entry, scope, last_bound)
+                    entry, bound = self._binding(entry, scope, bound_at.get(entry.get("parent_id")))
                 elif kind == "message" and (entry.get("message") or {}).get("role") == "user":
                     out += self._evidence(entry, scope, calls)
                 elif kind == "message":
@@ -365,6 +368,7 @@ class _Converter:
                             calls[b.get("id", "")] = (b.get("name", ""), b.get("input") or {})
                 out.append(entry)
                 for e in out:
+                    bound_at[e["id"]] = bound if bound is not None and e is entry else bound_at.get(e.get("parent_id"))
                     segment, frame_index = app.position
                     text = raw if raw is not None else dumps(e)
                     frame = app.append(text, sync=is_commit_point(e))
