@@ -8,10 +8,9 @@ taking a path that has no call here fails the first test.
 
 from __future__ import annotations
 
-import io
-
 import importlib
 import inspect
+import io
 import os
 import shutil
 from collections.abc import Callable

@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from vakaudit.analyze.projection import ArtifactGrowth, HomeRates, project
 from vakaudit.cli import app
-from vakaudit.synth import build_home
 from vakaudit.storage.tenant_writer import json_key_file_text
+from vakaudit.synth import build_home
 
 KIB = 1024
 RATES = HomeRates(turns=100, sessions=4, span_days=10.0, ledger_bytes=50_000)  # 10 turns a day, 25 per session

@@ -67,7 +67,14 @@ def register(app: typer.Typer) -> None:
         from vakaudit.errors import HomeNotFoundError, KeyFileError, LedgerError, UsageError
         from vakaudit.ledger.jsonenc import dumps
         from vakaudit.outputs import check_output, is_stdout, open_output
-        from vakaudit.replay import HostParams, Regime, conversation_dirs, is_v7_home, iter_requests, serialize
+        from vakaudit.replay import (
+            HostParams,
+            Regime,
+            conversation_dirs,
+            is_v7_home,
+            iter_requests,
+            serialize,
+        )
         from vakaudit.replay.checks import CHECK_NAMES, V7_NEEDS_KEYS
         from vakaudit.replay.diff import request_diff
         from vakaudit.scan.paths import is_vak_home, resolve_home

@@ -16,7 +16,6 @@ from pathlib import Path
 from vakaudit.errors import LedgerError
 from vakaudit.ledger import SessionLog
 from vakaudit.names import shown
-from vakaudit.storage import KeyRing
 from vakaudit.replay.checks import CHECK_NAMES, CheckName, CheckResult, CheckStatus
 from vakaudit.replay.engine import (
     PrefixBreak,
@@ -30,6 +29,7 @@ from vakaudit.replay.prefix import estimate_tokens, prefix_chars, prefix_digest,
 from vakaudit.replay.request import HostParams, NeutralRequest, Regime, cache_breakpoints, compose_tail
 from vakaudit.replay.serialize import anthropic_body, openai_body, serialize
 from vakaudit.replay.v7 import V7Ledger, conversation_dirs, open_v7_ledger
+from vakaudit.storage import KeyRing
 
 __all__ = [
     "CHECK_NAMES",
