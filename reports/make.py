@@ -8,6 +8,8 @@
   ledgers) scanned, with a stored readscale result beside the scan, then ``vakaudit report``.
 - ``measured-v7.html`` (+ ``measured-v7.png``): the same seeded workload written in vak's 7.0
   layout (``vakaudit synth --layout v7``), scanned with its key file, then ``vakaudit report``.
+- ``compare-g2-v7.html`` (+ ``compare-g2-v7.png``): ``vakaudit report`` of the measured home with
+  ``--compare`` its 7.0 twin: the same workload as-is and to-be, both measured.
 - ``tiny.html`` (+ ``tiny.png``): the committed ``sample_homes/tiny`` home.
 
 The "generated on" time is fixed so that regenerating changes nothing unless the code did (chart
@@ -80,13 +82,13 @@ def measured_v7_scan(work: Path) -> Path:
     return scan
 
 
-def render(src: Path, name: str, shots: dict[str, tuple[int, str]]) -> None:
+def render(src: Path, name: str, shots: dict[str, tuple[int, str]], compare: Path | None = None) -> None:
     from vakaudit.report import build_report
     from vakaudit.report.browser import open_report
 
     out = HERE / f"{name}.html"
     t = time.perf_counter()
-    build_report(src, out=out, clock=lambda: GENERATED_AT)
+    build_report(src, out=out, clock=lambda: GENERATED_AT, compare=compare)
     _log(f"{out.name}: {out.stat().st_size:,} bytes in {time.perf_counter() - t:.1f} s")
     result = open_report(
         out,
@@ -108,8 +110,12 @@ def main() -> None:
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     turns = None if args.skip_readscale else tuple(int(x) for x in args.readscale_turns.split(","))
-    render(measured_scan(args.work, readscale_turns=turns), "measured", SHOTS)
-    render(measured_v7_scan(args.work), "measured-v7", {"": (1280, "light")})
+    g2 = measured_scan(args.work, readscale_turns=turns)
+    v7 = measured_v7_scan(args.work)
+    render(g2, "measured", SHOTS)
+    render(v7, "measured-v7", {"": (1280, "light")})
+    # the same workload as-is (JSONL era) and to-be (7.0), both measured
+    render(g2, "compare-g2-v7", {"": (1280, "light")}, compare=v7)
 
     from vakaudit.scan import scan_home
 
