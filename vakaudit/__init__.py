@@ -7,8 +7,7 @@ stays fast and the ledger can be used without the analytics stack. The analysis 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from vakaudit._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -41,14 +40,4 @@ _LAZY = {
 __all__ = ["__version__", *sorted(_LAZY)]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'vakaudit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

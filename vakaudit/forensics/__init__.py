@@ -17,8 +17,7 @@ repairs anything inside a home.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from vakaudit._lazy import lazy_exports
 
 # name -> submodule; loaded on first use, so that importing one small part (the CLI needs only the
 # severity policy to declare its options) does not import the whole verifier and pyarrow with it
@@ -46,17 +45,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module if "." in module else f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [

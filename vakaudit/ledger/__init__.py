@@ -8,6 +8,7 @@ Spec: ``ledger.md`` (envelope §2, hash chain §3, payload kinds §4, handle sem
 
 from __future__ import annotations
 
+from vakaudit._lazy import lazy_exports
 from vakaudit.errors import CorruptError, ExistsError, LedgerError, LockedError
 
 # Names resolve on first use (PEP 562): importing vakaudit.ledger, or one small module of it such
@@ -44,19 +45,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [

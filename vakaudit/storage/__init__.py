@@ -15,6 +15,8 @@ or finding.
 
 from __future__ import annotations
 
+from vakaudit._lazy import lazy_exports
+
 # Names resolve on first use (PEP 562), as in vakaudit.ledger: importing one small module of this
 # package (ids, policy, frames) does not import the key ring, the object store and their crypto.
 _LAZY: dict[str, str] = {
@@ -39,19 +41,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [
