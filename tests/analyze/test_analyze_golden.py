@@ -4,8 +4,7 @@ Rewrite with ``pytest tests/analyze --update-golden`` after an intended change, 
 Every committed home under ``sample_homes/`` takes part (a folder holding ``sessions/`` or
 ``agents/``): their bytes are fixed, so their analysis is too. The broken 7.0 homes
 (``sample_homes/broken7/``) are left out: each is a smaller copy of the 7.0 shape with one defect
-for ``verify``, and ``scan`` does not read 7.0 frames yet, so their analyses differ from ``v7``'s
-only in file sizes. The synthetic tiny home is checked
+for ``verify``, whose analyses would repeat ``v7``'s. The synthetic tiny home is checked
 for determinism instead (same seed, same output), since its generator may be re-tuned.
 """
 

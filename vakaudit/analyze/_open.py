@@ -20,7 +20,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from vakaudit.artifacts._base import V7_LAYOUTS
+from vakaudit.artifacts._base import V7_LAYOUTS, Discipline
 from vakaudit.errors import HomeNotFoundError, ScanError
 from vakaudit.scan.manifest import MANIFEST, is_scan_dir, read_manifest
 from vakaudit.scan.result import open_scan as read_scan
@@ -121,6 +121,7 @@ def open_views(
     con.execute(f"CREATE VIEW ledger_file AS SELECT * FROM files WHERE kind = {_sql_str(LEDGER_KIND)}")
     con.execute(_artifact_writes_sql(set(sources), keys))
     con.execute(_ledger_syncs_sql(keys))
+    con.execute(_chain_syncs_sql(set(sources), keys))
     for stmt in base_view_statements(keys):
         con.execute(stmt)
     return con
@@ -161,6 +162,70 @@ SELECT {''.join(f'x.{_quote(k)}, ' for k in keys)}x.commits, coalesce(r.admitted
        y.tails, y.seals,
        x.commits + coalesce(r.admitted, 0) + y.tails + {SEAL_SYNCS} * y.seals AS syncs
 FROM x JOIN y ON {on} LEFT JOIN r ON {on.replace('y.', 'r.')}"""
+
+
+#: a frame's place in a record chain: ``<chain dir>/seg-NNNNNNNN.log`` or ``.sealed`` (baseline7.md §3.6)
+_SEGMENT_FILE = r"/seg-[0-9]+\.(log|sealed)$"
+
+
+def chain_relaxed_rows() -> dict[str, str | None]:
+    """The 7.0 record chain kinds other than the session ledger, with their card's ``relaxed_rows``
+    (the SQL predicate picking rows appended without a sync of their own; None: none are)."""
+    out: dict[str, str | None] = {}
+    for k in artifact_kinds():
+        card = card_for(k, V7_LAYOUTS[0])
+        if k.name != LEDGER_KIND and card.style is Discipline.RECORD_CHAIN:
+            out[k.name] = card.relaxed_rows
+    return out
+
+
+def _chain_syncs_sql(tables: set[str], keys: tuple[str, ...] = ()) -> str:
+    """``chain_syncs(kind, frames, commits, tails, seals, syncs)``: the syncs of a 7.0 home's side
+    record chains, per kind, as vak's ``RecordChain`` makes them (baseline7.md §3.6, §8.3): one
+    ``sync_data`` per append, none for a row appended relaxed (its card's ``relaxed_rows``), one per
+    segment whose last frame was appended relaxed (the tail synced when the writer is dropped or the
+    segment sealed) and ``SEAL_SYNCS`` per sealed segment. Frames are the kind tables' rows that sit in
+    a segment file plus ``chain_records`` (frames no kind reader took: a locked home's sealed frames,
+    counted as commit points unless every row of the kind is relaxed, since their content cannot
+    be seen). Empty for a JSONL-era home. ``keys``: a lake's partition columns."""
+    lead = "".join(f"{_quote(k)}, " for k in keys)
+    kinds = chain_relaxed_rows()
+    parts = []
+    for name in sorted(kinds):
+        if name not in tables:
+            continue
+        relaxed = kinds[name] or "false"
+        parts.append(
+            f"SELECT {lead}{_sql_str(name)} AS kind, rel_path, line_no - 1 AS frame_index, "
+            f"NOT coalesce(({relaxed}), false) AS is_commit FROM {_quote(name)} "
+            f"WHERE regexp_matches(rel_path, {_sql_str(_SEGMENT_FILE)})"
+        )
+    if "chain_records" in tables:
+        all_relaxed = [n for n, r in kinds.items() if r == "true"]
+        relaxed_kinds = ", ".join(_sql_str(n) for n in all_relaxed) or "NULL"
+        parts.append(
+            f"SELECT {lead}kind, rel_path, frame_index, kind NOT IN ({relaxed_kinds}) AS is_commit FROM chain_records"
+        )
+    group_keys = f"{lead}kind"
+    if not parts:
+        cols = "".join(f"NULL AS {_quote(k)}, " for k in keys)
+        return (
+            f"CREATE VIEW chain_syncs AS SELECT {cols}NULL::VARCHAR AS kind, 0::BIGINT AS frames, "
+            "0::BIGINT AS commits, 0::BIGINT AS tails, 0::BIGINT AS seals, 0::BIGINT AS syncs WHERE false"
+        )
+    return f"""CREATE VIEW chain_syncs AS
+WITH f AS ({' UNION ALL '.join(parts)}),
+seg AS (
+    SELECT {group_keys}, rel_path, count(*) AS frames, count(*) FILTER (WHERE is_commit) AS commits,
+           arg_max(is_commit, frame_index) AS last_commit
+    FROM f GROUP BY {group_keys}, rel_path
+)
+SELECT {group_keys}, sum(frames)::BIGINT AS frames, sum(commits)::BIGINT AS commits,
+       (count(*) FILTER (WHERE NOT last_commit))::BIGINT AS tails,
+       (count(*) FILTER (WHERE ends_with(rel_path, '.sealed')))::BIGINT AS seals,
+       (sum(commits) + count(*) FILTER (WHERE NOT last_commit)
+        + {SEAL_SYNCS} * count(*) FILTER (WHERE ends_with(rel_path, '.sealed')))::BIGINT AS syncs
+FROM seg GROUP BY {group_keys}"""
 
 
 def write_units() -> dict[str, str | None]:

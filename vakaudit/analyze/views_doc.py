@@ -50,6 +50,16 @@ ANALYSIS_VIEWS: tuple[ViewDoc, ...] = (
         "SELECT commits, admitted, tails, seals, syncs FROM ledger_syncs",
     ),
     ViewDoc(
+        "chain_syncs",
+        "One row per side record chain kind of a 7.0 home (none for a JSONL-era one): its syncs as vak's "
+        "RecordChain makes them (baseline7.md §3.6, §8.3): `frames`, `commits` (rows appended with their own "
+        "sync_data; rows its write card names relaxed, telemetry, have none), `tails` (segments whose last frame "
+        "was appended relaxed: synced when the writer closes), `seals` (sealed segments, four syncs each) and "
+        "`syncs`, their total. Sealed frames of a locked home count as commit points (their rows cannot be seen). "
+        "The `barriers_per_turn` metric takes each chain's figure from it.",
+        "SELECT kind, frames, commits, tails, seals, syncs FROM chain_syncs ORDER BY syncs DESC, kind",
+    ),
+    ViewDoc(
         "ledger_turn",
         "One row per turn of a ledger, as the scan attributes entries to turns: `rel_path`, `session_id`, "
         "`turn_no`, `entry_count`, `size_bytes`, `tool_call_count` (tool uses of its entries), "

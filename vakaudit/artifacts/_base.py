@@ -83,7 +83,9 @@ class WriteCard:
     (``count(*)``: a row is a write; None: a file is a write); ``time_column``, the column of its
     table holding a row's time (what the one-turn timeline places rows by), None when it has none;
     ``time_rank``, where its rows sort among other kinds' rows of the same instant on that timeline
-    (the order a turn writes them).
+    (the order a turn writes them); ``relaxed_rows``, for a 7.0 record chain, the SQL predicate over
+    its table that is true for a row appended without a sync of its own (``append_relaxed``:
+    telemetry rows; ``"true"``: every row), None when every row is a commit point.
     """
 
     writer: str               # e.g. "SessionLog::append — vak-session"
@@ -99,6 +101,7 @@ class WriteCard:
     write_unit: str | None = "count(*)"
     time_column: str | None = None
     time_rank: int = 0
+    relaxed_rows: str | None = None  # record chains: SQL predicate over its table, rows appended without a sync
 
 
 #: The on-disk layouts (home.md §0.1): G1 and G2 are the JSONL-era homes, G3 the 7.0 data baseline.

@@ -17,17 +17,36 @@ def chain_patterns(*dirs: str) -> tuple[str, ...]:
     return tuple(f"{d}/*" for d in dirs)
 
 
-def chain_card(writer: str, trigger: str, bound: str, group: WriteGroup, *, relaxed: bool = False) -> WriteCard:
-    """The 7.0 card of a record chain: frames appended under ``LOCK``, sealed at 256 KiB."""
+def chain_card(
+    writer: str,
+    trigger: str,
+    bound: str,
+    group: WriteGroup,
+    *,
+    relaxed: bool = False,
+    relaxed_rows: str | None = None,
+    relaxed_what: str = "",
+) -> WriteCard:
+    """The 7.0 card of a record chain: frames appended under ``LOCK``, sealed at 256 KiB.
+
+    ``relaxed``: every row is appended without a sync of its own (telemetry rows); ``relaxed_rows``:
+    the SQL predicate over the kind's table picking the rows that are (``relaxed_what`` names them).
+    Analysis counts a chain's syncs per segment from these (the ``chain_syncs`` view)."""
+    if relaxed:
+        how, rows = "no sync of its own (telemetry rows)", "true"
+    elif relaxed_rows:
+        how, rows = f"one sync_data per append, none for {relaxed_what or 'telemetry rows'}", relaxed_rows
+    else:
+        how, rows = "one sync_data per append", None
     return WriteCard(
         writer=writer,
         trigger=trigger,
         discipline=(
-            "record chain: zstd frames appended under the LOCK flock, "
-            + ("no sync of its own (telemetry rows)" if relaxed else "one sync_data per append")
-            + "; the open .log is sealed into seg-N.sealed at 256 KiB (.sealing copy, rename, seals.log)"
+            f"record chain: zstd frames appended under the LOCK flock, {how}"
+            "; the open .log is sealed into seg-N.sealed at 256 KiB (.sealing copy, rename, seals.log)"
         ),
         barriers_per_write=0 if relaxed else 1,
+        relaxed_rows=rows,
         read="RecordChain::read: every segment oldest first; rollups fold from a saved position",
         bound=bound,
         group=group,

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vakaudit.artifacts.sandbox_executions import TELEMETRY_EVENT
 from vakaudit.ledger.ids import parse_ts
 from vakaudit.ledger.jsonenc import dumps
 from vakaudit.ledger.keys import workspace_key
@@ -83,8 +84,8 @@ SIDE_CHAINS = (
     f"{AGENT}/security-events.jsonl",
 )
 #: an execution stream's process telemetry row (every 500 ms of a run), appended without a sync of its
-#: own like the activity logs' telemetry rows (**unconfirmed** in vak: §14 items 4 and 6)
-_TELEMETRY_ROW = b'{"kind":"ProcessTelemetry"'
+#: own (the sandbox executions kind's card says which rows; the synth's rows put ``kind`` first)
+_TELEMETRY_ROW = b'{"kind":"' + TELEMETRY_EVENT.encode() + b'"'
 #: the tools whose calls record a file effect (``call_effect``, §8.2), by the effect they record
 FILE_EFFECTS = {"read": "file_read", "write": "file_write", "edit": "file_write"}
 RELAXED_CHAINS = frozenset({"activity-log.jsonl", f"{AGENT}/activity-log.jsonl"})
