@@ -20,6 +20,20 @@ V7_PARTS = {
 }
 
 
+#: what analyze and report read of a 7.0 home whose frames are all readable (unlocked)
+V7_UNLOCKED = "unlocked: every figure applies, with stored and plaintext bytes"
+
+
+def _scan_locked_frames(path: Path) -> int | None:
+    """The frames a scan could not open (its manifest's ``stats.locked_frames``), None when unknown."""
+    try:
+        stats = json.loads((path / "manifest.json").read_text(encoding="utf-8")).get("stats", {})
+        n = stats.get("locked_frames")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return int(n) if isinstance(n, int) else None
+
+
 def v7_form(path: Path | None) -> str | None:
     """``"home"`` for a 7.0 home (``tenants/`` in it), ``"scan"`` for a scan of one (manifest layout
     g3), else None."""
@@ -39,9 +53,17 @@ def v7_form(path: Path | None) -> str | None:
     return "scan" if layout == "g3" else None
 
 
-def note_v7(path: Path | None, command: str) -> None:
-    """Print, on stderr, what ``command`` reads of ``path`` when it is a 7.0 home or a scan of one."""
+def note_v7(path: Path | None, command: str, *, keys: bool = False) -> None:
+    """Print, on stderr, what ``command`` reads of ``path`` when it is a 7.0 home or a scan of one.
+
+    ``keys``: the command was given ``--keys`` (a home is then read unlocked); a scan says itself
+    whether its frames were all readable."""
     form = v7_form(path)
     if form is not None:
         what = "a 7.0 data-baseline home" if form == "home" else "a scan of a 7.0 data-baseline home"
-        typer.echo(f"note: {path} is {what} (layout g3): {V7_PARTS[command]}", err=True)
+        part = V7_PARTS[command]
+        if command in ("analyze", "report"):
+            unlocked = keys if form == "home" else _scan_locked_frames(path) == 0  # type: ignore[arg-type]
+            if unlocked:
+                part = V7_UNLOCKED
+        typer.echo(f"note: {path} is {what} (layout g3): {part}", err=True)

@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
         from vakaudit.cli._layout import note_v7
 
         if not quiet:
-            note_v7(home_or_scan, "analyze")
+            note_v7(home_or_scan, "analyze", keys=keys is not None)
         from vakaudit.analyze import analyze
         from vakaudit.analyze.projection import DEFAULT_TURNS
         from vakaudit.cli._progress import ProgressDisplay

@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
         """Scan (if needed), analyze and render the write-paths-and-growth report of a home."""
         from vakaudit.cli._layout import note_v7
 
-        note_v7(home_or_scan, "report")
+        note_v7(home_or_scan, "report", keys=keys is not None)
         from datetime import UTC, datetime
 
         from vakaudit.outputs import is_stdout

@@ -100,6 +100,16 @@ class ScanProgress:
     bytes_total: int
 
 
+def _locked(table: pa.Table, column: str) -> int:
+    """Rows of a 7.0 frame table whose ``column`` (read from the plaintext) is null: sealed frames
+    that could not be opened."""
+    if "sealed" not in table.column_names or column not in table.column_names:
+        return 0
+    import pyarrow.compute as pc
+
+    return int(pc.sum(pc.and_(table["sealed"], pc.is_null(table[column]))).as_py() or 0)
+
+
 def scan_home(
     home: str | os.PathLike[str] | None = None,
     out: str | os.PathLike[str] | None = None,
@@ -302,6 +312,7 @@ def scan_home(
     for name in STORE_TABLES:
         (out_p / name / "all.parquet").unlink(missing_ok=True)
     frame_rows = 0
+    locked_frames = 0  # 7.0 frames read without their plaintext (sealed, no key for them)
     if layout != "g3":
         (out_p / "entries" / FRAMES_PART).unlink(missing_ok=True)
     seg_states: dict[str, tuple[str, int, dict]] = {}  # 7.0 segment files: scan state, bytes read, manifest state
@@ -323,12 +334,15 @@ def scan_home(
         else:
             (out_p / "entries" / FRAMES_PART).unlink(missing_ok=True)
         frame_rows = frames.table.num_rows
+        locked_frames += _locked(frames.table, "kind")
     for name in tables:  # a 7.0 home's record chains, into their kind tables or chain_records
         (out_p / name / CHAINS_PART).unlink(missing_ok=True)
     if layout == "g3":
         chains = read_chain_tables(home_p, files, keys)
         scan_findings.extend(chains.findings)
         for name, table in chains.tables.items():
+            if name == "chain_records":
+                locked_frames += _locked(table, "plain_bytes")
             _write_table(out_p, name, table, CHAINS_PART)
             counts[name] = counts.get(name, 0) + table.num_rows
 
@@ -351,7 +365,7 @@ def scan_home(
     counts["findings"] = len(walk_findings) + n_reader_findings
 
     # files table
-    stats = ScanStats(files=len(files), home_bytes=sum(hf.size_bytes for hf in files))
+    stats = ScanStats(files=len(files), home_bytes=sum(hf.size_bytes for hf in files), locked_frames=locked_frames)
     file_rows = []
     for hf in files:
         st = states.get(hf.rel_path, ScanState.NOT_READ)

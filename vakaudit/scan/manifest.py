@@ -116,6 +116,7 @@ class ScanStats:
     bytes_scanned: int = 0  # bytes newly covered by readers
     bytes_read: int = 0  # bytes actually read from the home (anchors and counting included)
     elapsed_s: float = 0.0
+    locked_frames: int = 0  # 7.0 frames whose plaintext the scan could not read (sealed, no key)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__}
