@@ -315,6 +315,7 @@ def scan_home(
     locked_frames = 0  # 7.0 frames read without their plaintext (sealed, no key for them)
     if layout != "g3":
         (out_p / "entries" / FRAMES_PART).unlink(missing_ok=True)
+        (out_p / "entry_fields" / FRAMES_PART).unlink(missing_ok=True)
     seg_states: dict[str, tuple[str, int, dict]] = {}  # 7.0 segment files: scan state, bytes read, manifest state
     if layout == "g3":
         store = read_store_tables(home_p, keys)
@@ -334,6 +335,11 @@ def scan_home(
         else:
             (out_p / "entries" / FRAMES_PART).unlink(missing_ok=True)
         frame_rows = frames.table.num_rows
+        if frames.fields.num_rows:
+            _write_table(out_p, "entry_fields", frames.fields, FRAMES_PART)
+            counts["entry_fields"] = counts.get("entry_fields", 0) + frames.fields.num_rows
+        else:
+            (out_p / "entry_fields" / FRAMES_PART).unlink(missing_ok=True)
         locked_frames += _locked(frames.table, "kind")
     for name in tables:  # a 7.0 home's record chains, into their kind tables or chain_records
         (out_p / name / CHAINS_PART).unlink(missing_ok=True)

@@ -19,13 +19,23 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA, LedgerScanner, path_facts
+from vakaudit.artifacts.session_ledger import (
+    BLANK_FIELD,
+    ENTRIES_SCHEMA,
+    ENTRY_FIELDS_SCHEMA,
+    ENVELOPE_FIELD,
+    UNPARSED_FIELD,
+    LedgerScanner,
+    path_facts,
+)
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.storage import KeyRing, TenantKeys, iter_segments
 from vakaudit.storage.frames import HASH_LEN
 
 #: a conversation directory holds its ledger's segments (baseline7.md §8)
 LEDGER_SEGMENT_KIND = "session_ledger"
+#: the entry_fields pseudo-fields that hold a line's terminator (exactly one per line)
+_LINE_FIELDS = (ENVELOPE_FIELD, UNPARSED_FIELD, BLANK_FIELD)
 #: the ``entries`` part holding every frame row of a 7.0 home (rewritten on every scan)
 FRAMES_PART = "frames7.parquet"
 #: an ObjectRef inside an entry's JSON (baseline7.md §4: ``{"id": <64 hex>, "len": <u64>}``, e.g. a
@@ -55,6 +65,9 @@ class FrameEntries:
     table: pa.Table
     findings: list[Finding] = field(default_factory=list)
     segments: dict[str, tuple[str, int, dict]] = field(default_factory=dict)
+    #: the ``entry_fields`` rows of the readable entries: ``rel_path`` is the conversation directory,
+    #: sizes are of the entry's JSON (a frame has no line feed: the envelope counts none)
+    fields: pa.Table = field(default_factory=ENTRY_FIELDS_SCHEMA.empty_table)
     #: object id -> ``entry:<segment rel_path>#<frame_index>`` (its ``entries`` row) of each readable
     #: entry naming it
     #: (frames are read whole when unlocked, so this is complete whenever entries are readable)
@@ -83,6 +96,7 @@ def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
         prev_rows = pq.read_table(prev_part)
     out = FrameEntries(ENTRIES_SCHEMA.empty_table())
     tables = []
+    fields: dict[str, dict] = {}
     by_dir: dict[str, list] = {}
     for hf in files:
         if "/" in hf.rel_path:
@@ -91,7 +105,13 @@ def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
         key = chain_key(root / rel_dir, rel_dir, tenants)
         resume, kept = (_trusted(root, by_dir.get(rel_dir, []), prev_files, prev_rows, out.findings)
                         if key is None and prev_rows is not None else ({}, {}))
-        t, f, segs = frame_entries(root, rel_dir, key, resume=resume, kept=kept, referenced=out.referenced)
+        acc: dict = {}
+        t, f, segs = frame_entries(root, rel_dir, key, resume=resume, kept=kept, referenced=out.referenced,
+                                   fields=acc)
+        # a directory with readable entries is always read whole (see _trusted), so its fields are
+        # counted afresh; a resumed one is sealed and locked and has none
+        if acc:
+            fields[rel_dir] = acc
         tables.append(t)
         out.findings += f
         out.segments.update(segs)
@@ -99,7 +119,18 @@ def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
         out.findings += tk.findings
     if tables:
         out.table = pa.concat_tables(tables)
+    out.fields = _fields_table(fields)
     return out
+
+
+def _fields_table(fields: dict[str, dict]) -> pa.Table:
+    cols: dict[str, list] = {n: [] for n in ENTRY_FIELDS_SCHEMA.names}
+    for rel_dir in sorted(fields):
+        session_id = rel_dir.rsplit("/", 1)[-1]
+        for (kind, name), (count, size) in sorted(fields[rel_dir].items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
+            for col, v in zip(cols, (rel_dir, session_id, kind, name, count, size), strict=True):
+                cols[col].append(v)
+    return pa.table(cols, schema=ENTRY_FIELDS_SCHEMA)
 
 
 def _trusted(root: Path, dir_files: list, prev_files: dict, prev_rows: pa.Table,
@@ -200,12 +231,14 @@ def tenant_keys(root: Path, keys: KeyRing | None) -> list[tuple[Path, TenantKeys
 
 def frame_entries(root: Path, rel_dir: str, key: bytes | None, *, resume: dict | None = None,
                   kept: dict | None = None, referenced: dict[str, list[str]] | None = None,
+                  fields: dict | None = None,
                   ) -> tuple[pa.Table, list[Finding], dict[str, tuple[str, int, dict]]]:
     """The ``entries`` rows of the conversation directory ``rel_dir``, the segment findings and
     each segment file's ``(scan_state, bytes_read, manifest state)`` (see :class:`FrameEntries`).
 
     ``resume``/``kept``: per segment rel_path, what the last scan verified and its rows (only
-    frames after them are read and made into rows)."""
+    frames after them are read and made into rows). ``fields``, when given, receives the
+    ``entry_fields`` accounting ((kind, field) -> [entries, bytes]) of the entries read."""
     resume, kept = resume or {}, kept or {}
     walk = iter_segments(root / rel_dir, key, rel_dir=rel_dir, resume=resume)
     meta: list[tuple[str, int, object]] = []  # (segment rel_path, segment number, frame)
@@ -224,7 +257,7 @@ def frame_entries(root: Path, rel_dir: str, key: bytes | None, *, resume: dict |
                 if referenced is not None:
                     for oid in object_refs(f.entry):
                         referenced.setdefault(oid, []).append(f"entry:{rel}#{f.index}")
-    t = _rows(rel_dir, meta)
+    t = _rows(rel_dir, meta, fields)
     segs: dict[str, tuple[str, int, dict]] = {}
     dirty = {f.rel_path for f in walk.findings}
     for seg in walk.segments:
@@ -277,10 +310,11 @@ def _zstd_body(path: Path, form: str) -> bool:
     return len(head) == len(SEALED_MAGIC) + 1 and head[-1] == COMPRESSED
 
 
-def _rows(rel_dir: str, meta: list) -> pa.Table:
-    """``entries`` rows of the frames ``meta`` of one conversation directory."""
+def _rows(rel_dir: str, meta: list, fields: dict | None = None) -> pa.Table:
+    """``entries`` rows of the frames ``meta`` of one conversation directory (their entry_fields
+    accounting into ``fields``)."""
     session_id = rel_dir.rsplit("/", 1)[-1]
-    plain = _plaintext_rows(rel_dir, session_id, [f.entry for _r, _n, f in meta])
+    plain = _plaintext_rows(rel_dir, session_id, [f.entry for _r, _n, f in meta], fields)
     take = []
     k = 0
     for _rel, _n, f in meta:
@@ -315,9 +349,12 @@ def _rows(rel_dir: str, meta: list) -> pa.Table:
     return t.cast(ENTRIES_SCHEMA)
 
 
-def _plaintext_rows(rel_dir: str, session_id: str, entries: list[bytes | None]) -> pa.Table | None:
+def _plaintext_rows(rel_dir: str, session_id: str, entries: list[bytes | None],
+                    fields: dict | None = None) -> pa.Table | None:
     """The plaintext columns of the readable entries, one row each, through the JSONL line reader;
-    None when an entry holds a raw line feed (it would not be one line: no plaintext columns)."""
+    None when an entry holds a raw line feed (it would not be one line: no plaintext columns).
+    ``fields`` receives the reader's entry_fields accounting, without the line feed each entry was
+    given to be a line (the envelope of a frame's entry has none)."""
     readable = [e for e in entries if e is not None]
     if any(b"\n" in e for e in readable):
         return None
@@ -325,7 +362,14 @@ def _plaintext_rows(rel_dir: str, session_id: str, entries: list[bytes | None]) 
     scanner = LedgerScanner(f"{rel_dir}/ledger.jsonl", session_id=session_id)
     batches = list(scanner.scan(io.BytesIO(data), len(data)))
     t = pa.Table.from_batches(batches, schema=ENTRIES_SCHEMA) if batches else ENTRIES_SCHEMA.empty_table()
-    return t if t.num_rows == len(readable) else None
+    if t.num_rows != len(readable):
+        return None
+    if fields is not None:
+        for (kind, name), (count, size) in scanner.fields.items():
+            a = fields.setdefault((kind, name), [0, 0])
+            a[0] += count
+            a[1] += size - (count if name in _LINE_FIELDS else 0)
+    return t
 
 
 def segment_changes(files: list, prev_files: dict) -> list[Finding]:
