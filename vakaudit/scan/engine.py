@@ -100,14 +100,14 @@ class ScanProgress:
     bytes_total: int
 
 
-def _locked(table: pa.Table, column: str) -> int:
-    """Rows of a 7.0 frame table whose ``column`` (read from the plaintext) is null: sealed frames
-    that could not be opened."""
-    if "sealed" not in table.column_names or column not in table.column_names:
+def _locked(table: pa.Table) -> int:
+    """Rows of a 7.0 frame table (``entries`` frames, ``chain_records``) with no ``plain_bytes``:
+    sealed frames that could not be opened."""
+    if "sealed" not in table.column_names or "plain_bytes" not in table.column_names:
         return 0
     import pyarrow.compute as pc
 
-    return int(pc.sum(pc.and_(table["sealed"], pc.is_null(table[column]))).as_py() or 0)
+    return int(pc.sum(pc.and_(table["sealed"], pc.is_null(table["plain_bytes"]))).as_py() or 0)
 
 
 def scan_home(
@@ -340,7 +340,7 @@ def scan_home(
             counts["entry_fields"] = counts.get("entry_fields", 0) + frames.fields.num_rows
         else:
             (out_p / "entry_fields" / FRAMES_PART).unlink(missing_ok=True)
-        locked_frames += _locked(frames.table, "kind")
+        locked_frames += _locked(frames.table)
     for name in tables:  # a 7.0 home's record chains, into their kind tables or chain_records
         (out_p / name / CHAINS_PART).unlink(missing_ok=True)
     if layout == "g3":
@@ -348,7 +348,7 @@ def scan_home(
         scan_findings.extend(chains.findings)
         for name, table in chains.tables.items():
             if name == "chain_records":
-                locked_frames += _locked(table, "plain_bytes")
+                locked_frames += _locked(table)
             _write_table(out_p, name, table, CHAINS_PART)
             counts[name] = counts.get(name, 0) + table.num_rows
 
