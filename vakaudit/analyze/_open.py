@@ -130,17 +130,20 @@ def open_views(
 def _ledger_syncs_sql(keys: tuple[str, ...] = ()) -> str:
     """``ledger_syncs(commits, admitted, tails, seals, syncs)``: the session ledgers' syncs of a 7.0
     home under group commit (:mod:`vakaudit.storage.commit`, baseline7.md §8.3, §3.6): one fdatasync
-    per commit point, one per request admission (counted by the ``req/`` ref each creates), one per
+    per commit point, one per request admission (the scan's ``commit_point`` activities; on a scan
+    without that column, the ``req/`` ref each admission creates), one per
     segment whose last frame is not a commit point (its tail synced when the writer is dropped or the
     segment sealed) and ``SEAL_SYNCS`` per sealed segment. No row for a JSONL-era home (its ledger
     syncs once per entry: the write card's rule). ``keys``: a lake's partition columns."""
     lead = "".join(f"{_quote(k)}, " for k in keys)
     group = f"GROUP BY {lead.rstrip(', ')}" if keys else ""
     on = " AND ".join(f"x.{_quote(k)} IS NOT DISTINCT FROM y.{_quote(k)}" for k in keys) or "true"
+    admitted = "(CASE WHEN x.seen THEN x.admissions ELSE coalesce(r.admitted, 0) END)"
     return f"""CREATE VIEW ledger_syncs AS
 WITH f AS (
     SELECT {lead}regexp_replace(rel_path, '/[^/]*$', '') AS dir, rel_path, segment, frame_index,
-           {commit_point_sql()} AS is_commit
+           coalesce(commit_point, {commit_point_sql()}) AS is_commit,
+           coalesce(commit_point AND kind = 'activity', false) AS admission, commit_point IS NOT NULL AS seen
     FROM entries WHERE segment IS NOT NULL AND kind IS NOT NULL
 ),
 last AS (
@@ -148,7 +151,9 @@ last AS (
     FROM f GROUP BY {lead}dir, segment
 ),
 x AS (
-    SELECT {lead}count(*) FILTER (WHERE is_commit) AS commits FROM f {group} HAVING count(*) > 0
+    SELECT {lead}count(*) FILTER (WHERE is_commit AND NOT admission) AS commits,
+           count(*) FILTER (WHERE admission) AS admissions, bool_or(seen) AS seen
+    FROM f {group} HAVING count(*) > 0
 ),
 y AS (
     SELECT {lead}count(*) FILTER (WHERE NOT last_commit) AS tails,
@@ -158,9 +163,8 @@ y AS (
 r AS (
     SELECT {lead}count(*) AS admitted FROM refs WHERE starts_with(name, {_sql_str(REQUEST_REF_PREFIX)}) {group}
 )
-SELECT {''.join(f'x.{_quote(k)}, ' for k in keys)}x.commits, coalesce(r.admitted, 0) AS admitted,
-       y.tails, y.seals,
-       x.commits + coalesce(r.admitted, 0) + y.tails + {SEAL_SYNCS} * y.seals AS syncs
+SELECT {''.join(f'x.{_quote(k)}, ' for k in keys)}x.commits, {admitted} AS admitted, y.tails, y.seals,
+       x.commits + {admitted} + y.tails + {SEAL_SYNCS} * y.seals AS syncs
 FROM x JOIN y ON {on} LEFT JOIN r ON {on.replace('y.', 'r.')}"""
 
 

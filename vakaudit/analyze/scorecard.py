@@ -186,7 +186,8 @@ def _syncs(metrics: dict[str, MetricResult], turns: int, locked: bool, v7: bool,
         how_ledger = (
             "the session ledger under group commit (baseline7.md §8.3): one fdatasync per commit "
             f"point ({', '.join(COMMIT_KINDS)}, a user message without meta.control) plus one per "
-            "activity carrying data.request_id, counted by the req/ refs each admission creates; one "
+            "activity carrying data.request_id (the scan's commit_point column; without keys, the req/ "
+            "refs each admission creates); one "
             "per segment whose last frame is not a commit point (its tail synced when the writer is "
             f"dropped or the segment sealed); {SEAL_SYNCS} per sealed segment"
         )

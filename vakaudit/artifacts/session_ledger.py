@@ -115,11 +115,13 @@ ENTRIES_SCHEMA = pa.schema(
         pa.field("stored_bytes", pa.int64()),
         pa.field("plain_bytes", pa.int64()),
         pa.field("sealed", pa.bool_()),
+        # whether vak's group commit syncs right after this frame (storage.commit; null when locked)
+        pa.field("commit_point", pa.bool_()),
     ]
 )
 
 #: the ``entries`` columns only a 7.0 frame fills (:mod:`vakaudit.scan.frames7`)
-FRAME_COLUMNS = ("segment", "frame_index", "stored_bytes", "plain_bytes", "sealed")
+FRAME_COLUMNS = ("segment", "frame_index", "stored_bytes", "plain_bytes", "sealed", "commit_point")
 
 ENTRY_FIELDS_SCHEMA = pa.schema(
     [

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
 import pyarrow as pa
 
 from vakaudit.artifacts.session_ledger import (
@@ -30,6 +31,7 @@ from vakaudit.artifacts.session_ledger import (
 )
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.storage import KeyRing, TenantKeys, iter_segments
+from vakaudit.storage.commit import commit_point, is_commit_point
 from vakaudit.storage.frames import HASH_LEN
 
 #: a conversation directory holds its ledger's segments (baseline7.md §8)
@@ -342,11 +344,38 @@ def _rows(rel_dir: str, meta: list, fields: dict | None = None) -> pa.Table:
         "stored_bytes": [f.size_bytes for _r, _n, f in meta],
         "plain_bytes": [f.plain_bytes for _r, _n, f in meta],
         "sealed": [f.sealed for _r, _n, f in meta],
+        "commit_point": _commit_points(t, [f.entry for _r, _n, f in meta]),
     }
     for name, values in cols.items():
         i = ENTRIES_SCHEMA.get_field_index(name)
         t = t.set_column(i, ENTRIES_SCHEMA.field(name), pa.array(values, ENTRIES_SCHEMA.field(name).type))
     return t.cast(ENTRIES_SCHEMA)
+
+
+def _commit_points(t: pa.Table, entries: list[bytes | None]) -> list[bool | None]:
+    """Per frame, whether vak's group commit synced after it (:func:`vakaudit.storage.commit.commit_point`),
+    from the row's kind, role and control and, for an activity, its ``data.request_id``; None for a
+    frame that could not be read."""
+    kinds = t["kind"].to_pylist()
+    roles = t["role"].to_pylist()
+    controls = t["control"].to_pylist()
+    out: list[bool | None] = []
+    for kind, role, control, entry in zip(kinds, roles, controls, entries, strict=True):
+        if entry is None or kind is None:
+            out.append(None)
+            continue
+        if (kind == "activity" and b"request_id" in entry) or (
+            kind == "message" and control is None and b"control" in entry
+        ):
+            # the columns do not keep data.request_id, nor a meta.control that is not a string
+            try:
+                doc = orjson.loads(entry)
+            except orjson.JSONDecodeError:
+                doc = None
+            out.append(is_commit_point(doc) if isinstance(doc, dict) else commit_point(kind, role, control, False))
+        else:
+            out.append(commit_point(kind, role, control, False))
+    return out
 
 
 def _plaintext_rows(rel_dir: str, session_id: str, entries: list[bytes | None],

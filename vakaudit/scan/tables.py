@@ -179,6 +179,9 @@ COLUMN_NOTES: dict[tuple[str, str], str] = {
     ("entries", "plain_bytes"): "7.0: bytes of the entry's JSON; null when the frame is sealed and no `--keys` "
     "opened it (then every plaintext column is null too)",
     ("entries", "sealed"): "7.0: the frame is sealed (AES-256-GCM under the conversation's scope key)",
+    ("entries", "commit_point"): "7.0: vak's group commit syncs right after this frame (a header, turn_card or "
+    "call_effect; a user message without `meta.control`; an activity whose `data` has `request_id`: "
+    "baseline7.md §8.3); null when the frame could not be read",
     ("entry_fields", "field"): "top-level payload key; `(envelope)` = id, parent_id, ts, prev_hash, at_turn, "
     "kind, braces and the line terminator; `(unparsed)` / `(blank)` = whole lines",
     (

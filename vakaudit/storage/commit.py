@@ -28,19 +28,30 @@ SEAL_SYNCS = 4
 REQUEST_REF_PREFIX = "req/"
 
 
-def is_commit_point(entry: dict[str, Any]) -> bool:
-    """Whether vak syncs right after appending ``entry`` (a parsed 7.0 ledger entry)."""
-    kind = entry.get("kind")
+def commit_point(kind: str | None, role: str | None, control: object, admits_request: bool) -> bool:
+    """Whether vak syncs right after appending an entry with these facts: its ``kind``, its message's
+    ``role``, its ``meta.control`` (None: absent) and whether its ``data`` has ``request_id``."""
     if kind in COMMIT_KINDS:
         return True
     if kind == "message":
-        msg = entry.get("message") if isinstance(entry.get("message"), dict) else {}
-        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
-        return msg.get("role") == "user" and not meta.get("control")
+        return role == "user" and not control
     if kind == "activity":
-        data = entry.get("data")
-        return isinstance(data, dict) and "request_id" in data
+        return admits_request
     return False
+
+
+def is_commit_point(entry: dict[str, Any]) -> bool:
+    """Whether vak syncs right after appending ``entry`` (a parsed 7.0 ledger entry)."""
+    kind = entry.get("kind")
+    msg = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+    meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+    data = entry.get("data")
+    return commit_point(
+        kind if isinstance(kind, str) else None,
+        msg.get("role"),
+        meta.get("control"),
+        isinstance(data, dict) and "request_id" in data,
+    )
 
 
 def commit_point_sql(kind: str = "kind", role: str = "role", control: str = "control") -> str:
@@ -52,4 +63,4 @@ def commit_point_sql(kind: str = "kind", role: str = "role", control: str = "con
     return f"({kind} IN ({kinds}) OR ({kind} = 'message' AND {role} = 'user' AND {control} IS NULL))"
 
 
-__all__ = ["COMMIT_KINDS", "REQUEST_REF_PREFIX", "SEAL_SYNCS", "commit_point_sql", "is_commit_point"]
+__all__ = ["COMMIT_KINDS", "REQUEST_REF_PREFIX", "SEAL_SYNCS", "commit_point", "commit_point_sql", "is_commit_point"]
