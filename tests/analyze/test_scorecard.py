@@ -77,6 +77,18 @@ def test_large_entries_fail_growth(tmp_path: Path) -> None:
     assert growth.contributors[0]["kind"] == "session_ledger"
 
 
+def test_history_reads_pass_for_a_ledger_and_fail_for_a_whole_file_read(tmp_path: Path) -> None:
+    home = write_home(tmp_path, turns=3)
+    reads = card_of(home, tmp_path).criterion("history_reads")
+    # a session ledger is read per session, never as the whole home's history
+    assert (reads.figure, reads.status) == (0.0, Status.PASS)
+    # the JSONL era's routing evidence is read whole on every routed turn (home.md)
+    ev = home / "agents/vak/routing-evidence.jsonl"
+    ev.write_text('{"ts":"2026-01-01T00:00:00Z","provider":"p","model":"m","outcome":"success"}\n', encoding="utf-8")
+    reads = card_of(home, tmp_path / "again").criterion("history_reads")
+    assert (reads.figure, reads.status, reads.contributors) == (1.0, Status.FAIL, [{"kind": "routing_evidence"}])
+
+
 def test_a_stranger_file_fails_every_path_declared(tmp_path: Path) -> None:
     home = write_home(tmp_path, turns=1)
     assert card_of(home, tmp_path / "a").criterion("undeclared_files").status is Status.PASS

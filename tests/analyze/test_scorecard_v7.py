@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import vakaudit.cli
 from vakaudit.analyze import analyze
+from vakaudit.analyze.scorecard import Status
 from vakaudit.scan import scan_home
 from vakaudit.storage import KeyRing
 
@@ -39,3 +40,7 @@ def test_ledger_syncs_equal_the_writers_count(tmp_path: Path, turns: int | None,
     assert card.turns == rec["turns"]
     growth = card.criterion("record_growth_per_turn")
     assert growth.status.value in ("pass", "fail") and growth.figure is not None
+    # the catalog answers the turn path from indexes (baseline7.md §10): not a read of the history
+    assert any(p.name == "catalog.db" for p in home.rglob("catalog/*"))
+    reads = card.criterion("history_reads")
+    assert (reads.figure, reads.status, reads.contributors) == (0.0, Status.PASS, [])

@@ -45,6 +45,18 @@ class ReportInputs:
     def metrics(self) -> dict[str, Any]:
         return self.analysis.metrics
 
+    @property
+    def layout(self) -> str | None:
+        return self.manifest.get("layout")
+
+    def card(self, name: str) -> Any:
+        """The write-map card of artifact kind ``name`` in this home's layout (a 7.0 home gets the
+        7.0 card of a side ledger that became a record chain); None for an undeclared kind."""
+        from vakaudit.analyze._open import card_for
+
+        k = self.kinds.get(name)
+        return card_for(k, self.layout) if k is not None else None
+
     def rows(self, metric: str) -> list[dict[str, Any]]:
         m = self.analysis.metrics.get(metric)
         return list(m.rows) if m is not None else []

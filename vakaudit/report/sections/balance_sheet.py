@@ -75,10 +75,11 @@ def build(inputs: ReportInputs) -> BalanceSheet:
             continue
         r = rules.get(name)
         size = int(d["size_bytes"] or 0)
+        c = inputs.card(name)
         if r is None or r.rule in BOUNDED_RULES or not r.per_turn_bytes:
-            flat.append(FlatItem(name, k.title, k.card.bound, k.card.read, size))
+            flat.append(FlatItem(name, k.title, c.bound, c.read, size))
             continue
-        cls = k.card.read_class if k.card.read_class in FELT_BYTES else "flat"
+        cls = c.read_class if c.read_class in FELT_BYTES else "flat"
         per_turn = float(r.per_turn_bytes)
         threshold = FELT_BYTES[cls]
         if cls == "session":
@@ -95,8 +96,8 @@ def build(inputs: ReportInputs) -> BalanceSheet:
                 artifact=name,
                 title=k.title,
                 read_class=cls,
-                read=k.card.read,
-                bound=k.card.bound,
+                read=c.read,
+                bound=c.bound,
                 size_bytes=size,
                 per_turn_bytes=per_turn,
                 felt_turns=felt_turns,

@@ -16,6 +16,7 @@ from typing import Any
 from markupsafe import Markup
 
 from vakaudit.artifacts import all_kinds
+from vakaudit.artifacts._base import V7_LAYOUTS, Discipline
 from vakaudit.report import charts
 from vakaudit.report.inputs import ReportInputs
 from vakaudit.report.sections._common import LEDGER_KIND
@@ -59,7 +60,7 @@ class Step:
     rows: int
     size_bytes: int
     barriers: float
-    marks: list[str]  # barrier | nobarrier | atomic | background
+    marks: list[str]  # barrier | nobarrier | grouped | relaxed | atomic | background
     at: str
     line_no: int | None
     preview: str | None
@@ -95,20 +96,64 @@ class OneTurn:
     include_content: bool
     measured_histogram: str
     measured_barriers: str
+    group_commit: bool = False  # a 7.0 home: the ledger syncs at commit points, not per entry
+    locked: bool = False  # a 7.0 home scanned without keys: no entry can be read, so no turn found
 
 
 def _marks(inputs: ReportInputs, artifact: str) -> tuple[float, list[str]]:
-    k = inputs.kinds.get(artifact)
-    if k is None:
+    c = inputs.card(artifact)
+    if c is None:
         return 0.0, ["nobarrier"]
-    b = float(k.card.barriers_per_write)
+    b = float(c.barriers_per_write)
     marks = ["barrier" if b else "nobarrier"]
-    d = k.card.discipline.lower()
+    d = c.discipline.lower()
     if d.startswith(("tmp", "whole-file", "rewrite")) and "rename" in d:
         marks.append("atomic")
-    if str(k.card.group) == "derived":
+    if str(c.group) == "derived":
         marks.append("background")
     return b, marks
+
+
+def _first_referenced(inputs: ReportInputs, rel: str) -> dict[str, list[tuple[int, int]]]:
+    """The tenant store's objects first referenced by an entry of segment ``rel`` (in scan order:
+    the entry whose append put the object), per ``entry:<segment>#<frame>`` reference: each one's
+    stored bytes and number of grants (scopes)."""
+    if not inputs.has_table("objects"):
+        return {}
+    out: dict[str, list[tuple[int, int]]] = {}
+    for ref, size, scopes in inputs.con.execute(
+        "SELECT referenced_by[1], stored_bytes, coalesce(len(scopes), 0) FROM objects "
+        "WHERE starts_with(referenced_by[1], ?)",
+        [f"entry:{rel}#"],
+    ).fetchall():
+        out.setdefault(ref, []).append((int(size or 0), int(scopes)))
+    return out
+
+
+def _store_steps(inputs: ReportInputs, rel: str, line_no: int, objects: list[tuple[int, int]] | None, *,
+                 admits: bool, at: str) -> list[Step]:
+    """The tenant store's writes that go with one 7.0 ledger entry: the objects it references put
+    (with a grant per scope) before it is appended, and the ``req/`` ref an admission creates after."""
+    steps = []
+    if objects:
+        ob, om = _marks(inputs, "objects")
+        steps.append(Step("objects", f"object put · referenced by frame {int(line_no) - 1}",
+                          "ObjectStore::put", len(objects), sum(o[0] for o in objects), ob * len(objects), om,
+                          at, None, None))
+        grants = sum(o[1] for o in objects)
+        if grants:
+            gb, gm = _marks(inputs, "object_grants")
+            steps.append(Step("object_grants", "grant per scope", "ObjectStore::grant", grants, 0,
+                              gb * grants, gm, at, None, None))
+    if admits:
+        rb, rm = _marks(inputs, "refs")
+        steps.append(Step("refs", "req/ ref · request admitted", "RefStore::cas", 1, 0, rb, rm, at, None, None))
+    return steps
+
+
+def _locked(inputs: ReportInputs) -> bool:
+    """Whether the home's ledger frames were scanned without the keys that open them."""
+    return bool(inputs.query("SELECT count(*) AS n FROM entries WHERE segment IS NOT NULL AND plain_bytes IS NULL")[0]["n"])
 
 
 def _pick_turn(inputs: ReportInputs) -> dict[str, Any] | None:
@@ -137,14 +182,17 @@ def build(inputs: ReportInputs) -> OneTurn:
     for r in hist_rows:
         hist_data.append({"x": r["entry_count"], "y": r["with_tool_calls"], "s": "with tool calls"})
         hist_data.append({"x": r["entry_count"], "y": r["without_tool_calls"], "s": "without tool calls"})
+    group_commit = inputs.layout in V7_LAYOUTS
     histogram = (
         charts.vbar(
             hist_data,
             x="x",
             y="y",
             stack="s",
-            title="Turns by ledger entries (= ledger barriers) per turn",
-            x_title="ledger entries (one sync_data each) in the turn",
+            title="Turns by ledger entries per turn" if group_commit
+            else "Turns by ledger entries (= ledger barriers) per turn",
+            x_title="ledger entries in the turn (synced at commit points only)" if group_commit
+            else "ledger entries (one sync_data each) in the turn",
             y_title="turns",
         )
         if hist_rows
@@ -163,6 +211,8 @@ def build(inputs: ReportInputs) -> OneTurn:
         include_content=inputs.include_content,
         measured_histogram=inputs.measured("per_turn_histogram"),
         measured_barriers=inputs.measured("barriers_per_turn"),
+        group_commit=group_commit,
+        locked=group_commit and _locked(inputs),
     )
     pick = _pick_turn(inputs)
     if pick is None:
@@ -182,10 +232,11 @@ def build(inputs: ReportInputs) -> OneTurn:
             **common,
         )
     rel, turn_no = pick["rel_path"], int(pick["turn_no"])
+    # a 7.0 turn's frames may span segments: in chain order (segment, then frame)
     entries = inputs.con.execute(
         "SELECT line_no, offset_bytes, size_bytes, kind, role, activity_kind, ts_at, session_id, "
-        "coalesce(tool_use_count, 0), coalesce(tool_result_count, 0) "
-        "FROM ledger_entry WHERE rel_path = ? AND turn_no = ? ORDER BY line_no",
+        "coalesce(tool_use_count, 0), coalesce(tool_result_count, 0), commit_point, e.rel_path "
+        "FROM ledger_entry e WHERE e.rel_path = ? AND turn_no = ? ORDER BY segment NULLS FIRST, line_no",
         [rel, turn_no],
     ).fetchall()
     session_id = entries[0][7] if entries else None
@@ -198,9 +249,10 @@ def build(inputs: ReportInputs) -> OneTurn:
     session_entries = inputs.con.execute(
         "SELECT count(*) FROM ledger_entry WHERE rel_path = ?", [rel]
     ).fetchone()[0]
-    items: list[tuple[Any, int, int, Step]] = []
+    items: list[tuple[Any, int, float, Step]] = []
     lb, lmarks = _marks(inputs, LEDGER_KIND)
-    for seq, (line_no, offset, sz, kind, role, act, ts, _sid, tu, tr) in enumerate(entries):
+    objects = _first_referenced(inputs, rel) if group_commit else {}
+    for seq, (line_no, offset, sz, kind, role, act, ts, _sid, tu, tr, commit, _rel) in enumerate(entries):
         label = kind or "(unparsed line)"
         if role:
             label += f" · {role}"
@@ -221,13 +273,18 @@ def build(inputs: ReportInputs) -> OneTurn:
             writer=LEDGER_WRITERS.get(kind or "", "SessionLog::append"),
             rows=1,
             size_bytes=int(sz),
-            barriers=lb,
-            marks=lmarks,
+            # 7.0 group commit: a commit point syncs every frame appended since the last one
+            barriers=(1.0 if commit else 0.0) if group_commit else lb,
+            marks=(["barrier"] if commit else ["nobarrier", "grouped"]) if group_commit else lmarks,
             at=ts.strftime("%H:%M:%S.%f")[:-3] if ts is not None else "",
             line_no=int(line_no),
             preview=prev,
         )
         items.append((ts, 0, seq, step))
+        if group_commit:
+            for extra in _store_steps(inputs, _rel, line_no, objects.get(f"entry:{_rel}#{int(line_no) - 1}"),
+                                      admits=bool(commit) and kind == "activity", at=step.at):
+                items.append((ts, 0, seq - 0.5 if extra.artifact != "refs" else seq + 0.5, extra))
     if start is not None and end is not None:
         for order, (table, col) in enumerate(SIDE_TIME_COLUMNS):
             if not inputs.has_table(table):
@@ -241,11 +298,15 @@ def build(inputs: ReportInputs) -> OneTurn:
                 where += " AND (session_id = ? OR session_id IS NULL)"
                 params.append(session_id)
             extra = ", kind" if "kind" in cols else ", NULL"
+            card = inputs.card(table)
+            # a 7.0 record chain appends some rows relaxed (no sync of their own: its card's relaxed_rows)
+            relaxed = card.relaxed_rows if card is not None and card.style is Discipline.RECORD_CHAIN else None
+            extra += f", coalesce(({relaxed}), false)" if relaxed else ", false"
             rows = inputs.con.execute(
                 f'SELECT "{col}", size_bytes{extra} FROM "{table}" WHERE {where} ORDER BY "{col}", line_no',
                 params,
             ).fetchall()
-            writer = inputs.kinds[table].card.writer.split(" — ")[0] if table in inputs.kinds else table
+            writer = card.writer.split(" — ")[0] if card is not None else table
             b, marks = _marks(inputs, table)
             # consecutive rows of one artifact collapse into one step (a stream of sandbox events)
             run: list[Any] = []
@@ -256,14 +317,15 @@ def build(inputs: ReportInputs) -> OneTurn:
                 if run:
                     kinds = sorted({str(r[2]) for r in run if r[2]})
                     label = table + (f" · {', '.join(kinds[:4])}" if kinds else "")
+                    synced = sum(1 for r in run if not r[3])
                     step = Step(
                         artifact=table,
                         label=label,
                         writer=writer,
                         rows=len(run),
                         size_bytes=sum(int(r[1] or 0) for r in run),
-                        barriers=b * len(run),
-                        marks=marks,
+                        barriers=b * synced,
+                        marks=marks if synced else ["nobarrier", "relaxed", *marks[1:]],
                         at=run[0][0].strftime("%H:%M:%S.%f")[:-3],
                         line_no=None,
                         preview=None,
@@ -284,6 +346,6 @@ def build(inputs: ReportInputs) -> OneTurn:
         ledger_bytes=sum(s.size_bytes for s in steps if s.artifact == LEDGER_KIND),
         side_bytes=sum(s.size_bytes for s in steps if s.artifact != LEDGER_KIND),
         barriers=sum(s.barriers for s in steps),
-        ledger_barriers=sum(1 for s in steps if s.artifact == LEDGER_KIND),
+        ledger_barriers=int(sum(s.barriers for s in steps if s.artifact == LEDGER_KIND)),
         **common,
     )

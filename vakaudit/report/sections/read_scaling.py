@@ -64,9 +64,9 @@ def build(inputs: ReportInputs) -> ReadScaling:
             DeclaredRead(
                 artifact=name,
                 title=k.title,
-                read=k.card.read,
-                read_class=k.card.read_class,
-                bound=k.card.bound,
+                read=inputs.card(name).read,
+                read_class=inputs.card(name).read_class,
+                bound=inputs.card(name).bound,
                 size_bytes=int(d["size_bytes"] or 0),
                 rows=int(d["writes"] or 0),
             )

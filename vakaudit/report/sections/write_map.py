@@ -84,7 +84,7 @@ def build(inputs: ReportInputs) -> WriteMap:
             bpt, wpt = None, None
         else:
             bpt, wpt = g.get("bytes_per_turn"), g.get("rows_per_turn")
-        c = k.card
+        c = inputs.card(name)
         cards.append(
             Card(
                 kind=name,

@@ -1,0 +1,88 @@
+""""One turn, every write" on a 7.0 home: the ledger's barriers follow group commit, and the tenant
+store's writes (objects, grants, admission refs) are in the sequence.
+
+The expectation is read from the home itself: the turn's frames decrypted through the storage reader,
+and the commit-point rules of baseline7.md §8.3 written out here by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vakaudit.report import build_report
+from vakaudit.scan.frames7 import tenant_keys
+from vakaudit.scan.store7 import chain_key
+from vakaudit.storage import KeyRing, read_segments
+
+
+def _syncs_after(entry: dict) -> bool:
+    kind = entry.get("kind")
+    if kind in ("header", "turn_card", "call_effect"):
+        return True
+    if kind == "message":
+        return entry["message"].get("role") == "user" and not (entry.get("meta") or {}).get("control")
+    return kind == "activity" and "request_id" in (entry.get("data") or {})
+
+
+@pytest.fixture(scope="module")
+def v7(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("v7turn")
+    home, keys = root / "home", root / "keys.json"
+    subprocess.run([sys.executable, "-m", "vakaudit", "synth", str(home), "--layout", "v7", "--keys-out", str(keys),
+                    "--turns", "40", "--sessions", "2", "--no-fsync", "-q"], check=True, capture_output=True)
+    return home, keys
+
+
+def _section(doc: dict) -> dict:
+    return next(s["context"] for s in doc["sections"] if s["name"] == "one_turn")
+
+
+def test_ledger_barriers_follow_group_commit(v7: tuple[Path, Path], tmp_path: Path, clock) -> None:
+    home, keys = v7
+    ring = KeyRing.from_file(keys)
+    doc = json.loads(build_report(home, format="json", clock=clock, scan_out=tmp_path / "s", keys=ring))
+    ctx = _section(doc)
+    assert ctx["found"] and ctx["group_commit"] and not ctx["locked"]
+    seg = home / ctx["rel_path"]
+    rel_dir = ctx["rel_path"].rsplit("/", 1)[0]
+    key = chain_key(seg.parent, rel_dir, tenant_keys(home, ring))
+    read = read_segments(seg.parent, key)
+    number = int(re.search(r"seg-(\d+)", seg.name).group(1))
+    frames = next(s.chain.frames for s in read.segments if s.number == number)
+    entries = {f.index + 1: json.loads(f.entry) for f in frames}
+    ledger = [s for s in ctx["steps"] if s["artifact"] == "session_ledger"]
+    assert len(ledger) == ctx["entry_count"]
+    for s in ledger:
+        want = _syncs_after(entries[s["line_no"]])
+        assert s["barriers"] == (1.0 if want else 0.0), (s["line_no"], entries[s["line_no"]]["kind"])
+        assert ("grouped" in s["marks"]) is not want
+    assert ctx["ledger_barriers"] == sum(_syncs_after(entries[s["line_no"]]) for s in ledger)
+    # every admission is followed by its req/ ref; every object step stands before the frame that
+    # references it, sized as the object file on disk
+    steps = ctx["steps"]
+    cas = {p.name: p.stat().st_size for p in home.glob("tenants/*/store/cas/objects/*/*")}
+    assert any(s["artifact"] == "objects" for s in steps)  # the median turn has a tool call: its evidence body
+    for i, s in enumerate(steps):
+        if s["artifact"] == "session_ledger" and entries[s["line_no"]].get("kind") == "activity" and s["barriers"]:
+            assert steps[i + 1]["artifact"] == "refs"
+        if s["artifact"] == "objects":
+            nxt = next(t for t in steps[i + 1:] if t["artifact"] == "session_ledger")
+            text = json.dumps(entries[nxt["line_no"]])
+            ids = [oid for oid in cas if oid in text]
+            assert ids and (s["rows"], s["size_bytes"]) == (len(ids), sum(cas[o] for o in ids))
+    assert ctx["barriers"] == sum(s["barriers"] for s in steps)
+
+
+def test_a_locked_home_says_the_turn_needs_keys(v7: tuple[Path, Path], tmp_path: Path, clock) -> None:
+    home, _keys = v7
+    doc = json.loads(build_report(home, format="json", clock=clock, scan_out=tmp_path / "s"))
+    ctx = _section(doc)
+    assert not ctx["found"] and ctx["locked"]
+    md = build_report(tmp_path / "s", format="md", clock=clock)
+    assert "no turn can be read" in md
