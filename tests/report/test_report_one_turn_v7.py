@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
-
-import pytest
 
 from vakaudit.report import build_report
 from vakaudit.scan.frames7 import tenant_keys
@@ -30,21 +26,12 @@ def _syncs_after(entry: dict) -> bool:
     return kind == "activity" and "request_id" in (entry.get("data") or {})
 
 
-@pytest.fixture(scope="module")
-def v7(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("v7turn")
-    home, keys = root / "home", root / "keys.json"
-    subprocess.run([sys.executable, "-m", "vakaudit", "synth", str(home), "--layout", "v7", "--keys-out", str(keys),
-                    "--turns", "40", "--sessions", "2", "--no-fsync", "-q"], check=True, capture_output=True)
-    return home, keys
-
-
 def _section(doc: dict) -> dict:
     return next(s["context"] for s in doc["sections"] if s["name"] == "one_turn")
 
 
-def test_ledger_barriers_follow_group_commit(v7: tuple[Path, Path], tmp_path: Path, clock) -> None:
-    home, keys = v7
+def test_ledger_barriers_follow_group_commit(synth_v7: tuple[Path, Path], tmp_path: Path, clock) -> None:
+    home, keys = synth_v7
     ring = KeyRing.from_file(keys)
     doc = json.loads(build_report(home, format="json", clock=clock, scan_out=tmp_path / "s", keys=ring))
     ctx = _section(doc)
@@ -79,8 +66,8 @@ def test_ledger_barriers_follow_group_commit(v7: tuple[Path, Path], tmp_path: Pa
     assert ctx["barriers"] == sum(s["barriers"] for s in steps)
 
 
-def test_a_locked_home_says_the_turn_needs_keys(v7: tuple[Path, Path], tmp_path: Path, clock) -> None:
-    home, _keys = v7
+def test_a_locked_home_says_the_turn_needs_keys(synth_v7: tuple[Path, Path], tmp_path: Path, clock) -> None:
+    home, _keys = synth_v7
     doc = json.loads(build_report(home, format="json", clock=clock, scan_out=tmp_path / "s"))
     ctx = _section(doc)
     assert not ctx["found"] and ctx["locked"]

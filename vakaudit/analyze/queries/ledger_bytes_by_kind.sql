@@ -1,5 +1,5 @@
 -- title: Ledger bytes by entry kind
--- measured: line sizes (bytes including the LF) of every parsed ledger entry, grouped by envelope kind; share of all entry bytes; quantiles are DuckDB quantile_cont over line sizes
+-- measured: line sizes (bytes including the LF) of every parsed ledger entry, grouped by envelope kind; share of all entry bytes; quantiles are DuckDB quantile_cont over line sizes; on a 7.0 home the size is each frame's stored bytes (length, compressed and sealed entry, link hash) and a sealed frame scanned without --keys has no kind
 -- order: 20
 WITH t AS (SELECT sum(size_bytes) AS total FROM ledger_entry)
 SELECT

@@ -45,6 +45,7 @@ class KindFields:
     share: float
     fields: list[FieldRow]
     chart: Markup | None
+    plain_bytes: int | None = None  # a 7.0 home: the kind's plaintext bytes (what its fields add up to)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +108,12 @@ def build(inputs: ReportInputs) -> LedgerBytes:
     for r in inputs.rows("ledger_bytes_by_field"):
         fields.setdefault(str(r["kind"]), []).append(r)
     top = []
+    plain = {
+        str(r["kind"]): int(r["b"])
+        for r in inputs.query(
+            "SELECT kind, sum(plain_bytes) AS b FROM ledger_entry WHERE plain_bytes IS NOT NULL GROUP BY kind"
+        )
+    }
     for k in kinds[:TOP_KINDS]:
         frows = sorted(fields.get(k.kind, []), key=lambda r: (-int(r["size_bytes"]), str(r["field"])))
         shown = [
@@ -145,7 +152,7 @@ def build(inputs: ReportInputs) -> LedgerBytes:
             if shown
             else None
         )
-        top.append(KindFields(k.kind, k.size_bytes, k.share, shown, fchart))
+        top.append(KindFields(k.kind, k.size_bytes, k.share, shown, fchart, plain.get(k.kind)))
     messages = [
         MessageRow(
             role=str(r["role"]),

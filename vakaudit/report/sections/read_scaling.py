@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from vakaudit.artifacts._base import V7_LAYOUTS
 from vakaudit.report import charts
 from vakaudit.report.inputs import ReportInputs
 from vakaudit.report.sections._common import by_key
@@ -51,6 +52,20 @@ class ReadScaling:
     session_chart: Markup | None
     method: str | None
     has_readscale: bool
+    # a 7.0 home: the reads 7.0 does on the turn path instead of the JSONL-era ones, classified on
+    # the home when it is readable here (vakaudit.analyze.readscale.v7_read_classes)
+    v7_reads: list[V7Read] | None = None
+    v7_measured_on_home: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class V7Read:
+    vak_function: str
+    replaces: str  # the JSONL-era read it replaces (its vak function)
+    read_class: str  # flat | session | home, or "not measured"
+    basis: str  # measured | estimated | not measured
+    evidence: str
+    section: str
 
 
 def build(inputs: ReportInputs) -> ReadScaling:
@@ -73,6 +88,9 @@ def build(inputs: ReportInputs) -> ReadScaling:
         )
     declared.sort(key=lambda r: (CLASS_ORDER.get(r.read_class, 3), -r.size_bytes, r.artifact))
     counts = {c: sum(1 for r in declared if r.read_class == c) for c in ("flat", "session", "home")}
+    if inputs.layout in V7_LAYOUTS:
+        reads, on_home = _v7_reads(inputs)
+        return ReadScaling(declared, counts, [], [], None, None, None, None, False, reads, on_home)
     rs = inputs.readscale
     if rs is None:
         from vakaudit.analyze.readscale import READS
@@ -137,3 +155,24 @@ def build(inputs: ReportInputs) -> ReadScaling:
         method=rs.method,
         has_readscale=True,
     )
+
+
+def _v7_reads(inputs: ReportInputs) -> tuple[list[V7Read], bool]:
+    """The 7.0 turn-path reads: classified on the home (query plans of private copies of its
+    catalog.db and refs.db, a fit of the segment walk over its conversations) when the home is
+    readable here, else listed with the section of baseline7.md they come from."""
+    from pathlib import Path
+
+    from vakaudit.analyze.readscale import READS, V7_READS, v7_read_classes
+
+    jsonl = {r.name: r.vak_function for r in READS}
+    home = inputs.manifest.get("home")
+    if home and Path(home).is_dir() and (Path(home) / "tenants").is_dir():
+        return [
+            V7Read(r.vak_function, jsonl.get(r.replaces, r.replaces), r.read_class, r.basis, r.evidence, r.section)
+            for r in inputs.memo("v7_read_classes", lambda: v7_read_classes(home))
+        ], True
+    return [
+        V7Read(r.vak_function, jsonl.get(r.replaces, r.replaces), "not measured", "not measured", r.section, r.section)
+        for r in V7_READS
+    ], False
