@@ -170,15 +170,21 @@ def load_inputs(
         kwargs["turns"] = turns
     # The report's own scan connection and the chart engine start while analyze runs (DuckDB and
     # vl-convert work outside the GIL), which takes a few seconds off a report.
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    manifest = read_manifest(scan)
+    cache: dict[str, Any] = {}
+    with ThreadPoolExecutor(max_workers=3) as pool:
         con_future = pool.submit(open_scan, scan)
         warm = pool.submit(warm_up)
+        # a 7.0 home readable here: its turn-path reads are classified on it ("How reads scale"),
+        # mostly outside the GIL (SQLite plans, the segment walk's hashing), while analyze runs
+        reads7 = pool.submit(_v7_reads, manifest)
         try:
             analysis = analyze(scan, **kwargs)
         finally:
             con = con_future.result()
             warm.result()
-    manifest = read_manifest(scan)
+            if (found := reads7.result()) is not None:
+                cache["v7_read_classes"] = found
     kinds = all_kinds()
     kinds = dict(kinds) if isinstance(kinds, dict) else {k.name: k for k in kinds}
     stored = None
@@ -213,7 +219,28 @@ def load_inputs(
         generated_at=now.astimezone(UTC),
         home=home,
         link_base=link_base,
+        cache=cache,
     )
+
+
+def v7_home(manifest: dict[str, Any]) -> Path | None:
+    """The scanned home when it is a 7.0 home readable here (None otherwise)."""
+    from vakaudit.artifacts._base import V7_LAYOUTS
+
+    home = manifest.get("home")
+    if manifest.get("layout") not in V7_LAYOUTS or not home:
+        return None
+    p = Path(home)
+    return p if (p / "tenants").is_dir() else None
+
+
+def _v7_reads(manifest: dict[str, Any]) -> list[Any] | None:
+    home = v7_home(manifest)
+    if home is None:
+        return None
+    from vakaudit.analyze.readscale import v7_read_classes
+
+    return v7_read_classes(home)
 
 
 def _findings_view(con: Any, manifest: dict[str, Any], *, verify: bool, progress: Any) -> None:

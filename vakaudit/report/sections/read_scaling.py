@@ -161,13 +161,12 @@ def _v7_reads(inputs: ReportInputs) -> tuple[list[V7Read], bool]:
     """The 7.0 turn-path reads: classified on the home (query plans of private copies of its
     catalog.db and refs.db, a fit of the segment walk over its conversations) when the home is
     readable here, else listed with the section of baseline7.md they come from."""
-    from pathlib import Path
-
     from vakaudit.analyze.readscale import READS, V7_READS, v7_read_classes
+    from vakaudit.report.inputs import v7_home
 
     jsonl = {r.name: r.vak_function for r in READS}
-    home = inputs.manifest.get("home")
-    if home and Path(home).is_dir() and (Path(home) / "tenants").is_dir():
+    home = v7_home(inputs.manifest)
+    if home is not None:
         return [
             V7Read(r.vak_function, jsonl.get(r.replaces, r.replaces), r.read_class, r.basis, r.evidence, r.section)
             for r in inputs.memo("v7_read_classes", lambda: v7_read_classes(home))
