@@ -68,10 +68,16 @@ class _SegmentContext(ReadContext):
 
 @dataclass(slots=True)
 class ChainTables:
-    """Rows per table name (kind tables and ``chain_records``) and the segment findings."""
+    """Rows per table name (kind tables and ``chain_records``), the segment findings and, per
+    segment file, ``(scan_state, bytes_read, manifest state)`` (what the next scan may trust)."""
 
     tables: dict[str, pa.Table]
     findings: list[Finding] = field(default_factory=list)
+    segments: dict[str, tuple[str, int, dict]] = field(default_factory=dict)
+
+
+#: the key of a record chain segment's facts in the manifest's per-file ``state``
+STATE_KEY = "chains7"
 
 
 def chain_dirs(files: list, skip_kind: str) -> dict[str, object]:
@@ -86,33 +92,124 @@ def chain_dirs(files: list, skip_kind: str) -> dict[str, object]:
     return dict(sorted(out.items()))
 
 
-def read_chain_tables(root: Path, files: list, keys: KeyRing | None = None) -> ChainTables:
-    """The rows of every record chain of the 7.0 home ``root`` (the session ledgers excepted)."""
-    from vakaudit.scan.frames7 import LEDGER_SEGMENT_KIND, tenant_keys
+def read_chain_tables(root: Path, files: list, keys: KeyRing | None = None, *,
+                      prev_files: dict | None = None, prev_dir: Path | None = None) -> ChainTables:
+    """The rows of every record chain of the 7.0 home ``root`` (the session ledgers excepted).
+
+    With the previous scan's manifest ``prev_files`` and its output folder ``prev_dir``, a rescan
+    trusts what 7.0 guarantees (baseline7.md §3.6), as the ledgers' frames do: a sealed segment
+    whose size, mtime and ``seals.log`` entry are as recorded is not opened and keeps its rows, an
+    open ``.log`` that only grew is read from its last verified frame. A chain row depends on its
+    frame alone, so unlike a ledger's it is kept whether or not the frame was readable, as long as
+    this scan opens the chain the way the last one did (with or without its key)."""
+    from vakaudit.scan.frames7 import LEDGER_SEGMENT_KIND, segment_states, tenant_keys, trusted_segments
     from vakaudit.scan.store7 import chain_key
 
     tenants = tenant_keys(root, keys)
+    prev = _PreviousRows(prev_dir) if prev_files and prev_dir is not None else None
+    by_dir: dict[str, list] = {}
+    for hf in files:
+        if "/" in hf.rel_path:
+            by_dir.setdefault(hf.rel_path.rsplit("/", 1)[0], []).append(hf)
+    out = ChainTables({})
     parts: dict[str, list[pa.Table]] = {}
-    generic: list[dict] = []
-    findings: list[Finding] = []
     for rel_dir, hf in chain_dirs(files, LEDGER_SEGMENT_KIND).items():
-        kind = hf.kind
-        walk = iter_segments(root / rel_dir, chain_key(root / rel_dir, rel_dir, tenants), rel_dir=rel_dir)
-        for segment, frames_walk in walk:
-            frames = list(frames_walk)
-            rel = f"{rel_dir}/{segment.rel_path.rsplit('/', 1)[-1]}"
+        key = chain_key(root / rel_dir, rel_dir, tenants)
+        resume: dict = {}
+        kept: dict = {}
+        if prev is not None:
+            resume, kept, _readable, _grew = trusted_segments(
+                root, by_dir.get(rel_dir, []), prev_files, out.findings, state_key=STATE_KEY,
+                unlocked=key is not None, rows_for=prev.rows)
+        rows = _dir_rows(root, rel_dir, hf, key, resume, kept)
+        if rows is None:  # a grown segment's new frames take another table than its kept rows
+            resume, kept = {}, {}
+            rows = _dir_rows(root, rel_dir, hf, key, resume, kept)
+        walk, tables, readable, firsts, where = rows
+        for name, t in tables:
+            parts.setdefault(name, []).append(t)
+        out.findings += walk.findings
+        for rel, (state, nbytes, facts) in segment_states(root, walk, resume, kept, readable, firsts,
+                                                          unlocked=key is not None).items():
+            facts["table"] = where.get(rel)
+            out.segments[rel] = (state, nbytes, facts)
+    out.tables = {name: pa.concat_tables(ts) for name, ts in parts.items()}
+    if "chain_records" in out.tables:
+        out.tables["chain_records"] = out.tables["chain_records"].cast(CHAIN_RECORDS_SCHEMA)
+    return out
+
+
+def _dir_rows(root: Path, rel_dir: str, hf, key: bytes | None, resume: dict, kept: dict):  # noqa: ANN001, ANN202
+    """Walk one chain directory: (walk, [(table, rows)], readable frames and first frame per
+    segment, the table each segment's rows are in); None when a resumed segment's new frames
+    would go to another table than its kept rows."""
+    walk = iter_segments(root / rel_dir, key, rel_dir=rel_dir, resume=resume)
+    kind = hf.kind
+    tables: list[tuple[str, pa.Table]] = []
+    readable: dict[str, int] = {}
+    firsts: dict[str, object] = {}
+    where: dict[str, str] = {}
+    for segment, frames_walk in walk:
+        frames = list(frames_walk)
+        rel = f"{rel_dir}/{segment.rel_path.rsplit('/', 1)[-1]}"
+        for f in frames:
+            if f.index == 0:
+                firsts[rel] = f
+            if f.entry is not None:
+                readable[rel] = readable.get(rel, 0) + 1
+        old = kept.get(rel) if rel in walk.resumed else None
+        name, t = None, None
+        if frames:
             t = _kind_rows(root, rel, hf.home_scope, kind, frames)
-            if t is not None:
-                parts.setdefault(kind.name, []).append(t)
-                continue
-            generic += [{"kind": kind.name, "rel_path": rel, "segment": segment.number, "frame_index": f.index,
-                         "offset_bytes": f.offset, "stored_bytes": f.size_bytes, "plain_bytes": f.plain_bytes,
-                         "sealed": f.sealed} for f in frames]
-        findings += walk.findings
-    tables = {name: pa.concat_tables(ts) for name, ts in parts.items()}
-    if generic:
-        tables["chain_records"] = pa.Table.from_pylist(generic, schema=CHAIN_RECORDS_SCHEMA)
-    return ChainTables(tables, findings)
+            name = kind.name if t is not None else "chain_records"
+            if t is None:
+                t = _generic_rows(kind.name, rel, segment.number, frames)
+        if old is not None:
+            old_name = old[1].get("table")
+            if name is not None and name != old_name:
+                return None
+            name = old_name
+            schema = kind.schema if old_name == kind.name else CHAIN_RECORDS_SCHEMA
+            before = old[0].select(schema.names).cast(schema)
+            t = before if t is None else pa.concat_tables([before, t.cast(schema)])
+        if t is not None and name is not None:
+            tables.append((name, t))
+            where[rel] = name
+    return walk, tables, readable, firsts, where
+
+
+def _generic_rows(kind: str, rel: str, number: int, frames: list) -> pa.Table:
+    return pa.Table.from_pylist(
+        [{"kind": kind, "rel_path": rel, "segment": number, "frame_index": f.index, "offset_bytes": f.offset,
+          "stored_bytes": f.size_bytes, "plain_bytes": f.plain_bytes, "sealed": f.sealed} for f in frames],
+        schema=CHAIN_RECORDS_SCHEMA)
+
+
+class _PreviousRows:
+    """The last scan's chain rows (its ``CHAINS_PART`` of each table), read once per table."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.tables: dict[str, pa.Table | None] = {}
+
+    def rows(self, rel: str, st: dict) -> pa.Table | None:
+        import pyarrow.compute as pc
+
+        name = st.get("table")
+        if not name:
+            return None
+        if name not in self.tables:
+            path = self.out / name / CHAINS_PART
+            self.tables[name] = None
+            if path.is_file():
+                import pyarrow.parquet as pq
+
+                try:
+                    self.tables[name] = pq.read_table(path)
+                except (OSError, pa.ArrowException):
+                    pass  # an unreadable part: nothing is kept, the segment is read again
+        t = self.tables[name]
+        return None if t is None else t.filter(pc.equal(t["rel_path"], rel))
 
 
 def _kind_rows(root: Path, rel: str, home_scope: str, kind, frames: list) -> pa.Table | None:  # noqa: ANN001 - an ArtifactKind

@@ -55,6 +55,7 @@ from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
 from vakaudit.names import raw_bytes, shown
 from vakaudit.outputs import check_output
 from vakaudit.scan.chains7 import CHAINS_PART, read_chain_tables
+from vakaudit.scan.chains7 import STATE_KEY as CHAIN_STATE_KEY
 from vakaudit.scan.derive import (
     DerivePlan,
     _derive_plan,
@@ -305,8 +306,10 @@ def scan_home(
             )
         _write_table(out_p, "entry_fields", t)
         counts["entry_fields"] = t.num_rows
-    else:
-        counts["entry_fields"] = prev_counts.get("entry_fields", 0)
+    else:  # the JSONL ledgers' part is kept as it is (a 7.0 home's frame part is counted below)
+        import pyarrow.parquet as pq
+
+        counts["entry_fields"] = pq.ParquetFile(fields_path).metadata.num_rows
 
     # a 7.0 home's tenant stores: read again on every scan (cheap next to the segment directories)
     for name in STORE_TABLES:
@@ -341,10 +344,14 @@ def scan_home(
         else:
             (out_p / "entry_fields" / FRAMES_PART).unlink(missing_ok=True)
         locked_frames += _locked(frames.table)
-    for name in tables:  # a 7.0 home's record chains, into their kind tables or chain_records
+    chains = None
+    if layout == "g3":  # a 7.0 home's record chains, into their kind tables or chain_records
+        # what the last scan verified and 7.0 keeps immutable is not read again (its rows are kept)
+        chains = read_chain_tables(home_p, files, keys, prev_files={} if full else prev_files, prev_dir=out_p)
+    for name in tables:
         (out_p / name / CHAINS_PART).unlink(missing_ok=True)
-    if layout == "g3":
-        chains = read_chain_tables(home_p, files, keys)
+    if chains is not None:
+        seg_states.update(chains.segments)
         scan_findings.extend(chains.findings)
         for name, table in chains.tables.items():
             if name == "chain_records":
@@ -417,7 +424,7 @@ def scan_home(
     }
     for rel, (_st, _n, facts) in seg_states.items():  # what the next scan may trust of a 7.0 segment
         if rel in new_files:
-            new_files[rel]["state"] = {"frames7": facts}
+            new_files[rel]["state"] = {CHAIN_STATE_KEY if "table" in facts else "frames7": facts}
 
     # turns and sessions
     ledgers = {rel: e for rel, e in new_files.items() if e["kind"] == LEDGER_KIND and e.get("parts")}

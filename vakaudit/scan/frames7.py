@@ -139,21 +139,44 @@ def _trusted(root: Path, dir_files: list, prev_files: dict, prev_rows: pa.Table,
              findings: list[Finding]) -> tuple[dict, dict]:
     """``(resume, kept rows)`` of one conversation directory's segment files: what the last scan
     verified and this one may trust (see :func:`read_frame_entries`)."""
+    resume, kept, readable, grew = trusted_segments(
+        root, dir_files, prev_files, findings, state_key="frames7", unlocked=False,
+        rows_for=lambda rel, _st: prev_rows.filter(_equal(prev_rows["rel_path"], rel)))
+    segs = [hf for hf in dir_files if _is_segment(hf.rel_path)]
+    if readable and (grew or len(resume) < len(segs)):
+        # plaintext rows depend on the entries before them (turns): read the directory whole
+        return {}, {}
+    return resume, kept
+
+
+def _is_segment(rel_path: str) -> bool:
+    return rel_path.rsplit("/", 1)[-1].startswith("seg-") and rel_path.endswith((".log", ".sealed"))
+
+
+def trusted_segments(root: Path, dir_files: list, prev_files: dict, findings: list[Finding], *,
+                     state_key: str, unlocked: bool, rows_for) -> tuple[dict, dict, bool, bool]:  # noqa: ANN001
+    """What the last scan verified of one chain directory's segment files and this one may trust
+    (baseline7.md §3.6: a sealed segment is immutable, an open ``.log`` only grows): per segment
+    rel_path its :class:`~vakaudit.storage.segments.Resume` and ``(rows, state)``, where ``rows``
+    are the last scan's rows of it (``rows_for(rel_path, state)``, None: none kept), plus whether
+    a trusted segment had readable entries and whether an open one grew.
+
+    A segment is trusted when the last scan read it clean with the same key state (``unlocked``),
+    a sealed one still has its size, mtime and ``seals.log`` entry, an open one is no shorter and
+    its anchors (first and last recorded frame hashes) are in place (else an
+    ``append_only_violation``), and the kept rows are one per recorded frame."""
     from vakaudit.storage.segments import Resume, read_seals
 
-    segs = [hf for hf in dir_files if hf.rel_path.rsplit("/", 1)[-1].startswith("seg-")
-            and hf.rel_path.endswith((".log", ".sealed"))]
-    if not segs:
-        return {}, {}
     seals = None
     resume: dict[str, Resume] = {}
     kept: dict[str, tuple[pa.Table, dict]] = {}
-    readable = False
-    grew = False  # an open segment holds bytes after its last recorded frame
-    for hf in segs:
+    readable = grew = False
+    for hf in dir_files:
+        if not _is_segment(hf.rel_path):
+            continue
         prev = prev_files.get(hf.rel_path, {})
-        st = prev.get("state", {}).get("frames7")
-        if not st or not st.get("clean") or st.get("unlocked"):
+        st = prev.get("state", {}).get(state_key)
+        if not st or not st.get("clean") or bool(st.get("unlocked")) != unlocked:
             continue
         sealed = hf.rel_path.endswith(".sealed")
         if sealed:
@@ -174,18 +197,15 @@ def _trusted(root: Path, dir_files: list, prev_files: dict, prev_rows: pa.Table,
                                         f"open segment changed since the last scan ({why}); read again from "
                                         "byte 0; 7.0 frames are append-only"))
                 continue
-        rows = prev_rows.filter(_equal(prev_rows["rel_path"], hf.rel_path))
-        if rows.num_rows != st["entries"]:
+        rows = rows_for(hf.rel_path, st)
+        if rows is None or rows.num_rows != st["entries"]:
             continue
         readable = readable or st.get("readable", 0) > 0
         grew = grew or (not sealed and (hf.size_bytes != st["valid_len"] or hf.mtime_ns != prev.get("mtime_ns")))
         resume[hf.rel_path] = Resume(bytes.fromhex(st["start"]), bytes.fromhex(st["head"]), st["valid_len"],
                                      st["entries"], st["encrypted"], sealed, st.get("compressed", False))
         kept[hf.rel_path] = (rows, st)
-    if readable and (grew or len(resume) < len(segs)):
-        # plaintext rows depend on the entries before them (turns): read the directory whole
-        return {}, {}
-    return resume, kept
+    return resume, kept, readable, grew
 
 
 def _equal(column: pa.ChunkedArray, value: str) -> pa.ChunkedArray:
@@ -260,6 +280,22 @@ def frame_entries(root: Path, rel_dir: str, key: bytes | None, *, resume: dict |
                     for oid in object_refs(f.entry):
                         referenced.setdefault(oid, []).append(f"entry:{rel}#{f.index}")
     t = _rows(rel_dir, meta, fields)
+    segs = segment_states(root, walk, resume, kept, readable, firsts, unlocked=key is not None)
+    pieces = []
+    for rel in order:
+        if rel in kept and rel in walk.resumed:
+            pieces.append(kept[rel][0].select(ENTRIES_SCHEMA.names).cast(ENTRIES_SCHEMA))
+        if t.num_rows:
+            pieces.append(t.filter(_equal(t["rel_path"], rel)))
+    table = pa.concat_tables(pieces) if pieces else ENTRIES_SCHEMA.empty_table()
+    return table, list(walk.findings), segs
+
+
+def segment_states(root: Path, walk, resume: dict, kept: dict, readable: dict[str, int],  # noqa: ANN001
+                   firsts: dict, *, unlocked: bool) -> dict[str, tuple[str, int, dict]]:
+    """Per segment file of a finished walk: its scan state (full, appended, unchanged), the bytes
+    read and the facts the next scan may trust (:func:`trusted_segments`). ``readable``: per
+    segment, the frames read with plaintext; ``firsts``: per segment, its frame 0 when read."""
     segs: dict[str, tuple[str, int, dict]] = {}
     dirty = {f.rel_path for f in walk.findings}
     for seg in walk.segments:
@@ -279,7 +315,7 @@ def frame_entries(root: Path, rel_dir: str, key: bytes | None, *, resume: dict |
             "entries": c.entries, "encrypted": c.encrypted_frames,
             "readable": readable.get(rel, 0) + before.get("readable", 0),
             "clean": rel not in dirty and c.torn_tail is None and c.broken_at is None,
-            "unlocked": key is not None,
+            "unlocked": unlocked,
             "compressed": res.compressed if res is not None and res.skip else _zstd_body(root / rel, seg.form),
         }
         first = firsts.get(rel)
@@ -289,14 +325,7 @@ def frame_entries(root: Path, rel_dir: str, key: bytes | None, *, resume: dict |
         elif before.get("first_end"):
             facts["first_hash"], facts["first_end"] = before["first_hash"], before["first_end"]
         segs[rel] = (state, nbytes, facts)
-    pieces = []
-    for rel in order:
-        if rel in kept and rel in walk.resumed:
-            pieces.append(kept[rel][0].select(ENTRIES_SCHEMA.names).cast(ENTRIES_SCHEMA))
-        if t.num_rows:
-            pieces.append(t.filter(_equal(t["rel_path"], rel)))
-    table = pa.concat_tables(pieces) if pieces else ENTRIES_SCHEMA.empty_table()
-    return table, list(walk.findings), segs
+    return segs
 
 
 def _zstd_body(path: Path, form: str) -> bool:

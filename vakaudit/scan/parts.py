@@ -22,12 +22,13 @@ from vakaudit.artifacts.session_ledger import (
 from vakaudit.findings import FINDINGS_SCHEMA, Finding
 from vakaudit.ledger.policy import regrade
 from vakaudit.names import shown
+from vakaudit.scan.chains7 import CHAINS_PART
 from vakaudit.scan.frames7 import FRAMES_PART
 from vakaudit.scan.tables import all_tables
 
 # side tables are small and varied: zstd alone compresses them smaller than dictionary pages, ~20 % faster
 SIDE_DICTIONARY = False
-MERGED_PARTS = frozenset({"all.parquet", "walk.parquet", "files.parquet", FRAMES_PART})  # rewritten by every scan
+MERGED_PARTS = frozenset({"all.parquet", "walk.parquet", "files.parquet", FRAMES_PART, CHAINS_PART})  # rewritten by every scan
 PARQUET_COMPRESSION = "zstd"
 # entries columns with few distinct values per file; ids, digests and numbers skip the dictionary
 # (it would fall back to plain encoding anyway, after costing time): ~20 % less Parquet CPU
