@@ -15,7 +15,9 @@ max of the runs:
   tenant store and keys), ``--json`` to /dev/null;
 - ``floor: AES-GCM + zstd``: open and decompress every frame of every ledger (cryptography's AESGCM
   and zstandard, one pass, the frame layout read inline), what any unlocked reader must do at least;
-- ``vakaudit verify --keys``: the whole command unlocked (every frame opened).
+- ``vakaudit verify --keys``: the whole command unlocked (every frame opened);
+- ``vakaudit scan --keys --full``: the whole unlocked scan, every table written (against the
+  AES-GCM + zstd floor), and a keyless rescan of the unchanged home into the same ``--out``.
 
     python bench/storage7.py            # build (once), measure, write bench/results/storage7.md
 """
@@ -195,7 +197,15 @@ def main() -> None:
             ("python -m vakaudit --help (start-up alone)", [py, "-m", "vakaudit", "--help"]),
             ("floor: AES-GCM + zstd of every frame", [py, __file__, "--child", "open", str(home), str(keys)]),
             ("vakaudit verify --keys", [py, "-m", "vakaudit", "verify", str(home), "--json", "--keys", str(keys)]),
+            ("vakaudit scan --keys --full (every frame opened, every table written)",
+             [py, "-m", "vakaudit", "scan", str(home), "--out", str(WORK / f"scan7_{name}"), "--keys", str(keys),
+              "--full", "-q"]),
+            ("vakaudit scan, keyless rescan of the unchanged home",
+             [py, "-m", "vakaudit", "scan", str(home), "--out", str(WORK / f"rescan7_{name}"), "-q"]),
         ]
+        # the rescan's previous scan
+        subprocess.run([py, "-m", "vakaudit", "scan", str(home), "--out", str(WORK / f"rescan7_{name}"), "--full",
+                        "-q"], check=True, capture_output=True)
         measured = {label: run(argv, RUNS, {"VAKAUDIT_NO_NATIVE": "1"} if "NO_NATIVE" in label else None)
                     for label, argv in cases}
         for label, m in measured.items():

@@ -42,6 +42,7 @@ class Lever:
     method: str
     contract: str
     applied: str | None = None  # a 7.0 home: how vak 7.0 applied the lever (its figures are then as-is)
+    applied_state: str = "applied"  # "applied", or "partly applied" when 7.0 leaves part of it undone
 
 
 @dataclass(frozen=True, slots=True)
@@ -495,7 +496,9 @@ def _build_v7(inputs: ReportInputs) -> Levers:
               [], "—", "—",
               "measured today; the projection applies 7.0's retention windows (not its quotas) to "
               + ", ".join(SIDECARS), "",
-              applied=_sidecar_bounds(inputs, [k for k in SIDECARS if k in disk])),
+              applied=_sidecar_bounds(inputs, [k for k in SIDECARS if k in disk]),
+              applied_state="partly applied" if _unbounded(inputs, [k for k in SIDECARS if k in disk])
+              else "applied"),
         Lever("in_memory_indexes", "Index the in-memory ledger for the two scans every request performs",
               "req/<session>/<sha256> ref · catalog entries",
               [Figure("admission refs in refs.db", admitted, "count"),
@@ -508,13 +511,22 @@ def _build_v7(inputs: ReportInputs) -> Levers:
                   scale_method="", v7=True)
 
 
+def _bound(inputs: ReportInputs, kind: str) -> str:
+    card = inputs.card(kind)
+    return card.bound if card is not None else "none"
+
+
+def _unbounded(inputs: ReportInputs, kinds: list[str]) -> list[str]:
+    """The kinds whose 7.0 card gives them no bound (``none``, ``not aged``)."""
+    return [k for k in kinds if _bound(inputs, k).startswith(("none", "not aged"))]
+
+
 def _sidecar_bounds(inputs: ReportInputs, kinds: list[str]) -> str:
     """How 7.0 bounds the append-only side chains present: their cards' bounds, and which stay unbounded."""
     bounded, unbounded = [], []
+    loose = set(_unbounded(inputs, kinds))
     for k in kinds:
-        card = inputs.card(k)
-        bound = card.bound if card is not None else "none"
-        (unbounded if bound.startswith(("none", "not aged")) else bounded).append(f"{k} ({bound})")
+        (unbounded if k in loose else bounded).append(f"{k} ({_bound(inputs, k)})")
     text = "7.0 bounds a chain by the retention class of its sealed segments (baseline7.md §9.1)"
     if bounded:
         text += "; here: " + ", ".join(bounded)
