@@ -84,6 +84,8 @@ from vakaudit.scan.walk import detect_layout, has_tenants_tree, iter_home_files,
 from vakaudit.scan.worker import _named, _run_task
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
     from vakaudit.storage import KeyRing
 
 __all__ = ["ScanProgress", "ScanStats", "default_out", "scan_home"]
@@ -99,6 +101,25 @@ class ScanProgress:
     files_total: int
     bytes_done: int
     bytes_total: int
+
+
+def _entry_references(out: Path) -> dict[str, list[str]]:
+    """The last scan's ``objects``: object id -> the ``entry:`` references of ledger entries naming it."""
+    path = out / "objects" / "all.parquet"
+    if not path.is_file():
+        return {}
+    import pyarrow.parquet as pq
+
+    try:
+        t = pq.read_table(path, columns=["object_id", "referenced_by"])
+    except (OSError, pa.ArrowException):
+        return {}
+    out_refs: dict[str, list[str]] = {}
+    for oid, refs in zip(t["object_id"].to_pylist(), t["referenced_by"].to_pylist(), strict=True):
+        entry = [r for r in refs or () if r.startswith("entry:")]
+        if oid and entry:
+            out_refs[oid] = entry
+    return out_refs
 
 
 def _locked(table: pa.Table) -> int:
@@ -281,6 +302,10 @@ def scan_home(
         table_name = "entries" if hf.kind.name == LEDGER_KIND else hf.kind.name
         own_part_rows[table_name] = own_part_rows.get(table_name, 0) + n
 
+    # the ledger entries each object was named by (a 7.0 home's last scan), kept with the entries
+    # an unlocked rescan keeps; read before the stale all.parquet files below go
+    prev_referenced = _entry_references(out_p) if layout == "g3" and not full else {}
+
     # per-kind tables: parts only (written by the workers); counts from the per-file rows
     tables = all_tables()
     counts: dict[str, int] = {}
@@ -326,7 +351,9 @@ def scan_home(
         scan_findings.extend(segment_changes(files, prev_files))
         # the ledgers' frames: what the last scan verified and 7.0 keeps immutable is not read again
         frames = read_frame_entries(home_p, files, keys, prev_files={} if full else prev_files,
-                                    prev_part=out_p / "entries" / FRAMES_PART)
+                                    prev_part=out_p / "entries" / FRAMES_PART,
+                                    prev_fields=out_p / "entry_fields" / FRAMES_PART,
+                                    prev_referenced=prev_referenced)
         scan_findings.extend(frames.findings)
         store.tables["objects"] = with_entry_references(store.tables["objects"], frames.referenced)
         for name, table in store.tables.items():

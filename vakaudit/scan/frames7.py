@@ -77,41 +77,63 @@ class FrameEntries:
 
 
 def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
-                       prev_files: dict | None = None, prev_part: Path | None = None) -> FrameEntries:
+                       prev_files: dict | None = None, prev_part: Path | None = None,
+                       prev_fields: Path | None = None,
+                       prev_referenced: dict[str, list[str]] | None = None) -> FrameEntries:
     """The ``entries`` rows of every conversation directory of the 7.0 home ``root``.
 
-    With the previous scan's manifest ``prev_files`` and its frame rows ``prev_part``, a keyless
-    rescan trusts what 7.0 guarantees (baseline7.md §3.6): a sealed segment whose size, mtime and
+    With the previous scan's manifest ``prev_files`` and its frame rows ``prev_part``, a rescan
+    trusts what 7.0 guarantees (baseline7.md §3.6): a sealed segment whose size, mtime and
     ``seals.log`` entry are as recorded is not opened, and an open ``.log`` that only grew is read
     from its last verified frame once its anchors (first and last recorded frame hashes) are
     still in place. A changed sealed segment, a ``.log`` that shrank or whose anchors moved is an
     ``append_only_violation`` (:func:`segment_changes`, :func:`anchor_changes`) and is read whole.
+    Readable entries' rows depend on the entries before them (turns), so a conversation whose
+    frames are readable keeps its rows only when none of its segments changed; its
+    ``entry_fields`` rows (from ``prev_fields``) and the objects its entries name
+    (``prev_referenced``: object id -> ``entry:`` references, the last scan's ``objects``) are then
+    kept too.
     """
     from vakaudit.scan.store7 import chain_key
 
     tenants = tenant_keys(root, keys)
     prev_files = prev_files or {}
-    prev_rows = None
-    if prev_files and prev_part is not None and prev_part.is_file() and keys is None:
+    prev_rows = prev_field_rows = None
+    if prev_files and prev_part is not None and prev_part.is_file():
         import pyarrow.parquet as pq
 
         prev_rows = pq.read_table(prev_part)
+        if keys is not None and prev_fields is not None and prev_fields.is_file():
+            prev_field_rows = pq.read_table(prev_fields)
+    refs_by_dir: dict[str, list[tuple[str, str]]] = {}
+    for oid, refs in (prev_referenced or {}).items():
+        for ref in refs:
+            if ref.startswith("entry:") and "/" in ref:
+                refs_by_dir.setdefault(ref[len("entry:"):].rsplit("#", 1)[0].rsplit("/", 1)[0], []).append((oid, ref))
     out = FrameEntries(ENTRIES_SCHEMA.empty_table())
     tables = []
     fields: dict[str, dict] = {}
+    kept_fields: list[pa.Table] = []
     by_dir: dict[str, list] = {}
     for hf in files:
         if "/" in hf.rel_path:
             by_dir.setdefault(hf.rel_path.rsplit("/", 1)[0], []).append(hf)
     for rel_dir in ledger_dirs(files):
         key = chain_key(root / rel_dir, rel_dir, tenants)
-        resume, kept = (_trusted(root, by_dir.get(rel_dir, []), prev_files, prev_rows, out.findings)
-                        if key is None and prev_rows is not None else ({}, {}))
+        resume, kept = {}, {}
+        if prev_rows is not None and key is None:
+            resume, kept = _trusted(root, by_dir.get(rel_dir, []), prev_files, prev_rows, out.findings)
+        elif prev_rows is not None and prev_field_rows is not None:
+            resume, kept = _trusted_unlocked(root, by_dir.get(rel_dir, []), prev_files, prev_rows, out.findings)
         acc: dict = {}
         t, f, segs = frame_entries(root, rel_dir, key, resume=resume, kept=kept, referenced=out.referenced,
                                    fields=acc)
-        # a directory with readable entries is always read whole (see _trusted), so its fields are
-        # counted afresh; a resumed one is sealed and locked and has none
+        if kept and key is not None:  # an unchanged unlocked conversation: what its entries gave
+            kept_fields.append(prev_field_rows.filter(_equal(prev_field_rows["rel_path"], rel_dir)))
+            for oid, ref in refs_by_dir.get(rel_dir, ()):
+                out.referenced.setdefault(oid, []).append(ref)
+        # a directory with readable entries is otherwise read whole (see _trusted), so its fields
+        # are counted afresh; a resumed locked one has none
         if acc:
             fields[rel_dir] = acc
         tables.append(t)
@@ -122,6 +144,9 @@ def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
     if tables:
         out.table = pa.concat_tables(tables)
     out.fields = _fields_table(fields)
+    if kept_fields:
+        out.fields = pa.concat_tables([*(k.select(ENTRY_FIELDS_SCHEMA.names).cast(ENTRY_FIELDS_SCHEMA)
+                                         for k in kept_fields), out.fields])
     return out
 
 
@@ -145,6 +170,20 @@ def _trusted(root: Path, dir_files: list, prev_files: dict, prev_rows: pa.Table,
     segs = [hf for hf in dir_files if _is_segment(hf.rel_path)]
     if readable and (grew or len(resume) < len(segs)):
         # plaintext rows depend on the entries before them (turns): read the directory whole
+        return {}, {}
+    return resume, kept
+
+
+def _trusted_unlocked(root: Path, dir_files: list, prev_files: dict, prev_rows: pa.Table,
+                      findings: list[Finding]) -> tuple[dict, dict]:
+    """``(resume, kept rows)`` of an unlocked conversation directory: every segment, when none
+    changed since the last unlocked scan (its rows, turns included, are then what a read would
+    give), else nothing."""
+    resume, kept, _readable, grew = trusted_segments(
+        root, dir_files, prev_files, findings, state_key="frames7", unlocked=True,
+        rows_for=lambda rel, _st: prev_rows.filter(_equal(prev_rows["rel_path"], rel)))
+    segs = [hf for hf in dir_files if _is_segment(hf.rel_path)]
+    if grew or len(resume) < len(segs):
         return {}, {}
     return resume, kept
 

@@ -11,6 +11,8 @@ for writing.
 
 from __future__ import annotations
 
+import os
+
 import re
 import struct
 from pathlib import Path
@@ -99,13 +101,17 @@ class Store:
         if not root.is_dir():
             return []
         out = []
-        for d in root.iterdir():
-            if not d.is_dir() or len(d.name) != 2:
-                continue
-            for f in d.iterdir():
-                oid = d.name + f.name
-                if f.is_file() and _ID.fullmatch(oid):
-                    out.append(oid)
+        # scandir: the entry types come with the listing (no stat per object; symlinks followed,
+        # as Path.is_file / is_dir do)
+        with os.scandir(root) as dirs:
+            for d in dirs:
+                if len(d.name) != 2 or not d.is_dir():
+                    continue
+                with os.scandir(d.path) as files:
+                    for f in files:
+                        oid = d.name + f.name
+                        if _ID.fullmatch(oid) and f.is_file():
+                            out.append(oid)
         return sorted(out)
 
     def granted_ids(self) -> list[str]:
@@ -128,9 +134,11 @@ class Store:
         if not is_object_id(object_id):
             return []
         d = self.dir / "cas" / "grants" / object_id
-        if not d.is_dir():
+        try:
+            with os.scandir(d) as it:  # the entry types come with the listing: no stat per grant
+                return sorted(s for p in it if (s := scope_from_file_name(p.name)) is not None and p.is_file())
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(s for p in d.iterdir() if p.is_file() and (s := scope_from_file_name(p.name)) is not None)
 
     # unlocked ------------------------------------------------------------------------------
     def object(self, object_id: str, scope: str) -> bytes:
