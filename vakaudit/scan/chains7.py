@@ -190,10 +190,10 @@ class _PreviousRows:
 
     def __init__(self, out: Path) -> None:
         self.out = out
-        self.tables: dict[str, pa.Table | None] = {}
+        self.tables: dict[str, object | None] = {}  # table name -> frames7.RowsByPath
 
     def rows(self, rel: str, st: dict) -> pa.Table | None:
-        import pyarrow.compute as pc
+        from vakaudit.scan.frames7 import RowsByPath
 
         name = st.get("table")
         if not name:
@@ -205,11 +205,11 @@ class _PreviousRows:
                 import pyarrow.parquet as pq
 
                 try:
-                    self.tables[name] = pq.read_table(path)
+                    self.tables[name] = RowsByPath(pq.read_table(path))
                 except (OSError, pa.ArrowException):
                     pass  # an unreadable part: nothing is kept, the segment is read again
         t = self.tables[name]
-        return None if t is None else t.filter(pc.equal(t["rel_path"], rel))
+        return None if t is None else t.rows(rel)
 
 
 def _kind_rows(root: Path, rel: str, home_scope: str, kind, frames: list) -> pa.Table | None:  # noqa: ANN001 - an ArtifactKind

@@ -102,7 +102,7 @@ def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
     if prev_files and prev_part is not None and prev_part.is_file():
         import pyarrow.parquet as pq
 
-        prev_rows = pq.read_table(prev_part)
+        prev_rows = RowsByPath(pq.read_table(prev_part))
         if keys is not None and prev_fields is not None and prev_fields.is_file():
             prev_field_rows = pq.read_table(prev_fields)
     refs_by_dir: dict[str, list[tuple[str, str]]] = {}
@@ -160,13 +160,13 @@ def _fields_table(fields: dict[str, dict]) -> pa.Table:
     return pa.table(cols, schema=ENTRY_FIELDS_SCHEMA)
 
 
-def _trusted(root: Path, dir_files: list, prev_files: dict, prev_rows: pa.Table,
+def _trusted(root: Path, dir_files: list, prev_files: dict, prev_rows: RowsByPath,
              findings: list[Finding]) -> tuple[dict, dict]:
     """``(resume, kept rows)`` of one conversation directory's segment files: what the last scan
     verified and this one may trust (see :func:`read_frame_entries`)."""
     resume, kept, readable, grew = trusted_segments(
         root, dir_files, prev_files, findings, state_key="frames7", unlocked=False,
-        rows_for=lambda rel, _st: prev_rows.filter(_equal(prev_rows["rel_path"], rel)))
+        rows_for=lambda rel, _st: prev_rows.rows(rel))
     segs = [hf for hf in dir_files if _is_segment(hf.rel_path)]
     if readable and (grew or len(resume) < len(segs)):
         # plaintext rows depend on the entries before them (turns): read the directory whole
@@ -174,18 +174,33 @@ def _trusted(root: Path, dir_files: list, prev_files: dict, prev_rows: pa.Table,
     return resume, kept
 
 
-def _trusted_unlocked(root: Path, dir_files: list, prev_files: dict, prev_rows: pa.Table,
+def _trusted_unlocked(root: Path, dir_files: list, prev_files: dict, prev_rows: RowsByPath,
                       findings: list[Finding]) -> tuple[dict, dict]:
     """``(resume, kept rows)`` of an unlocked conversation directory: every segment, when none
     changed since the last unlocked scan (its rows, turns included, are then what a read would
     give), else nothing."""
     resume, kept, _readable, grew = trusted_segments(
         root, dir_files, prev_files, findings, state_key="frames7", unlocked=True,
-        rows_for=lambda rel, _st: prev_rows.filter(_equal(prev_rows["rel_path"], rel)))
+        rows_for=lambda rel, _st: prev_rows.rows(rel))
     segs = [hf for hf in dir_files if _is_segment(hf.rel_path)]
     if grew or len(resume) < len(segs):
         return {}, {}
     return resume, kept
+
+
+class RowsByPath:
+    """A table's rows by their ``rel_path``, grouped in one pass (a rescan asks for every segment's)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        self._at: dict[str, list[int]] | None = None
+
+    def rows(self, rel: str) -> pa.Table:
+        if self._at is None:
+            self._at = {}
+            for i, path in enumerate(self.table["rel_path"].to_pylist()):
+                self._at.setdefault(path, []).append(i)
+        return self.table.take(pa.array(self._at.get(rel, []), pa.int64()))
 
 
 def _is_segment(rel_path: str) -> bool:

@@ -12,7 +12,6 @@ for writing.
 from __future__ import annotations
 
 import os
-
 import re
 import struct
 from pathlib import Path
