@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.hostile_homes import tiny_copy, verify_findings
-from vakaudit.artifacts._sqlite import open_private_copy
+from vakaudit._sqlite import open_private_copy
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
 

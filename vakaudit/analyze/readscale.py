@@ -798,21 +798,6 @@ class V7ReadClass:
     section: str
 
 
-def _private_copy(db: Path, tmp: Path) -> Path | None:
-    """``db`` (and its ``-wal``) copied into ``tmp``: opening a WAL database in the home would leave
-    files behind (vakaudit never writes inside a home)."""
-    import shutil
-
-    if not db.is_file():
-        return None
-    copy = tmp / db.name
-    shutil.copyfile(db, copy)
-    wal = db.with_name(db.name + "-wal")
-    if wal.is_file():
-        shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
-    return copy
-
-
 def plan_class(plan: list[str], *, per_session: bool) -> str:
     """The class of a query from its plan (``EXPLAIN QUERY PLAN`` detail lines): a SCAN of a table
     reads every row of the home (``home``); an index search reads what its key selects: one
@@ -876,24 +861,26 @@ def v7_read_classes(home: str | os.PathLike[str]) -> list[V7ReadClass]:
     named: what the home cannot show (a rollup Document read is one object of bounded size;
     no conversations of two sizes to fit).
     """
+    from contextlib import ExitStack
+
+    from vakaudit._sqlite import open_private_copy
+
     root = Path(home).expanduser()
     tenants = sorted(p for p in (root / "tenants").iterdir() if p.is_dir()) if (root / "tenants").is_dir() else []
     out: list[V7ReadClass] = []
-    with tempfile.TemporaryDirectory(prefix="vakaudit-readscale7-") as tmp:
+    with ExitStack() as stack:
+        # private copies (with their -wal): opening a WAL database in the home would leave files there
         cons: dict[str, sqlite3.Connection] = {}
         for name, rel in (("catalog", "catalog/catalog.db"), ("refs", "store/refs.db")):
-            for i, t in enumerate(tenants):
-                sub = Path(tmp) / f"{name}{i}"
-                sub.mkdir()
-                copy = _private_copy(t / rel, sub)
-                if copy is not None and name not in cons:
-                    cons[name] = sqlite3.connect(copy)
-        try:
-            for spec in V7_READS:
-                out.append(_classify_v7(root, spec, cons))
-        finally:
-            for con in cons.values():
-                con.close()
+            for t in tenants:
+                if name in cons or not (t / rel).is_file():
+                    continue
+                try:
+                    cons[name] = stack.enter_context(open_private_copy(t / rel, with_wal=True)).con
+                except (OSError, sqlite3.Error):
+                    continue  # not a regular file or not SQLite: the read is estimated
+        for spec in V7_READS:
+            out.append(_classify_v7(root, spec, cons))
     return out
 
 

@@ -8,7 +8,7 @@ whole JSONL, one ``SELECT`` per line, one commit per insert; v2 keeps a byte cur
 commits once. ``rebuild()`` drops and re-imports everything (home.md §8.1).
 
 Rows: one per b-tree (table, index, FTS5 shadow table) of the main database file, plus a
-``(freelist)`` row. The reader opens a private copy (:mod:`vakaudit.artifacts._sqlite`) so SQLite
+``(freelist)`` row. The reader opens a private copy (:mod:`vakaudit._sqlite`) so SQLite
 takes no lock in the home, creates no ``-wal``/``-shm`` there and writes nothing; the price is that
 pages still only in ``store.db-wal`` are not seen (``wal_bytes`` on every row gives the size of the
 ``-wal`` beside it). Sizes come from the ``dbstat`` virtual table when SQLite is compiled with it
@@ -23,6 +23,7 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
+from vakaudit._sqlite import ROW_LIMIT, TIME_BUDGET_S, open_private_copy
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Discipline,
@@ -31,7 +32,6 @@ from vakaudit.artifacts._base import (
     WriteCard,
     WriteGroup,
 )
-from vakaudit.artifacts._sqlite import ROW_LIMIT, TIME_BUDGET_S, open_private_copy
 from vakaudit.findings import Finding, FindingCode, Severity
 
 SCHEMA = pa.schema(

@@ -36,7 +36,7 @@ from typing import Any
 
 import orjson
 
-from vakaudit.artifacts._sqlite import ROW_LIMIT, TIME_BUDGET_S, open_private_copy
+from vakaudit._sqlite import ROW_LIMIT, TIME_BUDGET_S, open_private_copy
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.ledger import parse_ts
 from vakaudit.ledger.evidence import open_evidence

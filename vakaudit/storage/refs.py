@@ -8,10 +8,9 @@ into a private temporary directory and the copy is read. The two reserved store 
 
 from __future__ import annotations
 
-import shutil
+import os
 import sqlite3
 import struct
-import tempfile
 from pathlib import Path
 
 from vakaudit.findings import Finding, FindingCode
@@ -38,27 +37,22 @@ def export_line(name: str, generation: int, epoch: int, target: bytes) -> str:
 
 
 def read_refs(db: Path, rel_path: str = "refs.db") -> tuple[list[Ref], list[Finding]]:
-    """Every ref, sorted by name, read from a private copy of ``db``; none when there is no file."""
-    if not db.is_file():
+    """Every ref, sorted by name, read from a private copy of ``db`` and its ``-wal``
+    (:func:`vakaudit._sqlite.open_private_copy`); none when there is no file. A path that is not a
+    regular file (a symlink, a FIFO) is not followed: it is a finding."""
+    from vakaudit._sqlite import open_private_copy
+
+    if not os.path.lexists(db):
         return [], []
-    with tempfile.TemporaryDirectory(prefix="vakaudit-refs-") as tmp:
-        copy = Path(tmp) / "refs.db"
-        try:
-            shutil.copyfile(db, copy)
-            wal = db.with_name(db.name + "-wal")
-            if wal.is_file():
-                shutil.copyfile(wal, copy.with_name("refs.db-wal"))
-        except OSError as exc:
-            return [], [finding(FindingCode.REFS_DB_UNREADABLE, rel_path,
-                                f"refs.db cannot be copied: {type(exc).__name__}")]
-        con = sqlite3.connect(copy)
-        try:
-            rows = con.execute("SELECT name, generation, epoch, target FROM refs ORDER BY name").fetchall()
-        except sqlite3.DatabaseError as exc:
-            return [], [finding(FindingCode.REFS_DB_UNREADABLE, rel_path,
-                                f"refs.db cannot be read as vak's ref table: {exc}")]
-        finally:
-            con.close()
+    try:
+        with open_private_copy(db, with_wal=True) as copy:
+            rows = copy.rows("SELECT name, generation, epoch, target FROM refs ORDER BY name")
+    except OSError as exc:
+        return [], [finding(FindingCode.REFS_DB_UNREADABLE, rel_path,
+                            f"refs.db cannot be copied: {type(exc).__name__}")]
+    except sqlite3.DatabaseError as exc:
+        return [], [finding(FindingCode.REFS_DB_UNREADABLE, rel_path,
+                            f"refs.db cannot be read as vak's ref table: {exc}")]
     out: list[Ref] = []
     findings: list[Finding] = []
     for name, gen, epoch, target in rows:

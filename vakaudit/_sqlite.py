@@ -1,11 +1,15 @@
-"""Bounded reads of a SQLite database vakaudit did not write (a home's ``store.db``).
+"""Bounded reads of a SQLite database vakaudit did not write (a home's ``store.db``, a 7.0 tenant's
+``refs.db`` and ``catalog.db``).
 
 The only way vakaudit opens SQLite on a home file. The file is first copied (a read-only, no-follow,
 non-blocking open of a regular file, up to the size it had when opened) into a private temporary
 folder outside the home, and SQLite opens the copy: whatever the home's path holds (``#``, ``?``, a
 ``mode=rwc`` that would cut off ``mode=ro`` in a URI), SQLite never sees it, takes no lock in the home
 and creates no ``-wal``/``-shm``/``-journal`` there. Pages still only in the home's ``-wal`` are not
-seen (the copy is opened ``immutable``).
+seen (the copy is opened ``immutable``), unless the caller asks for them (``with_wal``: the
+``-wal`` is copied the same way beside the copy, which SQLite then opens normally, in the private
+folder, and reads through the log: a vak store commits in WAL mode, so its newest rows may be
+there).
 
 Every statement runs under one time budget per database (a progress handler interrupts it), and
 :meth:`BoundedDb.rows` reads at most a row limit, streaming with ``fetchmany``. :meth:`BoundedDb.kind`
@@ -95,16 +99,24 @@ def _copy(src: Path, dest: Path) -> None:
 
 
 @contextmanager
-def open_private_copy(path: str | os.PathLike, *, budget_s: float = TIME_BUDGET_S) -> Iterator[BoundedDb]:
-    """A :class:`BoundedDb` on a copy of the SQLite file ``path``, removed on exit.
+def open_private_copy(path: str | os.PathLike, *, budget_s: float = TIME_BUDGET_S,
+                      with_wal: bool = False) -> Iterator[BoundedDb]:
+    """A :class:`BoundedDb` on a copy of the SQLite file ``path``, removed on exit; ``with_wal``:
+    with the committed pages of its ``-wal`` too (see the module's text).
 
-    Raises ``OSError`` when the file cannot be copied and ``sqlite3.Error`` when the copy does not open.
+    Raises ``OSError`` when the file (or its ``-wal``) cannot be copied and ``sqlite3.Error`` when
+    the copy does not open.
     """
     tmp = tempfile.mkdtemp(prefix="vakaudit-db-")
     try:
         copy = Path(tmp) / "copy.db"
         _copy(Path(path), copy)
-        con = sqlite3.connect(f"file:{quote(str(copy))}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        wal = Path(f"{os.fspath(path)}-wal")
+        if with_wal and os.path.lexists(wal):
+            _copy(wal, Path(f"{copy}-wal"))
+            con = sqlite3.connect(copy, check_same_thread=False)  # the private copy: its -shm goes there
+        else:
+            con = sqlite3.connect(f"file:{quote(str(copy))}?mode=ro&immutable=1", uri=True, check_same_thread=False)
         try:
             yield BoundedDb(con, budget_s)
         finally:
