@@ -10,7 +10,7 @@ import os
 import pytest
 from typer.testing import CliRunner
 
-from vakaudit.analyze import readscale
+from vakaudit.analyze import readscale, readscale7
 from vakaudit.cli import app
 from vakaudit.synth import build_home
 
@@ -28,9 +28,9 @@ def _tree(root):
 
 def test_v7_reads_are_classified_on_the_home_and_labelled(home7) -> None:
     before = _tree(home7)
-    reads = {r.name: r for r in readscale.v7_read_classes(home7)}
+    reads = {r.name: r for r in readscale7.v7_read_classes(home7)}
     assert _tree(home7) == before  # the databases were read from private copies
-    assert set(reads) == {s.name for s in readscale.V7_READS}
+    assert set(reads) == {s.name for s in readscale7.V7_READS}
     want = {"request_admission_ref": "flat", "session_listing_catalog": "flat", "ingest_cursor": "flat",
             "session_entries_catalog": "session", "routing_evidence_rollup": "flat", "commitment_rollup": "flat"}
     for name, cls in want.items():
@@ -45,15 +45,15 @@ def test_v7_reads_are_classified_on_the_home_and_labelled(home7) -> None:
 
 
 def test_plan_class_reads_a_table_scan_as_home() -> None:
-    assert readscale.plan_class(["SCAN refs"], per_session=False) == "home"
-    assert readscale.plan_class(["SEARCH refs USING INDEX x (name=?)"], per_session=False) == "flat"
-    assert readscale.plan_class(["SEARCH entries USING INDEX y (session=?)"], per_session=True) == "session"
+    assert readscale7.plan_class(["SCAN refs"], per_session=False) == "home"
+    assert readscale7.plan_class(["SEARCH refs USING INDEX x (name=?)"], per_session=False) == "flat"
+    assert readscale7.plan_class(["SEARCH entries USING INDEX y (session=?)"], per_session=True) == "session"
 
 
 def test_cli_readscale_home(home7, tmp_path) -> None:
     r = CliRunner().invoke(app, ["readscale", "--home", str(home7), "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
-    assert [x["name"] for x in doc["reads"]] == [s.name for s in readscale.V7_READS]
+    assert [x["name"] for x in doc["reads"]] == [s.name for s in readscale7.V7_READS]
     r = CliRunner().invoke(app, ["readscale", "--home", str(tmp_path)])
     assert r.exit_code == 2

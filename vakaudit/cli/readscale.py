@@ -77,13 +77,13 @@ def _v7(home: Path, json_out: bool) -> None:
     import json
     from dataclasses import asdict
 
-    from vakaudit.analyze import readscale
+    from vakaudit.analyze import readscale7
     from vakaudit.cli._layout import v7_form
 
     if v7_form(home.expanduser()) != "home":
         typer.echo(f"vakaudit: --home {home}: not a 7.0 home (no tenants/ tree)", err=True)
         raise typer.Exit(2)
-    reads = readscale.v7_read_classes(home)
+    reads = readscale7.v7_read_classes(home)
     if json_out:
         typer.echo(json.dumps({"home": str(home), "reads": [asdict(r) for r in reads]}, indent=2))
         return

@@ -238,7 +238,7 @@ def _v7_reads(manifest: dict[str, Any]) -> list[Any] | None:
     home = v7_home(manifest)
     if home is None:
         return None
-    from vakaudit.analyze.readscale import v7_read_classes
+    from vakaudit.analyze.readscale7 import v7_read_classes
 
     return v7_read_classes(home)
 

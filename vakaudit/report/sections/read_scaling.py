@@ -53,7 +53,7 @@ class ReadScaling:
     method: str | None
     has_readscale: bool
     # a 7.0 home: the reads 7.0 does on the turn path instead of the JSONL-era ones, classified on
-    # the home when it is readable here (vakaudit.analyze.readscale.v7_read_classes)
+    # the home when it is readable here (vakaudit.analyze.readscale7.v7_read_classes)
     v7_reads: list[V7Read] | None = None
     v7_measured_on_home: bool = False
 
@@ -161,7 +161,8 @@ def _v7_reads(inputs: ReportInputs) -> tuple[list[V7Read], bool]:
     """The 7.0 turn-path reads: classified on the home (query plans of private copies of its
     catalog.db and refs.db, a fit of the segment walk over its conversations) when the home is
     readable here, else listed with the section of baseline7.md they come from."""
-    from vakaudit.analyze.readscale import READS, V7_READS, v7_read_classes
+    from vakaudit.analyze.readscale import READS
+    from vakaudit.analyze.readscale7 import V7_READS, v7_read_classes
     from vakaudit.report.inputs import v7_home
 
     jsonl = {r.name: r.vak_function for r in READS}
