@@ -28,7 +28,8 @@ def _load() -> ModuleType | None:
 _module = _load()
 #: True when the extension is importable (whatever the switch says).
 BUILT: bool = _module is not None
-linescan: ModuleType | None = None if os.environ.get("VAKAUDIT_NO_NATIVE") else _module
+#: the switch: VAKAUDIT_NO_NATIVE set to anything but "" or "0" turns the compiled code off
+linescan: ModuleType | None = None if os.environ.get("VAKAUDIT_NO_NATIVE", "") not in ("", "0") else _module
 AVAILABLE: bool = linescan is not None
 
 

@@ -794,7 +794,10 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
                 static const char *const META[] = {"control", "model", "stop_reason", "usage"};
                 if (!find_keys(meta->vs, meta->me, META, 4, f, got)) defer = 1;
                 else {
-                    if (got[0]) jstr(f[0].s, f[0].e, &v[C_CONTROL]);
+                    /* a control that is not a string (nor null) is still a control: its column holds
+                       it as JSON, which the reference path writes */
+                    if (got[0] && *f[0].s != '"' && *f[0].s != 'n') defer = 1;
+                    else if (got[0]) jstr(f[0].s, f[0].e, &v[C_CONTROL]);
                     if (got[1]) jstr(f[1].s, f[1].e, &v[C_MODEL]);
                     if (got[2]) jstr(f[2].s, f[2].e, &v[C_STOP]);
                     if (got[3] && *f[3].s == '{') {

@@ -231,6 +231,10 @@ def _str(v: Any) -> str | None:
     return v if type(v) is str else None
 
 
+def _json_text(v: Any) -> str:
+    return orjson.dumps(v).decode("utf-8")
+
+
 _TOK = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]', re.DOTALL)
 
 
@@ -439,7 +443,10 @@ def payload_facts(kind: str, payload: dict[str, Any]) -> tuple:
         meta = payload.get("meta")
         if type(meta) is not dict:
             meta = {}
-        control = _str(meta.get("control"))
+        # a control message is one whose meta.control is present and not null, whatever its JSON type
+        # (ledger.vocab.is_directive); the column keeps a string as it is, any other value as JSON
+        raw_control = meta.get("control")
+        control = raw_control if type(raw_control) is str or raw_control is None else _json_text(raw_control)
         model = _str(meta.get("model"))
         stop_reason = _str(meta.get("stop_reason"))
         usage = meta.get("usage")

@@ -447,10 +447,8 @@ def _commit_points(t: pa.Table, entries: list[bytes | None]) -> list[bool | None
         if entry is None or kind is None:
             out.append(None)
             continue
-        if (kind == "activity" and b"request_id" in entry) or (
-            kind == "message" and control is None and b"control" in entry
-        ):
-            # the columns do not keep data.request_id, nor a meta.control that is not a string
+        if kind == "activity" and b"request_id" in entry:
+            # the columns do not keep data.request_id
             try:
                 doc = orjson.loads(entry)
             except orjson.JSONDecodeError:

@@ -34,7 +34,7 @@ def commit_point(kind: str | None, role: str | None, control: object, admits_req
     if kind in COMMIT_KINDS:
         return True
     if kind == "message":
-        return role == "user" and not control
+        return role == "user" and control is None
     if kind == "activity":
         return admits_request
     return False
