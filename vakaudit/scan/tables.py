@@ -159,6 +159,8 @@ COLUMN_NOTES: dict[tuple[str, str], str] = {
     ("entries", "turn_id"): "entry id of the turn's directive (G4 `at_turn` when present); null on "
     "preparation entries and before the first turn",
     ("entries", "is_directive"): "user message, not control, with a text block and no tool result",
+    ("entries", "control"): "a message's `meta.control`: a string as written, any other value as compact JSON "
+    "(`false`, `{...}`: still a control message); null when absent or null",
     ("entries", "model"): "message meta model, receipt model, or the header contract's model",
     ("entries", "provider"): "receipt provider or the header contract's provider",
     ("entries", "input_tokens"): "message meta usage (receipts are not counted: no double counting)",
