@@ -56,6 +56,10 @@ def test_reads_unclassified_when_the_home_is_not_here(synth_v7: tuple[Path, Path
     assert not ctx["v7_measured_on_home"]
     assert {r["read_class"] for r in ctx["v7_reads"]} == {"not measured"}
     assert "readscale --home" in build_report(tmp_path / "scan", format="md", clock=clock)
+    # scanned without keys: what needs the entries' plaintext says so instead of counting zero
+    launch = {s["call"]: s for s in next(s["context"] for s in doc["sections"] if s["name"] == "launch")["steps"]}
+    for call in ("derive_transcript", "append_turn_capabilities · append_intent · append_goal_update"):
+        assert launch[call]["count"] is None and launch[call]["count_unit"].endswith("(needs --keys)")
 
 
 def test_launch_follows_the_7_0_path(report: tuple[dict, Path], synth_v7: tuple[Path, Path]) -> None:

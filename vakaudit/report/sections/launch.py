@@ -208,6 +208,9 @@ def _build_v7(inputs: ReportInputs) -> Launch:
     ckpt_b, snaps = kb("checkpoints")  # one manifest file per checkpoint (§11): its writes are its files
     route_b, route_n = doc("routing-evidence-rollup")
     commit_b, commit_n = doc("commitments-rollup")
+    # a sealed home scanned without keys: the entries' kinds and plaintext are not known
+    locked = not inputs.query("SELECT count(*) AS n FROM ledger_entry WHERE segment IS NOT NULL")[0]["n"]
+    need = "(needs --keys)"
     refs_card = inputs.card("refs")
     ref_barriers = int(refs_card.barriers_per_write) if refs_card is not None else 1
     steps = [
@@ -225,7 +228,8 @@ def _build_v7(inputs: ReportInputs) -> Launch:
         LaunchStep("resume", "derive_transcript",
                    "The full transcript goes to the client in one JSON body (plaintext bytes).",
                    float(transcript["b"]) if transcript and transcript["b"] is not None else None,
-                   int(transcript["n"]) if transcript else None, "messages", ["read", "session"]),
+                   None if locked or not transcript else int(transcript["n"]),
+                   f"messages {need}" if locked else "messages", ["read", "session"]),
         LaunchStep("first turn", "checkpoints::capture → ObjectStore::put",
                    "Puts changed workspace files into the tenant store as objects granted to the conversation "
                    "(a file whose size and mtime are unchanged reuses its object unread), then writes the plain "
@@ -245,8 +249,9 @@ def _build_v7(inputs: ReportInputs) -> Launch:
         LaunchStep("first turn", "append_turn_capabilities · append_intent · append_goal_update",
                    "The capability binding (or a ref to an unchanged one), the intent and the goal update are "
                    "appended unsynced: they reach the disk with the next commit point.",
-                   sum(float(r["b"] or 0) for r in prep) or None, len(prep),
-                   "entry kinds, appended unsynced (mean sizes summed)", ["write", "nobarrier"]),
+                   sum(float(r["b"] or 0) for r in prep) or None, None if locked else len(prep),
+                   f"entry kinds {need}" if locked else "entry kinds, appended unsynced (mean sizes summed)",
+                   ["write", "nobarrier"]),
         LaunchStep("first turn", "append_message (user)",
                    "The directive is a commit point: one fdatasync for it and every frame appended before it.",
                    mean.get("directive"), 1, "barrier", ["write", "barrier"]),
