@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from vakaudit.errors import HomeNotFoundError
+from vakaudit.scan.paths import iter_ledger_paths as scan_ledger_paths
 
 __all__ = ["iter_ledger_paths"]
 
@@ -26,14 +27,5 @@ def iter_ledger_paths(home_or_ledger: str | os.PathLike) -> Iterator[Path]:
         return
     if not root.is_dir():
         raise HomeNotFoundError(f"{root} is neither a home directory nor a ledger file")
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
-        d = Path(dirpath)
-        if d.parent.name != "sessions":
-            continue
-        for name in filenames:
-            p = d / name
-            if name.endswith(".jsonl") and not p.is_symlink():  # a FIFO too: its open says "not read"
-                found.append(p)
-    yield from sorted(found)
+    # the scan's ledger paths (one definition of where a ledger lives), FIFOs and devices included
+    yield from sorted(root / rel for rel, _size in scan_ledger_paths(root, any_type=True))

@@ -21,6 +21,7 @@ __all__ = [
     "default_home",
     "home_candidates",
     "is_vak_home",
+    "is_ledger_path",
     "iter_ledger_paths",
     "open_read_only",
     "resolve_home",
@@ -154,8 +155,14 @@ def _checked(path: Path) -> Path:
     return path
 
 
-def iter_ledger_paths(root: str | os.PathLike[str]) -> Iterator[tuple[str, int]]:
-    """(rel_path, size) of every regular file matching :data:`LEDGER_GLOB`; symlinks never followed."""
+def is_ledger_path(rel_path: str) -> bool:
+    """Whether a path relative to a home is where a JSONL-era session ledger lives (:data:`LEDGER_GLOB`)."""
+    return _LEDGER_RX.fullmatch(rel_path) is not None
+
+
+def iter_ledger_paths(root: str | os.PathLike[str], *, any_type: bool = False) -> Iterator[tuple[str, int]]:
+    """(rel_path, size) of every regular file matching :data:`LEDGER_GLOB`; symlinks never followed.
+    ``any_type``: also a FIFO, socket or device named like a ledger (never opened here)."""
     base = os.fspath(root)
     stack = [(base, "")]
     while stack:
@@ -173,5 +180,6 @@ def iter_ledger_paths(root: str | os.PathLike[str]) -> Iterator[tuple[str, int]]
                 continue
             if stat_mod.S_ISDIR(st.st_mode):
                 stack.append((e.path, rel))
-            elif stat_mod.S_ISREG(st.st_mode) and _LEDGER_RX.fullmatch(rel):
+            elif (stat_mod.S_ISREG(st.st_mode) or (any_type and not stat_mod.S_ISLNK(st.st_mode))) \
+                    and _LEDGER_RX.fullmatch(rel):
                 yield rel, st.st_size
