@@ -1,7 +1,8 @@
 """``turns`` and ``sessions`` of a 7.0 home, derived from its frames like a JSONL ledger's lines.
 
 Expectations: the sample 7.0 home's conversations counted by hand with the turn rule (ledger.md §5:
-a directive opens a turn; the prep kinds written before it belong to it), the synth's own record of
+a directive opens a turn; the prep kinds written before it belong to it; an entry whose envelope
+names its turn in `at_turn` belongs to that turn, baseline7.md §8.1), the synth's own record of
 what it wrote, and the same seed written in the JSONL layout (g2), whose tables come from the JSONL
 path.
 """
@@ -28,15 +29,14 @@ def _rows(scan: Path, sql: str) -> list[tuple]:
 def test_sample_home_turns_counted_by_hand(tmp_path: Path) -> None:
     scan = scan_home(SAMPLE / "v7", out=tmp_path / "scan", keys=KeyRing.from_file(SAMPLE / "v7-keys.json")).out
     # conversation aa: header, then three times (user message, binding, evidence body, assistant);
-    # bb: header, user message, binding, evidence body, assistant. Each user message is a directive;
-    # a binding after it is a prep entry of the next turn (a trailing one opens a turn without one)
+    # bb: header, user message, binding, evidence body, assistant. Each user message is a directive,
+    # and every entry after it names it in `at_turn` (baseline7.md §8.1: "the directive entry id of
+    # the turn"), the binding written after its directive included: four entries per turn
     expected_turns = [
-        (CONV + "aa", 1, True, 3, 2, 0),
+        (CONV + "aa", 1, True, 4, 2, 1),
         (CONV + "aa", 2, True, 4, 2, 1),
         (CONV + "aa", 3, True, 4, 2, 1),
-        (CONV + "aa", 4, False, 1, 0, 1),
-        (CONV + "bb", 1, True, 3, 2, 0),
-        (CONV + "bb", 2, False, 1, 0, 1),
+        (CONV + "bb", 1, True, 4, 2, 1),
     ]
     got = _rows(
         scan,

@@ -429,10 +429,32 @@ def _rows(rel_dir: str, meta: list, fields: dict | None = None) -> pa.Table:
         "sealed": [f.sealed for _r, _n, f in meta],
         "commit_point": _commit_points(t, [f.entry for _r, _n, f in meta]),
     }
+    cols["turn_no"], cols["turn_id"] = _at_turn(t, [f.entry for _r, _n, f in meta])
     for name, values in cols.items():
         i = ENTRIES_SCHEMA.get_field_index(name)
         t = t.set_column(i, ENTRIES_SCHEMA.field(name), pa.array(values, ENTRIES_SCHEMA.field(name).type))
     return t.cast(ENTRIES_SCHEMA)
+
+
+_AT_TURN = re.compile(rb'"at_turn":"((?:[^"\\]|\\.)*)"')
+
+
+def _at_turn(t: pa.Table, entries: list[bytes | None]) -> tuple[list, list]:
+    """``turn_no`` and ``turn_id`` of a conversation's rows with each entry's ``at_turn`` applied
+    (:func:`vakaudit.ledger.vocab.at_turn_attribution`): read from the envelope, which comes before
+    ``kind`` (baseline7.md §8.1)."""
+    from vakaudit.ledger.vocab import PREP_FOLLOWER_KIND, PREP_KINDS, at_turn_attribution
+
+    at_turns: list[str | None] = []
+    for e in entries:
+        m = _AT_TURN.search(e, 0, max(e.find(b',"kind":'), 0)) if e is not None else None
+        at_turns.append(orjson.loads(b'"' + m.group(1) + b'"') if m else None)
+    kinds = t["kind"].to_pylist()
+    turn_ids = t["turn_id"].to_pylist()
+    prep = [k in PREP_KINDS or (k == PREP_FOLLOWER_KIND and tid is None) for k, tid in zip(kinds, turn_ids,
+                                                                                      strict=True)]
+    return at_turn_attribution(t["id"].to_pylist(), t["is_directive"].to_pylist(), t["turn_no"].to_pylist(),
+                               turn_ids, at_turns, prep)
 
 
 def _commit_points(t: pa.Table, entries: list[bytes | None]) -> list[bool | None]:

@@ -1,0 +1,47 @@
+"""``at_turn`` names an entry's turn (baseline7.md §8.1: the directive entry id of the turn), written
+before or after the directive; hand-built rows with their file-order numbering as ``turn_step`` gives
+it, and the numbering the envelope asks for."""
+
+from __future__ import annotations
+
+from vakaudit.ledger.vocab import at_turn_attribution
+
+
+def _apply(rows: list[tuple]) -> tuple[list, list]:
+    ids, directive, nos, tids, ats, prep = (list(c) for c in zip(*rows, strict=True))
+    return at_turn_attribution(ids, directive, nos, tids, ats, prep)
+
+
+def test_prep_before_its_directive_keeps_the_file_order_numbering() -> None:
+    # (id, directive, file-order turn_no, turn_id, at_turn, prep)
+    rows = [
+        ("h", False, None, None, None, False),
+        ("b1", False, 1, None, "d1", True),
+        ("i1", False, 1, None, "d1", True),
+        ("d1", True, 1, "d1", "d1", False),
+        ("a1", False, 1, "d1", "d1", False),
+        ("b2", False, 2, None, "d2", True),
+        ("d2", True, 2, "d2", "d2", False),
+    ]
+    assert _apply(rows) == ([None, 1, 1, 1, 1, 2, 2], [None, None, None, "d1", "d1", None, "d2"])
+
+
+def test_a_binding_after_its_directive_stays_in_that_turn() -> None:
+    rows = [
+        ("h", False, None, None, None, False),
+        ("d1", True, 1, "d1", "d1", False),
+        ("b1", False, 2, None, "d1", True),  # file order alone would give it to the next turn
+        ("a1", False, 1, "d1", "d1", False),
+        ("d2", True, 2, "d2", "d2", False),
+        ("b2", False, 3, None, "d2", True),  # and a trailing one would open a third turn
+    ]
+    assert _apply(rows) == ([None, 1, 1, 1, 2, 2], [None, "d1", None, "d1", "d2", None])
+
+
+def test_an_at_turn_that_names_no_directive_changes_nothing() -> None:
+    rows = [
+        ("d1", True, 1, "d1", "d1", False),
+        ("x", False, 1, "d1", "gone", False),
+        ("c", False, 1, "d1", "x", False),  # names an entry that is not a directive
+    ]
+    assert _apply(rows) == ([1, 1, 1], ["d1", "d1", "d1"])
