@@ -8,40 +8,40 @@ from vakaudit.ledger.vocab import at_turn_attribution
 
 
 def _apply(rows: list[tuple]) -> tuple[list, list]:
-    ids, directive, nos, tids, ats, prep = (list(c) for c in zip(*rows, strict=True))
-    return at_turn_attribution(ids, directive, nos, tids, ats, prep)
+    ids, directive, nos, tids, ats = (list(c) for c in zip(*rows, strict=True))
+    return at_turn_attribution(ids, directive, nos, tids, ats)
 
 
 def test_prep_before_its_directive_keeps_the_file_order_numbering() -> None:
-    # (id, directive, file-order turn_no, turn_id, at_turn, prep)
+    # (id, directive, file-order turn_no, turn_id as the line reader gives it (at_turn when written), at_turn)
     rows = [
-        ("h", False, None, None, None, False),
-        ("b1", False, 1, None, "d1", True),
-        ("i1", False, 1, None, "d1", True),
-        ("d1", True, 1, "d1", "d1", False),
-        ("a1", False, 1, "d1", "d1", False),
-        ("b2", False, 2, None, "d2", True),
-        ("d2", True, 2, "d2", "d2", False),
+        ("h", False, None, None, None),
+        ("b1", False, 1, "d1", "d1"),
+        ("i1", False, 1, "d1", "d1"),
+        ("d1", True, 1, "d1", "d1"),
+        ("a1", False, 1, "d1", "d1"),
+        ("b2", False, 2, "d2", "d2"),
+        ("d2", True, 2, "d2", "d2"),
     ]
-    assert _apply(rows) == ([None, 1, 1, 1, 1, 2, 2], [None, None, None, "d1", "d1", None, "d2"])
+    assert _apply(rows) == ([None, 1, 1, 1, 1, 2, 2], [None, "d1", "d1", "d1", "d1", "d2", "d2"])
 
 
 def test_a_binding_after_its_directive_stays_in_that_turn() -> None:
     rows = [
-        ("h", False, None, None, None, False),
-        ("d1", True, 1, "d1", "d1", False),
-        ("b1", False, 2, None, "d1", True),  # file order alone would give it to the next turn
-        ("a1", False, 1, "d1", "d1", False),
-        ("d2", True, 2, "d2", "d2", False),
-        ("b2", False, 3, None, "d2", True),  # and a trailing one would open a third turn
+        ("h", False, None, None, None),
+        ("d1", True, 1, "d1", "d1"),
+        ("b1", False, 2, "d1", "d1"),  # file order alone would give it to the next turn
+        ("a1", False, 1, "d1", "d1"),
+        ("d2", True, 2, "d2", "d2"),
+        ("b2", False, 3, "d2", "d2"),  # and a trailing one would open a third turn
     ]
-    assert _apply(rows) == ([None, 1, 1, 1, 2, 2], [None, "d1", None, "d1", "d2", None])
+    assert _apply(rows) == ([None, 1, 1, 1, 2, 2], [None, "d1", "d1", "d1", "d2", "d2"])
 
 
 def test_an_at_turn_that_names_no_directive_changes_nothing() -> None:
     rows = [
-        ("d1", True, 1, "d1", "d1", False),
-        ("x", False, 1, "d1", "gone", False),
-        ("c", False, 1, "d1", "x", False),  # names an entry that is not a directive
+        ("d1", True, 1, "d1", "d1"),
+        ("x", False, 2, None, "gone"),  # names no entry of the ledger: its number stays
+        ("c", False, 2, None, "x"),  # names an entry that is not a directive
     ]
-    assert _apply(rows) == ([1, 1, 1], ["d1", "d1", "d1"])
+    assert _apply(rows) == ([1, 2, 2], ["d1", "gone", "x"])

@@ -97,21 +97,21 @@ def turn_step(
 
 def at_turn_attribution(
     ids: list[Any], directives: list[Any], turn_nos: list[Any], turn_ids: list[Any], at_turns: list[Any],
-    prep: list[bool],
 ) -> tuple[list[Any], list[Any]]:
     """Turn numbers and ids of one ledger's entries (in file order) corrected by the envelope's
     ``at_turn`` where it is written (baseline7.md §8.1, G4: "the directive entry id of the turn"; a
     directive may take an id reserved by ``begin_turn``, so entries naming it may come before or
     after it). An entry whose ``at_turn`` is the id of a directive of the ledger takes that
-    directive's turn number, and its id unless it is a prep entry (``prep``: prep entries carry no
-    turn id, as :func:`turn_step` numbers them); every other entry keeps the file-order numbering."""
+    directive's turn number; ``turn_id`` is ``at_turn`` wherever it is written (as the scan's
+    line reader already sets it); every other entry keeps the file-order numbering of
+    :func:`turn_step`."""
     turn_of = {i: n for i, d, n in zip(ids, directives, turn_nos, strict=True) if d and i is not None}
-    if not turn_of:
-        return turn_nos, turn_ids
     nos, tids = list(turn_nos), list(turn_ids)
     for k, at in enumerate(at_turns):
-        n = turn_of.get(at) if at is not None else None
+        if at is None:
+            continue
+        tids[k] = at
+        n = turn_of.get(at)
         if n is not None:
             nos[k] = n
-            tids[k] = None if prep[k] else at
     return nos, tids

@@ -443,18 +443,14 @@ def _at_turn(t: pa.Table, entries: list[bytes | None]) -> tuple[list, list]:
     """``turn_no`` and ``turn_id`` of a conversation's rows with each entry's ``at_turn`` applied
     (:func:`vakaudit.ledger.vocab.at_turn_attribution`): read from the envelope, which comes before
     ``kind`` (baseline7.md §8.1)."""
-    from vakaudit.ledger.vocab import PREP_FOLLOWER_KIND, PREP_KINDS, at_turn_attribution
+    from vakaudit.ledger.vocab import at_turn_attribution
 
     at_turns: list[str | None] = []
     for e in entries:
         m = _AT_TURN.search(e, 0, max(e.find(b',"kind":'), 0)) if e is not None else None
         at_turns.append(orjson.loads(b'"' + m.group(1) + b'"') if m else None)
-    kinds = t["kind"].to_pylist()
-    turn_ids = t["turn_id"].to_pylist()
-    prep = [k in PREP_KINDS or (k == PREP_FOLLOWER_KIND and tid is None) for k, tid in zip(kinds, turn_ids,
-                                                                                      strict=True)]
     return at_turn_attribution(t["id"].to_pylist(), t["is_directive"].to_pylist(), t["turn_no"].to_pylist(),
-                               turn_ids, at_turns, prep)
+                               t["turn_id"].to_pylist(), at_turns)
 
 
 def _commit_points(t: pa.Table, entries: list[bytes | None]) -> list[bool | None]:

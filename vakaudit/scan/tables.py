@@ -155,7 +155,8 @@ COLUMN_NOTES: dict[tuple[str, str], str] = {
     "(ledger.md §3 reader rules)",
     ("entries", "turn_no"): "1-based turn of the file in file order (branches included). Preparation entries "
     "written before their directive (capability binding, goal update, an intent right after them) carry "
-    "the number of the turn they prepare",
+    "the number of the turn they prepare. On a 7.0 frame an entry whose `at_turn` names a directive of its "
+    "conversation has that directive's turn (baseline7.md §8.1), before or after it",
     ("entries", "turn_id"): "entry id of the turn's directive (G4 `at_turn` when present); null on "
     "preparation entries and before the first turn",
     ("entries", "is_directive"): "user message, not control, with a text block and no tool result",
