@@ -7,7 +7,8 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "vakaudit"
 
-# package -> vakaudit packages it may import (besides itself, errors, findings and the output guard)
+# package -> vakaudit packages it may import (besides itself and the base modules every layer may use:
+# errors, findings, names, the output guard, the lazy-export helper and the private SQLite copy)
 ALLOWED = {
     "ledger": {"_native"},  # the verdict's compiled fast path
     "_native": set(),
@@ -47,7 +48,7 @@ def test_packages_import_only_downstream() -> None:
                 if parts[0] != "vakaudit" or len(parts) < 2:
                     continue
                 target = parts[1]
-                if target in {pkg, "errors", "outputs", "findings", "names", "_lazy"}:
+                if target in {pkg, "errors", "outputs", "findings", "names", "_lazy", "_sqlite"}:
                     continue
                 if target == "cli" or target not in allowed:
                     bad.append(f"{path.relative_to(PKG)} imports {name}")
@@ -64,4 +65,16 @@ def test_library_code_never_prints_or_exits() -> None:
                 bad.append(f"{path.relative_to(PKG)}:{node.lineno} print()")
             if isinstance(node, ast.Attribute) and node.attr == "exit" and getattr(node.value, "id", "") == "sys":
                 bad.append(f"{path.relative_to(PKG)}:{node.lineno} sys.exit")
+    assert bad == []
+
+
+def test_base_modules_import_no_layer() -> None:
+    """The base modules every layer may import import nothing of vakaudit but each other."""
+    base = {"errors", "outputs", "findings", "names", "_lazy", "_sqlite"}
+    bad = []
+    for name in sorted(base):
+        for imported in _imports(PKG / f"{name}.py"):
+            parts = imported.split(".")
+            if parts[0] == "vakaudit" and (len(parts) < 2 or parts[1] not in base):
+                bad.append(f"{name}.py imports {imported}")
     assert bad == []
