@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vakaudit.analyze.readscale import GROWTH_EXPONENT, RESOLUTION_MS, _linear_slope, _loglog_exponent
+from vakaudit.scan.paths import conversation_dirs
 
 __all__ = ["V7_READS", "V7ReadClass", "V7ReadSpec", "plan_class", "v7_read_classes"]
 
@@ -90,7 +91,7 @@ def _segment_fit(root: Path) -> tuple[str, str] | None:
     from vakaudit.storage import iter_segments
 
     points: list[tuple[int, float]] = []
-    for d in _conversations(root):
+    for d in conversation_dirs(root):
         best = math.inf
         frames = 0
         for _ in range(3):
@@ -111,16 +112,6 @@ def _segment_fit(root: Path) -> tuple[str, str] | None:
     cls = "session" if grows else "flat"
     return cls, (f"fit over {len(points)} conversations ({min(xs)}-{max(xs)} frames): cost ~ frames^{k:.2f}, "
                  f"{slope * 1000:.3g} us per frame, {min(ys):.3g}-{max(ys):.3g} ms")
-
-
-def _conversations(root: Path) -> list[Path]:
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
-        d = Path(dirpath)
-        if d.parent.parent.name == "sessions" and any(n.startswith("seg-") for n in filenames):
-            out.append(d)
-    return sorted(out)
 
 
 def v7_read_classes(home: str | os.PathLike[str]) -> list[V7ReadClass]:

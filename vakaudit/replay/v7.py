@@ -13,13 +13,13 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from vakaudit.errors import ObjectUnavailableError
 from vakaudit.ledger import SessionLog
+from vakaudit.scan.paths import conversation_dirs  # where a 7.0 home keeps its conversations
 from vakaudit.storage import KeyRing, Store, TenantKeys, iter_segments
 
 __all__ = ["V7Ledger", "conversation_dirs", "open_v7_ledger", "INTERFACE_FIELDS"]
@@ -50,19 +50,6 @@ class V7Ledger:
     def locked(self) -> bool:
         """Frames are there but none could be read (sealed frames, no key)."""
         return self.frames > 0 and self.readable == 0
-
-
-def conversation_dirs(home: str | os.PathLike) -> Iterator[Path]:
-    """Every 7.0 conversation directory under ``home``: ``…/sessions/<space>/<session id>/`` holding
-    ``seg-`` files, sorted. Symlinks are not followed."""
-    root = Path(home).expanduser()
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
-        d = Path(dirpath)
-        if d.parent.parent.name == "sessions" and any(n.startswith("seg-") for n in filenames):
-            found.append(d)
-    yield from sorted(found)
 
 
 def _tenants(root: Path, keys: KeyRing | None) -> list[tuple[Path, TenantKeys, Store]]:

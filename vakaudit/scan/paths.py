@@ -17,6 +17,7 @@ from vakaudit.errors import HomeNotFoundError, NotAHomeError
 
 __all__ = [
     "HOME_MARKER_DIRS",
+    "conversation_dirs",
     "LEDGER_GLOB",
     "default_home",
     "home_candidates",
@@ -153,6 +154,19 @@ def _checked(path: Path) -> Path:
             "pass the data home (the folder $VAK_HOME names)"
         )
     return path
+
+
+def conversation_dirs(home: str | os.PathLike[str]) -> Iterator[Path]:
+    """Every 7.0 conversation directory under ``home``: ``…/sessions/<space>/<session id>/`` holding
+    ``seg-`` files, sorted. Symlinks are not followed."""
+    root = Path(home).expanduser()
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        d = Path(dirpath)
+        if d.parent.parent.name == "sessions" and any(n.startswith("seg-") for n in filenames):
+            found.append(d)
+    yield from sorted(found)
 
 
 def is_ledger_path(rel_path: str) -> bool:
