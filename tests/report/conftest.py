@@ -110,11 +110,6 @@ def hostile_inputs(hostile_home: Path, tmp_path_factory: pytest.TempPathFactory)
 @pytest.fixture(scope="session")
 def synth_v7(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A small synthetic 7.0 home (two sessions of 20 turns) and its key file, written beside it."""
-    import subprocess
-    import sys
+    from tests.synth_homes import synth_v7 as write
 
-    root = tmp_path_factory.mktemp("synth-v7")
-    home, keys = root / "home", root / "keys.json"
-    subprocess.run([sys.executable, "-m", "vakaudit", "synth", str(home), "--layout", "v7", "--keys-out", str(keys),
-                    "--turns", "40", "--sessions", "2", "--no-fsync", "-q"], check=True, capture_output=True)
-    return home, keys
+    return write(tmp_path_factory.mktemp("synth-v7"), "--turns", "40", "--sessions", "2")

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
+from tests.synth_homes import synth_v7
 from vakaudit.scan import scan_home
 from vakaudit.scan.chains7 import CHAINS_PART
 from vakaudit.storage import KeyRing, read_segments
@@ -23,12 +22,7 @@ CHAIN = "agents/vak/activity-log"  # a plaintext chain with sealed segments and 
 
 @pytest.fixture(scope="module")
 def home7(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("chains7")
-    home, keys = root / "home", root / "keys.json"
-    subprocess.run([sys.executable, "-m", "vakaudit", "synth", str(home), "--layout", "v7", "--keys-out", str(keys),
-                    "--profile", "measured", "--turns", "300", "--sessions", "6", "--no-fsync", "-q"],
-                   check=True, capture_output=True)
-    return home, keys
+    return synth_v7(tmp_path_factory.mktemp("chains7"), "--profile", "measured", "--turns", "300", "--sessions", "6")
 
 
 def _chain_rows(res) -> dict[str, list]:  # noqa: ANN001 - a ScanResult

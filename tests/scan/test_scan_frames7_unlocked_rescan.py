@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.synth_homes import synth_v7
 from vakaudit.scan import scan_home
 from vakaudit.scan.frames7 import tenant_keys
 from vakaudit.scan.store7 import chain_key
@@ -23,11 +22,7 @@ from vakaudit.storage.writer import ChainWriter
 
 @pytest.fixture(scope="module")
 def home7(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("frames7u")
-    home, keys = root / "home", root / "keys.json"
-    subprocess.run([sys.executable, "-m", "vakaudit", "synth", str(home), "--layout", "v7", "--keys-out", str(keys),
-                    "--turns", "60", "--sessions", "3", "--no-fsync", "-q"], check=True, capture_output=True)
-    return home, keys
+    return synth_v7(tmp_path_factory.mktemp("frames7u"), "--turns", "60", "--sessions", "3")
 
 
 def _tables(res) -> dict[str, list]:  # noqa: ANN001 - a ScanResult
