@@ -19,6 +19,8 @@ from vakaudit.analyze.readscale import READS
 from vakaudit.report import build_report
 from vakaudit.storage import KeyRing, read_segments
 
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_homes"
+
 
 @pytest.fixture(scope="module")
 def report(synth_v7: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory, clock) -> tuple[dict, Path]:
@@ -86,6 +88,11 @@ def test_levers_say_how_7_0_applies_them(report: tuple[dict, Path], synth_v7: tu
     ctx = report[0]["levers"]
     assert ctx["v7"] and ctx["scale_points"] == []
     assert all(lv["applied"] and lv["tobe"] == [] for lv in ctx["levers"])
+    # the same seven levers of the reference report as on a JSONL-era home, in the same order
+    jsonl = json.loads(build_report(SAMPLES / "tiny", format="json", clock=None, scan_out=tmp_path / "tiny"))
+    tiny = next(s["context"] for s in jsonl["sections"] if s["name"] == "levers")
+    assert [lv["key"] for lv in ctx["levers"]] == [lv["key"] for lv in tiny["levers"]]
+    assert len(tiny["levers"]) == 7 and not tiny["v7"]
     refs = next(home.glob("tenants/*/store/refs.db"))
     copy = tmp_path / "refs.db"
     shutil.copyfile(refs, copy)

@@ -18,6 +18,16 @@ TITLE = "As-is → to-be"
 ORDER = 100
 SIDECAR_BOUND_BYTES = 5 * 1024 * 1024  # the cost ledger's compact_if_large threshold
 EVIDENCE_TTL_DAYS = 30
+#: each lever of the reference report, by key: its title (the same lever on either generation of home)
+LEVER_TITLES = {
+    "binding_once_per_epoch": "Write the capability binding once per epoch, not once per turn",
+    "routing_evidence_compaction": "Compact routing-evidence on append and cache its snapshot",
+    "store_tail_import": "Tail-import the search index inside one transaction",
+    "incremental_commitments": "Project commitments incrementally",
+    "checkpoint_dedupe_gc": "Deduplicate checkpoints and collect the ones nobody can rewind to",
+    "sidecar_bounds": "Give every append-only sidecar a size bound",
+    "in_memory_indexes": "Index the in-memory ledger for the two scans every request performs",
+}
 SIDECARS = ("activity_log", "intent_evidence", "security_events", "sandbox_executions", "delivery_jobs")
 
 
@@ -113,7 +123,7 @@ def build(inputs: ReportInputs) -> Levers:
     levers.append(
         Lever(
             key="binding_once_per_epoch",
-            title="Write the capability binding once per epoch, not once per turn",
+            title=LEVER_TITLES["binding_once_per_epoch"],
             functions="Core::run → SessionLog::append (TurnCapabilitiesBound gains a body_digest)",
             asis=[
                 Figure("ledger per turn", w.get("bytes_per_turn") or h.get("bytes_per_turn"), "bytes"),
@@ -149,7 +159,7 @@ def build(inputs: ReportInputs) -> Levers:
     levers.append(
         Lever(
             key="routing_evidence_compaction",
-            title="Compact routing-evidence on append and cache its snapshot",
+            title=LEVER_TITLES["routing_evidence_compaction"],
             functions="EvidenceLedger::append (compact_if_large) · EvidenceLedger::snapshot (cached by mtime, len)",
             asis=[
                 Figure("parsed every turn, today", re_b, "bytes"),
@@ -181,7 +191,7 @@ def build(inputs: ReportInputs) -> Levers:
     levers.append(
         Lever(
             key="store_tail_import",
-            title="Tail-import the search index inside one transaction",
+            title=LEVER_TITLES["store_tail_import"],
             functions="Store::import_session (byte offset per file in the meta table)",
             asis=[
                 Figure("re-read after every run (mean session)", mean_session_bytes, "bytes"),
@@ -204,7 +214,7 @@ def build(inputs: ReportInputs) -> Levers:
     levers.append(
         Lever(
             key="incremental_commitments",
-            title="Project commitments incrementally",
+            title=LEVER_TITLES["incremental_commitments"],
             functions="CommitmentLedger::append · CommitmentLedger::open",
             asis=[
                 Figure("events replayed per append", c_n, "count"),
@@ -236,7 +246,7 @@ def build(inputs: ReportInputs) -> Levers:
     levers.append(
         Lever(
             key="checkpoint_dedupe_gc",
-            title="Deduplicate checkpoints and collect the ones nobody can rewind to",
+            title=LEVER_TITLES["checkpoint_dedupe_gc"],
             functions="checkpoints::capture · checkpoints::store",
             asis=[
                 Figure("checkpoints on disk", ck.get("size_bytes"), "bytes"),
@@ -265,7 +275,7 @@ def build(inputs: ReportInputs) -> Levers:
     levers.append(
         Lever(
             key="sidecar_bounds",
-            title="Give every append-only sidecar a size bound",
+            title=LEVER_TITLES["sidecar_bounds"],
             functions="ActivityLedger · MisreadLedger · security events · sandbox execution log · Outbox sweep",
             asis=[
                 Figure("these sidecars today", now_total, "bytes"),
@@ -303,7 +313,7 @@ def build(inputs: ReportInputs) -> Levers:
     levers.append(
         Lever(
             key="in_memory_indexes",
-            title="Index the in-memory ledger for the two scans every request performs",
+            title=LEVER_TITLES["in_memory_indexes"],
             functions="SessionLog::has_request_admission · TurnIndex::from_log",
             asis=asis7,
             tobe=tobe7,
@@ -447,7 +457,7 @@ def _build_v7(inputs: ReportInputs) -> Levers:
     at = f" at {nlast:,} turns" if nlast else ""
     locked = "; entry kinds need a scan with --keys" if not kinds else ""
     levers = [
-        Lever("binding_once_per_epoch", "Write the capability binding once per epoch, not once per turn",
+        Lever("binding_once_per_epoch", LEVER_TITLES["binding_once_per_epoch"],
               "SessionLog::append_turn_capabilities (7.0: turn_capabilities_bound / turn_capabilities_ref)",
               [Figure("bindings written in full", kinds.get("turn_capabilities_bound"), "count"),
                Figure("refs to an unchanged binding", kinds.get("turn_capabilities_ref"), "count"),
@@ -456,7 +466,7 @@ def _build_v7(inputs: ReportInputs) -> Levers:
               "measured: entry kinds of this home's ledger frames" + locked, "",
               applied="an unchanged binding is a turn_capabilities_ref; a binding's interface is an object "
               "in the tenant store (baseline7.md §8)"),
-        Lever("routing_evidence_compaction", "Compact routing-evidence on append and cache its snapshot",
+        Lever("routing_evidence_compaction", LEVER_TITLES["routing_evidence_compaction"],
               "routing-evidence record chain · routing-evidence-rollup Document",
               [Figure("routing-evidence chain", size("routing_evidence"), "bytes"),
                Figure("rows", writes("routing_evidence"), "count"),
@@ -466,20 +476,20 @@ def _build_v7(inputs: ReportInputs) -> Levers:
               "measured: the chain's files and rows, the documents table; the projection applies 7.0's retention",
               "", applied="a turn reads the rollup's day buckets per leg from a saved position, never the "
               "whole evidence; its sealed segments age out after 400 days (baseline7.md §7.2, §9.1)"),
-        Lever("store_tail_import", "Tail-import the search index inside one transaction",
+        Lever("store_tail_import", LEVER_TITLES["store_tail_import"],
               "vak-catalog ingest (cursors per source)",
               [Figure("catalog.db", size("catalog_db"), "bytes")],
               [], "—", "—", "measured: the catalog's file size", "",
               applied="catalog ingest reads each source from its cursor (frames already taken) in one "
               "transaction per source (baseline7.md §10)"),
-        Lever("incremental_commitments", "Project commitments incrementally",
+        Lever("incremental_commitments", LEVER_TITLES["incremental_commitments"],
               "commitments record chain · commitments-rollup Document",
               [Figure("commitment rows", writes("commitments"), "count"),
                Figure("rollup documents", docs.get("commitments-rollup"), "count")],
               [], "—", "—", "measured: the chain's rows, the documents table", "",
               applied="commitments fold into the commitments-rollup Document from its saved position "
               "(baseline7.md §7.2)"),
-        Lever("checkpoint_dedupe_gc", "Deduplicate checkpoints and collect the ones nobody can rewind to",
+        Lever("checkpoint_dedupe_gc", LEVER_TITLES["checkpoint_dedupe_gc"],
               "checkpoints::capture → ObjectStore::put",
               [Figure("checkpoint manifests", size("checkpoints"), "bytes"),
                Figure("manifest files", writes("checkpoints"), "count"),
@@ -489,7 +499,7 @@ def _build_v7(inputs: ReportInputs) -> Levers:
               applied="file contents are content-addressed objects (equal content is one object; an unchanged "
               "size and mtime reuse the object unread); pruned manifests release their grants and an object "
               "without a live grant is collected (baseline7.md §7, §11)"),
-        Lever("sidecar_bounds", "Give every append-only sidecar a size bound",
+        Lever("sidecar_bounds", LEVER_TITLES["sidecar_bounds"],
               "record chains: retention by class of sealed segments",
               [Figure("these chains today", sidecars_now, "bytes"),
                Figure(f"{at.strip() or 'at scale'} (7.0 bounds applied)", sidecars_at, "bytes")],
@@ -499,7 +509,7 @@ def _build_v7(inputs: ReportInputs) -> Levers:
               applied=_sidecar_bounds(inputs, [k for k in SIDECARS if k in disk]),
               applied_state="partly applied" if _unbounded(inputs, [k for k in SIDECARS if k in disk])
               else "applied"),
-        Lever("in_memory_indexes", "Index the in-memory ledger for the two scans every request performs",
+        Lever("in_memory_indexes", LEVER_TITLES["in_memory_indexes"],
               "req/<session>/<sha256> ref · catalog entries",
               [Figure("admission refs in refs.db", admitted, "count"),
                Figure("entries of the largest session", int(biggest), "count")],
