@@ -8,7 +8,6 @@ and the commit-point rules of baseline7.md §8.3 written out here by hand.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from vakaudit.report import build_report
@@ -36,31 +35,31 @@ def test_ledger_barriers_follow_group_commit(synth_v7: tuple[Path, Path], tmp_pa
     doc = json.loads(build_report(home, format="json", clock=clock, scan_out=tmp_path / "s", keys=ring))
     ctx = _section(doc)
     assert ctx["found"] and ctx["group_commit"] and not ctx["locked"]
-    seg = home / ctx["rel_path"]
-    rel_dir = ctx["rel_path"].rsplit("/", 1)[0]
-    key = chain_key(seg.parent, rel_dir, tenant_keys(home, ring))
-    read = read_segments(seg.parent, key)
-    number = int(re.search(r"seg-(\d+)", seg.name).group(1))
-    frames = next(s.chain.frames for s in read.segments if s.number == number)
-    entries = {f.index + 1: json.loads(f.entry) for f in frames}
+    conv = home / ctx["rel_path"]  # the conversation directory: a turn's frames may span segments
+    key = chain_key(conv, ctx["rel_path"], tenant_keys(home, ring))
+    read = read_segments(conv, key)
+    entries = {(Path(seg.rel_path).name, f.index + 1): json.loads(f.entry)
+               for seg in read.segments for f in seg.chain.frames}
     ledger = [s for s in ctx["steps"] if s["artifact"] == "session_ledger"]
     assert len(ledger) == ctx["entry_count"]
     for s in ledger:
-        want = _syncs_after(entries[s["line_no"]])
-        assert s["barriers"] == (1.0 if want else 0.0), (s["line_no"], entries[s["line_no"]]["kind"])
+        e = entries[(s["segment"], s["line_no"])]
+        want = _syncs_after(e)
+        assert s["barriers"] == (1.0 if want else 0.0), (s["segment"], s["line_no"], e["kind"])
         assert ("grouped" in s["marks"]) is not want
-    assert ctx["ledger_barriers"] == sum(_syncs_after(entries[s["line_no"]]) for s in ledger)
+    assert ctx["ledger_barriers"] == sum(_syncs_after(entries[(s["segment"], s["line_no"])]) for s in ledger)
     # every admission is followed by its req/ ref; every object step stands before the frame that
     # references it, sized as the object file on disk
     steps = ctx["steps"]
     cas = {p.name: p.stat().st_size for p in home.glob("tenants/*/store/cas/objects/*/*")}
     assert any(s["artifact"] == "objects" for s in steps)  # the median turn has a tool call: its evidence body
     for i, s in enumerate(steps):
-        if s["artifact"] == "session_ledger" and entries[s["line_no"]].get("kind") == "activity" and s["barriers"]:
+        if s["artifact"] == "session_ledger" and entries[(s["segment"], s["line_no"])].get("kind") == "activity" \
+                and s["barriers"]:
             assert steps[i + 1]["artifact"] == "refs"
         if s["artifact"] == "objects":
             nxt = next(t for t in steps[i + 1:] if t["artifact"] == "session_ledger")
-            text = json.dumps(entries[nxt["line_no"]])
+            text = json.dumps(entries[(nxt["segment"], nxt["line_no"])])
             ids = [oid for oid in cas if oid in text]
             assert ids and (s["rows"], s["size_bytes"]) == (len(ids), sum(cas[o] for o in ids))
     assert ctx["barriers"] == sum(s["barriers"] for s in steps)

@@ -64,6 +64,7 @@ class Step:
     at: str
     line_no: int | None
     preview: str | None
+    segment: str | None = None  # a 7.0 ledger row: the segment file holding the frame (line_no = frame + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +116,8 @@ def _marks(inputs: ReportInputs, artifact: str) -> tuple[float, list[str]]:
 
 
 def _first_referenced(inputs: ReportInputs, rel: str) -> dict[str, list[tuple[int, int]]]:
-    """The tenant store's objects first referenced by an entry of segment ``rel`` (in scan order:
+    """The tenant store's objects first referenced by an entry of ``rel`` (a segment, or a
+    conversation directory with its trailing ``/``) (in scan order:
     the entry whose append put the object), per ``entry:<segment>#<frame>`` reference: each one's
     stored bytes and number of grants (scopes)."""
     if not inputs.has_table("objects"):
@@ -124,7 +126,7 @@ def _first_referenced(inputs: ReportInputs, rel: str) -> dict[str, list[tuple[in
     for ref, size, scopes in inputs.con.execute(
         "SELECT referenced_by[1], stored_bytes, coalesce(len(scopes), 0) FROM objects "
         "WHERE starts_with(referenced_by[1], ?)",
-        [f"entry:{rel}#"],
+        [f"entry:{rel}" if rel.endswith("/") else f"entry:{rel}#"],
     ).fetchall():
         out.setdefault(ref, []).append((int(size or 0), int(scopes)))
     return out
@@ -156,10 +158,19 @@ def _locked(inputs: ReportInputs) -> bool:
     return bool(inputs.query("SELECT count(*) AS n FROM entries WHERE segment IS NOT NULL AND plain_bytes IS NULL")[0]["n"])
 
 
-def _pick_turn(inputs: ReportInputs) -> dict[str, Any] | None:
+#: a 7.0 ledger is a conversation directory of segment files: its rows' owner is the directory
+_CONVERSATION = "regexp_replace(rel_path, '/[^/]*$', '')"
+
+
+def _pick_turn(inputs: ReportInputs, owner: str = "rel_path") -> dict[str, Any] | None:
+    turns = "ledger_turn" if owner == "rel_path" else f"""(
+            SELECT {owner} AS rel_path, turn_no, count(*) AS entry_count, sum(size_bytes) AS size_bytes,
+                   sum(coalesce(tool_use_count, 0)) AS tool_call_count,
+                   count(*) FILTER (WHERE kind = 'intent') AS intent_count
+            FROM ledger_entry WHERE turn_no IS NOT NULL GROUP BY 1, 2)"""
     rows = inputs.query(
-        """
-        WITH t AS (SELECT * FROM ledger_turn WHERE intent_count > 0),
+        f"""
+        WITH t AS (SELECT * FROM {turns} WHERE intent_count > 0),
         pool AS (
             SELECT * FROM t WHERE tool_call_count > 0
             UNION ALL SELECT * FROM t WHERE NOT EXISTS (SELECT 1 FROM t WHERE tool_call_count > 0)
@@ -214,7 +225,8 @@ def build(inputs: ReportInputs) -> OneTurn:
         group_commit=group_commit,
         locked=group_commit and _locked(inputs),
     )
-    pick = _pick_turn(inputs)
+    owner = _CONVERSATION if group_commit else "rel_path"
+    pick = _pick_turn(inputs, owner)
     if pick is None:
         return OneTurn(
             found=False,
@@ -235,23 +247,23 @@ def build(inputs: ReportInputs) -> OneTurn:
     # a 7.0 turn's frames may span segments: in chain order (segment, then frame)
     entries = inputs.con.execute(
         "SELECT line_no, offset_bytes, size_bytes, kind, role, activity_kind, ts_at, session_id, "
-        "coalesce(tool_use_count, 0), coalesce(tool_result_count, 0), commit_point, e.rel_path "
-        "FROM ledger_entry e WHERE e.rel_path = ? AND turn_no = ? ORDER BY segment NULLS FIRST, line_no",
+        "coalesce(tool_use_count, 0), coalesce(tool_result_count, 0), commit_point, rel_path "
+        f"FROM ledger_entry WHERE {owner} = ? AND turn_no = ? ORDER BY segment NULLS FIRST, line_no",
         [rel, turn_no],
     ).fetchall()
     session_id = entries[0][7] if entries else None
     start = min(e[6] for e in entries if e[6] is not None) if entries else None
     nxt = inputs.con.execute(
-        "SELECT min(ts_at) FROM ledger_entry WHERE rel_path = ? AND turn_no > ?", [rel, turn_no]
+        f"SELECT min(ts_at) FROM ledger_entry WHERE {owner} = ? AND turn_no > ?", [rel, turn_no]
     ).fetchone()[0]
     last = max(e[6] for e in entries if e[6] is not None) if entries else None
     end = nxt if nxt is not None else (last + LAST_TURN_GRACE if last is not None else None)
     session_entries = inputs.con.execute(
-        "SELECT count(*) FROM ledger_entry WHERE rel_path = ?", [rel]
+        f"SELECT count(*) FROM ledger_entry WHERE {owner} = ?", [rel]
     ).fetchone()[0]
     items: list[tuple[Any, int, float, Step]] = []
     lb, lmarks = _marks(inputs, LEDGER_KIND)
-    objects = _first_referenced(inputs, rel) if group_commit else {}
+    objects = _first_referenced(inputs, rel + "/") if group_commit else {}
     for seq, (line_no, offset, sz, kind, role, act, ts, _sid, tu, tr, commit, _rel) in enumerate(entries):
         label = kind or "(unparsed line)"
         if role:
@@ -263,7 +275,7 @@ def build(inputs: ReportInputs) -> OneTurn:
         if tu:
             label += f" · {tu} tool call{'s' if tu != 1 else ''}"
         prev = None
-        if inputs.include_content and inputs.home is not None:
+        if inputs.include_content and inputs.home is not None and not group_commit:  # a 7.0 frame is sealed bytes
             from vakaudit.report.content import preview
 
             prev = preview(inputs.home, rel, int(offset), int(sz))
@@ -279,6 +291,7 @@ def build(inputs: ReportInputs) -> OneTurn:
             at=ts.strftime("%H:%M:%S.%f")[:-3] if ts is not None else "",
             line_no=int(line_no),
             preview=prev,
+            segment=_rel.rsplit("/", 1)[-1] if group_commit else None,
         )
         items.append((ts, 0, seq, step))
         if group_commit:
