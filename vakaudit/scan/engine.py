@@ -122,6 +122,17 @@ def _entry_references(out: Path) -> dict[str, list[str]]:
     return out_refs
 
 
+def _frames_unchanged(full: bool, states: dict, prev_files: dict, prev_counts: dict, out: Path) -> bool:
+    """Whether a 7.0 home's session ledgers are as the last scan left them: every ledger segment
+    trusted unchanged, none added or gone, and that scan's ``turns`` and ``sessions`` still there."""
+    if full or not states or "turns" not in prev_counts or "sessions" not in prev_counts:
+        return False
+    if any(st != "unchanged" for st, _n, _facts in states.values()):
+        return False
+    before = {rel for rel, e in prev_files.items() if "frames7" in (e.get("state") or {})}
+    return before == set(states) and all((out / name / "all.parquet").is_file() for name in ("turns", "sessions"))
+
+
 def _locked(table: pa.Table) -> int:
     """Rows of a 7.0 frame table (``entries`` frames, ``chain_records``) with no ``plain_bytes``:
     sealed frames that could not be opened."""
@@ -345,6 +356,7 @@ def scan_home(
         (out_p / "entries" / FRAMES_PART).unlink(missing_ok=True)
         (out_p / "entry_fields" / FRAMES_PART).unlink(missing_ok=True)
     seg_states: dict[str, tuple[str, int, dict]] = {}  # 7.0 segment files: scan state, bytes read, manifest state
+    frame_states: dict[str, tuple[str, int, dict]] = {}
     if layout == "g3":
         store = read_store_tables(home_p, keys)
         scan_findings.extend(store.findings)
@@ -360,6 +372,7 @@ def scan_home(
             _write_table(out_p, name, table)
             counts[name] = table.num_rows
         seg_states = frames.segments
+        frame_states = dict(frames.segments)  # the ledgers' segments alone (chains join seg_states below)
         if frames.table.num_rows:
             _write_table(out_p, "entries", frames.table, FRAMES_PART)
         else:
@@ -456,7 +469,11 @@ def scan_home(
     # turns and sessions
     ledgers = {rel: e for rel, e in new_files.items() if e["kind"] == LEDGER_KIND and e.get("parts")}
     plan = _derive_plan(ledgers, states, prev_files, derived_before, current, n_jobs)
-    if layout == "g3":  # a 7.0 home's ledgers are its frames, derived whole from their part
+    if layout == "g3" and _frames_unchanged(full, frame_states, prev_files, prev_counts, out_p):
+        # no ledger segment changed, came or went since the last scan: its turns and sessions stand
+        counts["turns"] = prev_counts["turns"]
+        counts["sessions"] = prev_counts["sessions"]
+    elif layout == "g3":  # a 7.0 home's ledgers are its frames, derived whole from their part
         counts.update(derive_frame_ledgers(out_p, out_p / "entries" / FRAMES_PART if frame_rows else None))
     elif plan is None:
         counts["turns"] = prev_counts["turns"]
