@@ -40,10 +40,8 @@ import bisect
 import hashlib
 import os
 import re
-from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +49,7 @@ from vakaudit._native import linescan
 from vakaudit.findings import Finding, FindingCode, FindingFold, Severity, folded_count
 from vakaudit.ledger import KNOWN_KINDS, ChainVerifier, EntryParseError, LineStatus, format_ts, parse_ts
 from vakaudit.ledger.chain import is_blank
+from vakaudit.ledger.depth import MAX_JSON_DEPTH, REST_MIN_BYTES, attested_depth, json_depth
 from vakaudit.ledger.entry import WRITTEN_ENVELOPE, parse_envelope
 from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine, LongLineBuilder
@@ -64,8 +63,6 @@ C = FindingCode
 #: A line longer than this is reported (info): far above what vak writes for one entry in normal use,
 #: and a quarter of the 64 MiB per-line cap of store.db's v2 indexer (home.md §8.1).
 LONG_LINE_BYTES = MAX_LINE_BYTES
-#: serde_json's default recursion limit: vak's reader cannot decode a deeper line and skips it.
-MAX_JSON_DEPTH = 128
 #: findings about how a line is framed, not what it holds (a blank line can carry one)
 _FRAMING_CODES = frozenset({FindingCode.CRLF_LINE_END, FindingCode.BOM})
 
@@ -74,12 +71,6 @@ BOM = b"\xef\xbb\xbf"
 _ENVELOPE_HEAD = 1024  # the envelope is matched in the line's first bytes, decoded as Latin-1
 _LEADING_ID = re.compile(rb'\s*\{\s*"id"\s*:\s*"([^"\\]{1,200})"')
 _PREV_FIELD = b'"prev_hash":"'
-# Bracket bytes -> +1 / -1 (as signed bytes); everything but brackets and quotes deleted first.
-_DEPTH_TABLE = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
-_ONE_BRACKET = bytes.maketrans(b"{}", b"[]")
-_DEPTH_CACHE: dict[bytes, int] = {}  # bracket-and-quote skeleton (no escapes) -> depth
-_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
-_ESCAPED_QUOTE_OR_BACKSLASH = re.compile(rb'\\["\\]')
 _sha256 = hashlib.sha256
 # The native scanner (vakaudit/_native/linescan.c): None without the extension or with VAKAUDIT_NO_NATIVE=1.
 _verify_run = linescan.verify_run if linescan is not None else None
@@ -157,78 +148,6 @@ def _ts_key(ts: str) -> str | None:
         return None
     secs, nanos = divmod(ns, 1_000_000_000)
     return format_ts(secs * 1_000_000_000)[:19] + f".{nanos:09d}"
-
-
-def json_depth(raw: bytes) -> int:
-    """Maximum nesting depth of the JSON text ``raw`` (brackets inside strings do not count).
-
-    Exact when the depth exceeds :data:`MAX_JSON_DEPTH` (or the brackets do not balance); below it
-    the result may be any figure up to the limit. Cheap: everything but brackets and quotes is
-    deleted in one C pass, and a line with at most the limit's count of brackets returns at once.
-    """
-    red = raw.translate(None, _NOT_STRUCTURE)
-    if len(red) - red.count(b'"') <= MAX_JSON_DEPTH:
-        return min(len(red), MAX_JSON_DEPTH)  # too few brackets to exceed the limit
-    cacheable = _ESCAPED_QUOTE_OR_BACKSLASH.search(raw) is None
-    if cacheable:  # without escapes the depth is a function of the skeleton alone
-        known = _DEPTH_CACHE.get(red)
-        if known is not None:
-            return known
-        key = red
-    else:  # \\ before \" : "a\\" ends its string
-        red = _ESCAPED_QUOTE_OR_BACKSLASH.sub(b"", raw).translate(None, _NOT_STRUCTURE)
-    # an adjacent quote pair is an empty string or the boundary of two strings: dropping it keeps
-    # every other character's inside/outside-a-string status
-    red = red.replace(b'""', b"")
-    if b'"' in red:
-        red = b"".join(red.split(b'"')[::2])
-    flat = red.translate(_ONE_BRACKET)  # depth does not depend on the bracket type
-    # peel the innermost pairs one level per pass (C passes; real JSON is shallow) ...
-    depth = None
-    for level in range(MAX_JSON_DEPTH + 1):
-        if not flat:
-            depth = level
-            break
-        flat = flat.replace(b"[]", b"")
-    if depth is None:  # ... and count exactly when it is deeper than the limit (or not balanced)
-        depth = max(accumulate(array("b", red.translate(_DEPTH_TABLE))), default=0)
-    if cacheable:  # capability bindings repeat their tool schemas turn after turn
-        if len(_DEPTH_CACHE) >= 512:
-            _DEPTH_CACHE.clear()
-        _DEPTH_CACHE[key] = depth
-    return depth
-
-
-# probe of a line's bytes after its envelope -> (those bytes, depth)
-_REST_DEPTH: dict[tuple, tuple[bytes, int]] = {}
-_REST_MIN = 4096
-_REST_MAX = 1 << 20  # the cache keeps at most 64 tails of at most this size
-_PROBE = 64
-
-
-def _attested_depth(raw: bytes, start: int) -> int:
-    """:func:`json_depth` of a line whose envelope the anchored expression matched; ``start`` is the
-    offset of the ``,`` or ``}`` right after the kind value.
-
-    That envelope holds strings without quotes or backslashes and leaves the parser at depth 1 outside
-    any string before ``start``, so the depth is a function of ``raw[start:]`` alone. Capability bindings repeat that
-    part byte for byte turn after turn: a repeat is recognized by a comparison of bytes (memcmp
-    speed) instead of another bracket scan. A small probe picks the candidate; equality decides.
-    """
-    n = len(raw) - start
-    if n < _REST_MIN or n > _REST_MAX:
-        return json_depth(raw)
-    mid = start + n // 2
-    probe = (n, raw[start : start + _PROBE], raw[mid : mid + _PROBE], raw[-_PROBE:])
-    rest = raw[start:]
-    hit = _REST_DEPTH.get(probe)
-    if hit is not None and hit[0] == rest:
-        return hit[1]
-    depth = json_depth(raw)
-    if len(_REST_DEPTH) >= 64:
-        _REST_DEPTH.clear()
-    _REST_DEPTH[probe] = (rest, depth)
-    return depth
 
 
 def _hex_near(a: str, b: str) -> bool:
@@ -660,10 +579,10 @@ def _scan(
                 if p_bad is None and not p_definitive:
                     attested = cur_env is not None and cur_env[3] == p_digest
                     if attested:  # vak hashed these bytes: valid UTF-8 and JSON; the depth is still checked
-                        if len(p_raw) - p_end < _REST_MIN:
+                        if len(p_raw) - p_end < REST_MIN_BYTES:
                             depth = json_depth(p_raw)
                         else:
-                            depth = _attested_depth(p_raw, p_end)
+                            depth = attested_depth(p_raw, p_end)
                         if depth > MAX_JSON_DEPTH:
                             p_env, p_bad = None, _too_deep(depth, p_off)
                     else:
