@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import vakaudit._native as native
-from vakaudit.artifacts.session_ledger import _split_fields_slow
+from vakaudit.artifacts._entry_fields import _split_fields_slow
 from vakaudit.ledger.entry import parse_envelope
 from vakaudit.ledger.verdict import json_depth
 

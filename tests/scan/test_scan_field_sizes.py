@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vakaudit.artifacts.session_ledger import _split_fields_slow, field_sizes, kind_end
+from vakaudit.artifacts._entry_fields import _split_fields_slow, field_sizes, kind_end
 from vakaudit.ledger.entry import parse_envelope
 
 
