@@ -49,13 +49,14 @@ from vakaudit.artifacts._base import (
     ledger_session_id,
     stem_session_id,
 )
+from vakaudit.artifacts._entry_facts import payload_facts
 from vakaudit.artifacts._entry_fields import field_sizes, kind_end
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.ledger.chain import ChainVerifier, LineStatus
 from vakaudit.ledger.entry import KNOWN_KINDS, EntryParseError, parse_envelope
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLineBuilder
 from vakaudit.ledger.verdict import verify_ledger
-from vakaudit.ledger.vocab import PREP_KINDS, directive_rule, turn_step
+from vakaudit.ledger.vocab import PREP_KINDS, turn_step
 from vakaudit.names import shown
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
@@ -221,20 +222,6 @@ def path_facts(rel_path: str) -> tuple[str | None, str | None, str | None]:
     return session_id, agent_id, wskey
 
 
-def _int(v: Any) -> int | None:
-    if type(v) is int and -(1 << 63) <= v < (1 << 63):
-        return v
-    return None
-
-
-def _str(v: Any) -> str | None:
-    return v if type(v) is str else None
-
-
-def _json_text(v: Any) -> str:
-    return orjson.dumps(v).decode("utf-8")
-
-
 _VAK_TS = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:[0-5]\d(\.\d{1,9})?Z$"
 
 
@@ -258,82 +245,6 @@ def _parse_ts(ts: str | None) -> datetime | None:
     except ValueError:
         return None
     return dt if dt.tzinfo is not None else None
-
-
-def payload_facts(kind: str, payload: dict[str, Any]) -> tuple:
-    """The ``entries`` columns read from a parsed payload, in table order: role, control, is_directive,
-    model, provider, stop_reason, the four usage token counts, tool_use_count, tool_result_count,
-    tool_result_bytes, activity_kind, activity_label, purpose, attempt_count, prefix_digest,
-    prefix_tokens, epoch, app_version."""
-    role = control = model = provider = stop_reason = None
-    it = ot = crt = cct = None
-    tu = trc = trb = None
-    act_kind = act_label = purpose = prefix_digest = app_version = None
-    attempts = prefix_tokens = epoch = None
-    directive = None
-    if kind == "message":
-        msg = payload.get("message")
-        meta = payload.get("meta")
-        if type(meta) is not dict:
-            meta = {}
-        # a control message is one whose meta.control is present and not null, whatever its JSON type
-        # (ledger.vocab.is_directive); the column keeps a string as it is, any other value as JSON
-        raw_control = meta.get("control")
-        control = raw_control if type(raw_control) is str or raw_control is None else _json_text(raw_control)
-        model = _str(meta.get("model"))
-        stop_reason = _str(meta.get("stop_reason"))
-        usage = meta.get("usage")
-        if type(usage) is dict:
-            it = _int(usage.get("input_tokens"))
-            ot = _int(usage.get("output_tokens"))
-            crt = _int(usage.get("cache_read_input_tokens"))
-            cct = _int(usage.get("cache_creation_input_tokens"))
-        tu = trc = trb = 0
-        has_text = False
-        if type(msg) is dict:
-            role = _str(msg.get("role"))
-            content = msg.get("content")
-            if type(content) is list:
-                for block in content:
-                    if type(block) is not dict:
-                        continue
-                    t = block.get("type")
-                    if t == "tool_use":
-                        tu += 1
-                    elif t == "tool_result":
-                        trc += 1
-                        c = block.get("content")
-                        if type(c) is str:
-                            trb += len(c) if c.isascii() else len(c.encode("utf-8", "surrogatepass"))
-                        elif c is not None:
-                            trb += len(orjson.dumps(c))
-                    elif t == "text":
-                        has_text = True
-        directive = directive_rule(role, control is not None, has_text, trc != 0)
-    elif kind == "receipt":
-        purpose = _str(payload.get("purpose"))
-        provider = _str(payload.get("provider"))
-        model = _str(payload.get("model"))
-        pd = payload.get("prefix_digest")
-        prefix_digest = pd if type(pd) is str and pd else None
-        prefix_tokens = _int(payload.get("prefix_tokens"))
-        a = payload.get("attempts")
-        attempts = len(a) if type(a) is list else None
-    elif kind == "activity":
-        act_kind = _str(payload.get("activity_kind"))
-        act_label = _str(payload.get("label"))
-    elif kind == "turn_capabilities_bound" or kind == "turn_capabilities_ref":
-        epoch = _int(payload.get("epoch"))
-    elif kind == "header":
-        contract = payload.get("contract")
-        if type(contract) is dict:
-            app_version = _str(contract.get("app_version"))
-            provider = _str(contract.get("provider"))
-            model = _str(contract.get("model"))
-    return (
-        role, control, directive, model, provider, stop_reason, it, ot, crt, cct, tu, trc, trb,
-        act_kind, act_label, purpose, attempts, prefix_digest, prefix_tokens, epoch, app_version,
-    )  # fmt: skip
 
 
 class LedgerScanner:
