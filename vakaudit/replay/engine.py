@@ -62,6 +62,15 @@ from vakaudit.replay.request import (
     place_tail,
     regime_for,
 )
+from vakaudit.replay.step_checks import (
+    Binding,
+    StepPlan,
+    check_binding,
+    check_prefix_changed,
+    check_prefix_tokens,
+    check_usage,
+    prompt_tokens,
+)
 
 __all__ = [
     "PrefixBreak",
@@ -206,15 +215,6 @@ def _winning_attempt(receipt: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return ok[-1] if ok else None
 
 
-def _prompt_tokens(usage: Mapping[str, Any]) -> int:
-    total = 0
-    for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-        v = usage.get(key)
-        if isinstance(v, int) and not isinstance(v, bool):
-            total += v
-    return total
-
-
 def _recorded_digest(receipt: Mapping[str, Any]) -> str:
     d = receipt.get("prefix_digest")
     return d if isinstance(d, str) else ""
@@ -259,33 +259,13 @@ def prefix_break(
 # -- the walk --------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Binding:
-    entry_id: str
-    payload: Mapping[str, Any]
-    ref_check: CheckResult | None = None  # G4 turn_capabilities_ref resolution
-    from_header: bool = False
-    stored: Mapping[str, Any] | None = None  # 7.0: the entry as written (interface as an ObjectRef)
-    object_error: str | None = None  # 7.0: why the interface object could not be read
-
-
-@dataclass(slots=True)
-class _StepPlan:
-    """Pre-pass facts about one execute receipt."""
-
-    receipt_pos: int
-    cut_pos: int
-    output_pos: int | None
-    prefix_changed: list[int]
-
-
-def _pre_pass(chain: Sequence[Any]) -> dict[int, _StepPlan]:
+def _pre_pass(chain: Sequence[Any]) -> dict[int, StepPlan]:
     """Locate each execute receipt's cut, output message and prefix-changed activities."""
-    plans: dict[int, _StepPlan] = {}
+    plans: dict[int, StepPlan] = {}
     last_msg_pos: int | None = None
     last_exec_pos = -1
     pending_pc: list[int] = []
-    awaiting_output: _StepPlan | None = None
+    awaiting_output: StepPlan | None = None
     claimed = -1  # an assistant message already taken as the previous receipt's output
     for pos, e in enumerate(chain):
         kind = e.kind
@@ -307,7 +287,7 @@ def _pre_pass(chain: Sequence[Any]) -> dict[int, _StepPlan]:
                 and _role(chain[last_msg_pos]) == "assistant"
             ):
                 cut, output = last_msg_pos, last_msg_pos
-            plan = _StepPlan(pos, cut, output, pending_pc)
+            plan = StepPlan(pos, cut, output, pending_pc)
             plans[pos] = plan
             pending_pc = []
             awaiting_output = plan if output is None else None
@@ -353,7 +333,7 @@ class _Replay:
         return out
 
 
-def _binding_from_header(contract: Mapping[str, Any]) -> _Binding:
+def _binding_from_header(contract: Mapping[str, Any]) -> Binding:
     """§3 rule 4: the header's system prompt and tools from `contract.capabilities` (low confidence)."""
     tools = []
     for cap in contract.get("capabilities") or ():
@@ -365,7 +345,7 @@ def _binding_from_header(contract: Mapping[str, Any]) -> _Binding:
             {"name": cap.get("name", ""), "description": cap.get("description", ""), "input_schema": schema}
         )
     payload = {"system_prompt": contract.get("system_prompt", ""), "tool_schemas": tools}
-    return _Binding(entry_id="", payload=payload, from_header=True)
+    return Binding(entry_id="", payload=payload, from_header=True)
 
 
 def _binding_ref_digest(payload: Mapping[str, Any]) -> str:
@@ -374,7 +354,7 @@ def _binding_ref_digest(payload: Mapping[str, Any]) -> str:
     return payload_digest({k: v for k, v in payload.items() if k != "epoch"})
 
 
-def _bound(e: Any, interfaces: Mapping[str, Mapping[str, Any] | str]) -> _Binding:
+def _bound(e: Any, interfaces: Mapping[str, Mapping[str, Any] | str]) -> Binding:
     """The binding of a ``turn_capabilities_bound`` entry. A 7.0 entry keeps its interface
     (``system_prompt``, ``tool_schemas``, ``tool_index``) as an object (baseline7.md §8.2, §8.6):
     ``interfaces`` holds, by entry id, that object's fields or why it could not be read; the
@@ -382,12 +362,12 @@ def _bound(e: Any, interfaces: Mapping[str, Mapping[str, Any] | str]) -> _Bindin
     from it exactly as from a JSONL binding."""
     payload = e.payload
     if "interface" not in payload or e.id not in interfaces:
-        return _Binding(e.id, payload)
+        return Binding(e.id, payload)
     got = interfaces[e.id]
     rest = {k: v for k, v in payload.items() if k != "interface"}
     if isinstance(got, str):
-        return _Binding(e.id, rest, stored=payload, object_error=got)
-    return _Binding(e.id, {**rest, **got}, stored=payload)
+        return Binding(e.id, rest, stored=payload, object_error=got)
+    return Binding(e.id, {**rest, **got}, stored=payload)
 
 
 class StepWalker:
@@ -410,9 +390,9 @@ class StepWalker:
             horizon_tokens=self.host.horizon_tokens, output_reserve=self.host.output_reserve
         )
         self.profile = self.base_profile
-        self.bindings: dict[str, _Binding] = {}
-        self.latest_binding: _Binding | None = None
-        self.turn_binding: _Binding | None = None
+        self.bindings: dict[str, Binding] = {}
+        self.latest_binding: Binding | None = None
+        self.turn_binding: Binding | None = None
         self.turn_no = 0
         self.turn_dir_pos = -1
         self.open_members: list[int] = []  # chain positions of the open turn's verbatim messages
@@ -549,7 +529,7 @@ class StepWalker:
         self._last_plan = (cands, admission, plan)
         return plan
 
-    def _prefix(self, binding: _Binding) -> tuple[str, list[dict], list[dict], str, int]:
+    def _prefix(self, binding: Binding) -> tuple[str, list[dict], list[dict], str, int]:
         """(system, stored tools, neutral tools, digest, prefix chars) of a binding, cached."""
         cached = self._prefix_cache.get(id(binding.payload))
         if cached is not None and cached[0] is binding.payload:
@@ -677,14 +657,14 @@ class StepWalker:
             req_chars = len(built.request.system.encode("utf-8")) + built.chars
             if self.rp.regime is Regime.B:
                 req_chars = built.p_chars + built.chars
-            self.profile = update_profile(self.profile, _prompt_tokens(win["usage"]), req_chars)
+            self.profile = update_profile(self.profile, prompt_tokens(win["usage"]), req_chars)
         if recorded:
             self.seen_digests.add(recorded)
             self.last_digest = recorded
         self.prev_prefix = (built.request.system, built.schemas, built.digest)
         self.prev_request = built.request
 
-    def step_at(self, sp: _StepPlan, full_chain: Sequence[Any]) -> ReplayStep:
+    def step_at(self, sp: StepPlan, full_chain: Sequence[Any]) -> ReplayStep:
         """Build and check the step of the execute receipt described by `sp`."""
         rp, gen = self.rp, self.gen
         receipt = full_chain[sp.receipt_pos]
@@ -725,15 +705,15 @@ class StepWalker:
                 )
             )
         # 2. prefix-changed activities
-        checks.append(_check_prefix_changed(full_chain, sp, recorded, self.last_digest))
+        checks.append(check_prefix_changed(full_chain, sp, recorded, self.last_digest))
         # 3. prefix_tokens window
         checks.append(
-            _check_prefix_tokens(
+            check_prefix_tokens(
                 rpay, recorded, self.seen_digests, built.chars, self.profile, rp.regime, host_deps, built.win
             )
         )
         # 4. binding self-consistency (+ G4 ref)
-        checks.append(_check_binding(binding))
+        checks.append(check_binding(binding))
         if binding.ref_check is not None:
             checks.append(binding.ref_check)
         elif gen == Generation.G4 or binding.stored is not None:  # G4, or a 7.0 binding (baseline7.md §8.2)
@@ -744,7 +724,7 @@ class StepWalker:
             )
         # 5. model-visible means logged
         checks.append(
-            _check_logged(
+            check_logged(
                 self,
                 built.projected,
                 request.messages,
@@ -758,7 +738,7 @@ class StepWalker:
             )
         )
         # 6. usage sanity
-        checks.append(_check_usage(full_chain, sp, built.win))
+        checks.append(check_usage(full_chain, sp, built.win))
         # 7. append-only within a turn (Regime B)
         prev = self.prev_request
         if rp.regime is Regime.B and prev is not None and self.step_in_turn > 1:
@@ -805,7 +785,7 @@ class StepWalker:
 @dataclass(slots=True)
 class _Built:
     request: NeutralRequest
-    binding: _Binding
+    binding: Binding
     schemas: list[dict]
     digest: str
     projected: project.Projection
@@ -840,7 +820,7 @@ def replay_log(
             raise CorruptError(f"line {line_no} of {log.path}: {wrong}; not replayable", line=line_no)
     rp = _Replay(log, host or HostParams(), generation, interfaces=interfaces)
     chain = rp.chain
-    cuts: dict[int, list[_StepPlan]] = {}
+    cuts: dict[int, list[StepPlan]] = {}
     for plan in _pre_pass(chain).values():
         cuts.setdefault(plan.cut_pos, []).append(plan)
     walker = StepWalker(rp)
@@ -853,7 +833,7 @@ def replay_log(
         walker.add(e)
 
 
-def _resolve_ref(entry: Any, bindings: Mapping[str, _Binding], latest: _Binding | None) -> _Binding:
+def _resolve_ref(entry: Any, bindings: Mapping[str, Binding], latest: Binding | None) -> Binding:
     ref = entry.payload.get("entry")
     digest = entry.payload.get("digest")
     target = bindings.get(ref) if isinstance(ref, str) else None
@@ -862,8 +842,8 @@ def _resolve_ref(entry: Any, bindings: Mapping[str, _Binding], latest: _Binding 
             CheckName.BINDING_REF,
             f"turn_capabilities_ref {entry.id} names {ref!r}, which is not an earlier full binding on the chain",
         )
-        base = latest or _Binding("", {})
-        return _Binding(base.entry_id, base.payload, ref_check=check, from_header=base.from_header,
+        base = latest or Binding("", {})
+        return Binding(base.entry_id, base.payload, ref_check=check, from_header=base.from_header,
                         stored=base.stored, object_error=base.object_error)
     actual = _binding_ref_digest(target.stored if target.stored is not None else target.payload)
     if digest == actual:
@@ -875,157 +855,11 @@ def _resolve_ref(entry: Any, bindings: Mapping[str, _Binding], latest: _Binding 
             expected=digest,
             actual=actual,
         )
-    return _Binding(target.entry_id, target.payload, ref_check=check, stored=target.stored,
+    return Binding(target.entry_id, target.payload, ref_check=check, stored=target.stored,
                     object_error=target.object_error)
 
 
-def _check_prefix_changed(
-    chain: Sequence[Any], sp: _StepPlan, recorded: str, last_digest: str
-) -> CheckResult:
-    name = CheckName.PREFIX_CHANGED_ACTIVITY
-    acts = [chain[p] for p in sp.prefix_changed]
-    if not recorded:
-        if acts:
-            return not_checkable(
-                name,
-                f"receipt records no prefix_digest, so the prefix-changed activity {acts[0].id} cannot be placed",
-            )
-        return not_checkable(name, "receipt records no prefix_digest")
-    changed = bool(last_digest) and recorded != last_digest
-    if not changed:
-        if not acts:
-            why = "first digest on the chain" if not last_digest else "digest unchanged, no activity"
-            return passed(name, why)
-        data = acts[0].payload.get("data") or {}
-        if not last_digest and data.get("current") == recorded and not data.get("previous"):
-            return passed(name, "first digest on the chain, recorded as a change from nothing")
-        return failed(name, f"prefix-changed activity {acts[0].id} but the digest did not change")
-    if not acts:
-        return failed(
-            name,
-            f"digest changed {last_digest[:12]}… → {recorded[:12]}… but no prefix-changed activity precedes the receipt",
-        )
-    if len(acts) > 1:
-        return failed(name, f"{len(acts)} prefix-changed activities for one receipt")
-    data = acts[0].payload.get("data") or {}
-    prev, cur = data.get("previous"), data.get("current")
-    if prev == last_digest and cur == recorded:
-        return passed(name, f"activity {acts[0].id} records the change")
-    return failed(
-        name,
-        f"activity {acts[0].id} records previous/current that do not match the receipts",
-        expected={"previous": last_digest, "current": recorded},
-        actual={"previous": prev, "current": cur},
-    )
-
-
-def _check_prefix_tokens(
-    rpay: Mapping[str, Any],
-    recorded: str,
-    seen: set[str],
-    chars: int,
-    profile: CapacityProfile,
-    regime: Regime,
-    deps: tuple[str, ...],
-    win: Mapping[str, Any] | None,
-) -> CheckResult:
-    name = CheckName.PREFIX_TOKENS_WINDOW
-    pt = rpay.get("prefix_tokens")
-    has_pt = isinstance(pt, int) and not isinstance(pt, bool)
-    if not recorded:
-        return not_checkable(name, "receipt records no prefix_digest, so prefix_tokens cannot be placed")
-    if recorded in seen:
-        if has_pt:
-            return failed(
-                name, "prefix_tokens recorded on a receipt whose digest was already seen", actual=pt
-            )
-        return passed(name, "repeated digest, prefix_tokens omitted as expected")
-    if not has_pt:
-        return not_checkable(name, "first receipt of this digest records no prefix_tokens")
-    usage = win.get("usage") if win is not None else None
-    if not isinstance(usage, Mapping):
-        return not_checkable(name, "winning attempt records no usage")
-    u = usage.get("input_tokens", 0) if regime is Regime.A else _prompt_tokens(usage)
-    u = u if isinstance(u, int) else 0
-    est = estimate_tokens(chars, profile.tpc)
-    expected = max(0, u - est)
-    details = {"usage_tokens": u, "message_chars": chars, "estimate": est, "tokens_per_char": profile.tpc}
-    if pt == expected:
-        return passed(name, f"U {u} − estimate({chars} chars) {est} = {pt}", depends_on=deps, details=details)
-    if pt == 0 and u <= est:
-        return passed(name, "U below the message estimate, clamped to 0", depends_on=deps, details=details)
-    target = u - pt
-    lo = max(0, int((target - 0.5) / profile.tpc) + 1) if profile.tpc > 0 else 0
-    hi = int((target + 0.5) / profile.tpc) if profile.tpc > 0 else 0
-    return failed(
-        name,
-        f"receipt implies message estimate {target} (≈{lo}–{hi} chars); reconstructed {chars} chars → {est}",
-        depends_on=deps,
-        expected=pt,
-        actual=expected,
-        details=details,
-    )
-
-
-def _check_binding(binding: _Binding) -> CheckResult:
-    name = CheckName.BINDING_CONSISTENCY
-    if binding.from_header:
-        return not_checkable(
-            name, "no turn_capabilities_bound on the chain before this turn (header fallback)"
-        )
-    if binding.object_error is not None:
-        return failed(name, f"binding {binding.entry_id}: {binding.object_error}")
-    p = binding.payload
-    core = [n for n in p.get("core_tool_names") or () if isinstance(n, str)]
-    deferred = [n for n in p.get("deferred_tool_names") or () if isinstance(n, str)]
-    schemas = [t for t in p.get("tool_schemas") or () if isinstance(t, Mapping)]
-    names = [tool_parts(t)[0] for t in schemas]
-    if not core and not deferred:
-        return not_checkable(
-            name, f"binding {binding.entry_id} has no core/deferred tool lists (pre-3.5 shape)"
-        )
-    problems = []
-    expected = ["find_tools", *core, *deferred]
-    if names != expected:
-        problems.append(f"tool_schemas names {names} != find_tools + core + deferred {expected}")
-    flagged = [tool_parts(t)[0] for t in schemas if t.get("defer") is True]
-    if any("defer" in t for t in schemas) and flagged != deferred:
-        problems.append(f"defer flags on {flagged}, deferred_tool_names {deferred}")
-    index = p.get("tool_index") if isinstance(p.get("tool_index"), str) else ""
-    lines = [ln for ln in index.split("\n") if ln] if index else []
-    index_names = [ln[2:].split(" — ", 1)[0] if ln.startswith("- ") else ln for ln in lines]
-    if index_names != deferred:
-        problems.append(f"tool_index lists {index_names}, deferred_tool_names {deferred}")
-    if problems:
-        return failed(name, f"binding {binding.entry_id}: " + "; ".join(problems))
-    return passed(name, f"binding {binding.entry_id}")
-
-
-def _check_usage(chain: Sequence[Any], sp: _StepPlan, win: Mapping[str, Any] | None) -> CheckResult:
-    name = CheckName.USAGE_SANITY
-    if win is None:
-        return not_checkable(name, "receipt has no winning attempt")
-    wu = win.get("usage")
-    if not isinstance(wu, Mapping):
-        return not_checkable(name, "winning attempt records no usage")
-    if sp.output_pos is None:
-        return not_checkable(name, "no assistant message answers this receipt")
-    out = chain[sp.output_pos]
-    meta = out.payload.get("meta")
-    mu = meta.get("usage") if isinstance(meta, Mapping) else None
-    if not isinstance(mu, Mapping):
-        return not_checkable(name, f"assistant message {out.id} records no meta.usage")
-    if dict(mu) == dict(wu):
-        return passed(name, f"assistant message {out.id} usage equals the winning attempt's")
-    return failed(
-        name,
-        f"assistant message {out.id} usage differs from the winning attempt's",
-        expected=dict(wu),
-        actual=dict(mu),
-    )
-
-
-def _check_logged(
+def check_logged(
     walker: StepWalker,
     projected: project.Projection,
     messages: Sequence[Mapping[str, Any]],
@@ -1049,7 +883,7 @@ def _check_logged(
             for k, p in enumerate(positions):
                 got = messages[base + k]
                 if placed == base + k:
-                    got = _drop_tail_block(got, tail)
+                    got = drop_tail_block(got, tail)
                 if got != chain[p].payload.get("message"):
                     problems.append(
                         f"request message {base + k} is not the logged entry {chain[p].id} verbatim"
@@ -1067,7 +901,7 @@ def _check_logged(
     return passed(name, f"{len(messages)} messages traced to ledger entries, hash chain intact")
 
 
-def _drop_tail_block(message: Mapping[str, Any], tail: str) -> dict:
+def drop_tail_block(message: Mapping[str, Any], tail: str) -> dict:
     content = list(message.get("content") or [])
     for i, b in enumerate(content):
         if b.get("type") == "text" and (tail is None or b.get("text") == tail):
