@@ -47,11 +47,12 @@ from vakaudit.replay.planner import (
     update_profile,
 )
 from vakaudit.replay.prefix import (
+    PrefixBreak,
     estimate_tokens,
+    prefix_break,
     prefix_chars,
     prefix_digest,
     request_message_chars,
-    tool_parts,
 )
 from vakaudit.replay.request import (
     HostParams,
@@ -82,43 +83,6 @@ __all__ = [
 ]
 
 _CARD_TOOL_PREFIX = "emit_"
-
-
-@dataclass(frozen=True, slots=True)
-class PrefixBreak:
-    """What changed in the stable prefix between the previous step and this one."""
-
-    previous_digest: str
-    current_digest: str
-    system_prompt: bool = False
-    tools_added: tuple[str, ...] = ()
-    tools_removed: tuple[str, ...] = ()
-    tools_changed: tuple[str, ...] = ()
-    tool_order: bool = False
-
-    @property
-    def parts(self) -> list[str]:
-        out = []
-        if self.system_prompt:
-            out.append("system prompt")
-        out += [f"tool added: {n}" for n in self.tools_added]
-        out += [f"tool removed: {n}" for n in self.tools_removed]
-        out += [f"tool changed: {n}" for n in self.tools_changed]
-        if self.tool_order:
-            out.append("tool order")
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "previous_digest": self.previous_digest,
-            "current_digest": self.current_digest,
-            "system_prompt": self.system_prompt,
-            "tools_added": list(self.tools_added),
-            "tools_removed": list(self.tools_removed),
-            "tools_changed": list(self.tools_changed),
-            "tool_order": self.tool_order,
-            "parts": self.parts,
-        }
 
 
 @dataclass(slots=True)
@@ -218,42 +182,6 @@ def _winning_attempt(receipt: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def _recorded_digest(receipt: Mapping[str, Any]) -> str:
     d = receipt.get("prefix_digest")
     return d if isinstance(d, str) else ""
-
-
-def _tool_map(tools: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, Any]]:
-    out = {}
-    for t in tools:
-        name, desc, schema = tool_parts(t)
-        out.setdefault(name, (desc, schema))
-    return out
-
-
-def prefix_break(
-    prev_system: str,
-    prev_tools: Sequence[Mapping],
-    system: str,
-    tools: Sequence[Mapping],
-    prev_d: str,
-    cur_d: str,
-) -> PrefixBreak:
-    """Classify what changed between two stable prefixes."""
-    a, b = _tool_map(prev_tools), _tool_map(tools)
-    a_names = [tool_parts(t)[0] for t in prev_tools]
-    b_names = [tool_parts(t)[0] for t in tools]
-    added = tuple(n for n in b_names if n not in a)
-    removed = tuple(n for n in a_names if n not in b)
-    changed = tuple(n for n in b_names if n in a and a[n] != b[n])
-    common_a = [n for n in a_names if n in b]
-    common_b = [n for n in b_names if n in a]
-    return PrefixBreak(
-        previous_digest=prev_d,
-        current_digest=cur_d,
-        system_prompt=prev_system != system,
-        tools_added=added,
-        tools_removed=removed,
-        tools_changed=changed,
-        tool_order=common_a != common_b,
-    )
 
 
 # -- the walk --------------------------------------------------------------------------------------

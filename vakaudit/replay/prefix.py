@@ -1,7 +1,8 @@
 """Stable-prefix digest, token estimates and character accounting of a provider request.
 
 Restates vak's `assemble::prefix_digest` (replay spec §11), `estimate_tokens` (§10.2) and the
-character accounting of §10.1. Pure functions, no I/O here.
+character accounting of §10.1, and classifies what changed between two stable prefixes
+(:func:`prefix_break`). Pure functions, no I/O here.
 """
 
 from __future__ import annotations
@@ -9,12 +10,15 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from vakaudit.ledger.jsonenc import dumps
 
 __all__ = [
     "DEFAULT_TOKENS_PER_CHAR",
+    "PrefixBreak",
+    "prefix_break",
     "block_chars",
     "compact_json",
     "estimate_tokens",
@@ -127,3 +131,76 @@ def request_message_chars(messages: Iterable[Mapping[str, Any]]) -> int:
                 if isinstance(block, Mapping):
                     total += block_chars(block)
     return total
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixBreak:
+    """What changed in the stable prefix between the previous step and this one."""
+
+    previous_digest: str
+    current_digest: str
+    system_prompt: bool = False
+    tools_added: tuple[str, ...] = ()
+    tools_removed: tuple[str, ...] = ()
+    tools_changed: tuple[str, ...] = ()
+    tool_order: bool = False
+
+    @property
+    def parts(self) -> list[str]:
+        out = []
+        if self.system_prompt:
+            out.append("system prompt")
+        out += [f"tool added: {n}" for n in self.tools_added]
+        out += [f"tool removed: {n}" for n in self.tools_removed]
+        out += [f"tool changed: {n}" for n in self.tools_changed]
+        if self.tool_order:
+            out.append("tool order")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "previous_digest": self.previous_digest,
+            "current_digest": self.current_digest,
+            "system_prompt": self.system_prompt,
+            "tools_added": list(self.tools_added),
+            "tools_removed": list(self.tools_removed),
+            "tools_changed": list(self.tools_changed),
+            "tool_order": self.tool_order,
+            "parts": self.parts,
+        }
+
+
+def _tool_map(tools: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, Any]]:
+    out = {}
+    for t in tools:
+        name, desc, schema = tool_parts(t)
+        out.setdefault(name, (desc, schema))
+    return out
+
+
+def prefix_break(
+    prev_system: str,
+    prev_tools: Sequence[Mapping],
+    system: str,
+    tools: Sequence[Mapping],
+    prev_d: str,
+    cur_d: str,
+) -> PrefixBreak:
+    """Classify what changed between two stable prefixes."""
+    a, b = _tool_map(prev_tools), _tool_map(tools)
+    a_names = [tool_parts(t)[0] for t in prev_tools]
+    b_names = [tool_parts(t)[0] for t in tools]
+    added = tuple(n for n in b_names if n not in a)
+    removed = tuple(n for n in a_names if n not in b)
+    changed = tuple(n for n in b_names if n in a and a[n] != b[n])
+    common_a = [n for n in a_names if n in b]
+    common_b = [n for n in b_names if n in a]
+    return PrefixBreak(
+        previous_digest=prev_d,
+        current_digest=cur_d,
+        system_prompt=prev_system != system,
+        tools_added=added,
+        tools_removed=removed,
+        tools_changed=changed,
+        tool_order=common_a != common_b,
+    )
