@@ -95,23 +95,12 @@ def turn_step(
     return turn_no, turn_id, False, (turn_no or None), turn_id
 
 
-def at_turn_attribution(
-    ids: list[Any], directives: list[Any], turn_nos: list[Any], turn_ids: list[Any], at_turns: list[Any],
-) -> tuple[list[Any], list[Any]]:
-    """Turn numbers and ids of one ledger's entries (in file order) corrected by the envelope's
-    ``at_turn`` where it is written (baseline7.md §8.1, G4: "the directive entry id of the turn"; a
-    directive may take an id reserved by ``begin_turn``, so entries naming it may come before or
-    after it). An entry whose ``at_turn`` is the id of a directive of the ledger takes that
-    directive's turn number; ``turn_id`` is ``at_turn`` wherever it is written (as the scan's
-    line reader already sets it); every other entry keeps the file-order numbering of
-    :func:`turn_step`."""
+def at_turn_attribution(ids: list[Any], directives: list[Any], turn_nos: list[Any], turn_ids: list[Any]) -> list[Any]:
+    """Turn numbers of one ledger's entries (in file order) corrected by the envelope's ``at_turn``
+    (baseline7.md §8.1, G4: "the directive entry id of the turn"; a directive may take an id
+    reserved by ``begin_turn``, so entries naming it may come before or after it). The line reader
+    already sets ``turn_id`` to ``at_turn`` wherever it is written; an entry whose ``turn_id`` is the
+    id of a directive of the ledger takes that directive's turn number. Every other entry keeps the
+    file-order numbering of :func:`turn_step` (where no ``at_turn`` is written the two agree)."""
     turn_of = {i: n for i, d, n in zip(ids, directives, turn_nos, strict=True) if d and i is not None}
-    nos, tids = list(turn_nos), list(turn_ids)
-    for k, at in enumerate(at_turns):
-        if at is None:
-            continue
-        tids[k] = at
-        n = turn_of.get(at)
-        if n is not None:
-            nos[k] = n
-    return nos, tids
+    return [turn_of.get(t, n) if t is not None else n for t, n in zip(turn_ids, turn_nos, strict=True)]

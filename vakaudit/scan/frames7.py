@@ -30,6 +30,7 @@ from vakaudit.artifacts.session_ledger import (
     path_facts,
 )
 from vakaudit.findings import Finding, FindingCode, Severity
+from vakaudit.ledger.vocab import at_turn_attribution
 from vakaudit.storage import KeyRing, TenantKeys, iter_segments
 from vakaudit.storage.commit import commit_point, is_commit_point
 from vakaudit.storage.frames import HASH_LEN
@@ -429,28 +430,13 @@ def _rows(rel_dir: str, meta: list, fields: dict | None = None) -> pa.Table:
         "sealed": [f.sealed for _r, _n, f in meta],
         "commit_point": _commit_points(t, [f.entry for _r, _n, f in meta]),
     }
-    cols["turn_no"], cols["turn_id"] = _at_turn(t, [f.entry for _r, _n, f in meta])
+    # a 7.0 entry names its turn (at_turn, which the line reader put in turn_id): ledger.vocab
+    cols["turn_no"] = at_turn_attribution(t["id"].to_pylist(), t["is_directive"].to_pylist(),
+                                          t["turn_no"].to_pylist(), t["turn_id"].to_pylist())
     for name, values in cols.items():
         i = ENTRIES_SCHEMA.get_field_index(name)
         t = t.set_column(i, ENTRIES_SCHEMA.field(name), pa.array(values, ENTRIES_SCHEMA.field(name).type))
     return t.cast(ENTRIES_SCHEMA)
-
-
-_AT_TURN = re.compile(rb'"at_turn":"((?:[^"\\]|\\.)*)"')
-
-
-def _at_turn(t: pa.Table, entries: list[bytes | None]) -> tuple[list, list]:
-    """``turn_no`` and ``turn_id`` of a conversation's rows with each entry's ``at_turn`` applied
-    (:func:`vakaudit.ledger.vocab.at_turn_attribution`): read from the envelope, which comes before
-    ``kind`` (baseline7.md §8.1)."""
-    from vakaudit.ledger.vocab import at_turn_attribution
-
-    at_turns: list[str | None] = []
-    for e in entries:
-        m = _AT_TURN.search(e, 0, max(e.find(b',"kind":'), 0)) if e is not None else None
-        at_turns.append(orjson.loads(b'"' + m.group(1) + b'"') if m else None)
-    return at_turn_attribution(t["id"].to_pylist(), t["is_directive"].to_pylist(), t["turn_no"].to_pylist(),
-                               t["turn_id"].to_pylist(), at_turns)
 
 
 def _commit_points(t: pa.Table, entries: list[bytes | None]) -> list[bool | None]:
