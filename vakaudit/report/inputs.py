@@ -49,6 +49,11 @@ class ReportInputs:
     def layout(self) -> str | None:
         return self.manifest.get("layout")
 
+    @property
+    def locked(self) -> bool:
+        """A 7.0 home scanned without the keys to some of its frames (the scan's ``locked_frames``)."""
+        return int((self.manifest.get("stats") or {}).get("locked_frames") or 0) > 0
+
     def card(self, name: str) -> Any:
         """The write-map card of artifact kind ``name`` in this home's layout (a 7.0 home gets the
         7.0 card of a side ledger that became a record chain); None for an undeclared kind."""

@@ -209,7 +209,7 @@ def _build_v7(inputs: ReportInputs) -> Launch:
     route_b, route_n = doc("routing-evidence-rollup")
     commit_b, commit_n = doc("commitments-rollup")
     # a sealed home scanned without keys: the entries' kinds and plaintext are not known
-    locked = not inputs.query("SELECT count(*) AS n FROM ledger_entry WHERE segment IS NOT NULL")[0]["n"]
+    locked = inputs.locked
     need = "(needs --keys)"
     refs_card = inputs.card("refs")
     ref_barriers = int(refs_card.barriers_per_write) if refs_card is not None else 1

@@ -153,11 +153,6 @@ def _store_steps(inputs: ReportInputs, rel: str, line_no: int, objects: list[tup
     return steps
 
 
-def _locked(inputs: ReportInputs) -> bool:
-    """Whether the home's ledger frames were scanned without the keys that open them."""
-    return bool(inputs.query("SELECT count(*) AS n FROM entries WHERE segment IS NOT NULL AND plain_bytes IS NULL")[0]["n"])
-
-
 #: a 7.0 ledger is a conversation directory of segment files: its rows' owner is the directory
 _CONVERSATION = "regexp_replace(rel_path, '/[^/]*$', '')"
 
@@ -223,7 +218,7 @@ def build(inputs: ReportInputs) -> OneTurn:
         measured_histogram=inputs.measured("per_turn_histogram"),
         measured_barriers=inputs.measured("barriers_per_turn"),
         group_commit=group_commit,
-        locked=group_commit and _locked(inputs),
+        locked=group_commit and inputs.locked,
     )
     owner = _CONVERSATION if group_commit else "rel_path"
     pick = _pick_turn(inputs, owner)
