@@ -46,8 +46,8 @@ def _file_outputs() -> set[tuple[str, str]]:
     found = set()
     for name, command in _commands().items():
         for param in command.params:
-            info = param.type_descriptor.parameter_info
-            if info.writable and info.file_okay:
+            info = param.type  # a click Path for path options: writable, file_okay, allow_dash
+            if getattr(info, "writable", False) and info.file_okay:
                 found.add((name, next(o for o in param.opts if o.startswith("--"))))
     return found
 
@@ -64,7 +64,7 @@ def test_every_file_output_takes_dash_for_standard_output() -> None:
     assert _file_outputs() == set(FILE_OUTPUTS)
     for cmd, opt in FILE_OUTPUTS:
         param = next(p for p in commands[cmd].params if opt in p.opts)
-        assert param.type_descriptor.parameter_info.allow_dash, (cmd, opt)
+        assert param.type.allow_dash, (cmd, opt)
 
 
 @pytest.mark.parametrize("key", sorted(k for k, v in FILE_OUTPUTS.items() if v))
