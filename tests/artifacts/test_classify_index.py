@@ -50,3 +50,14 @@ def test_every_pattern_is_indexed_once() -> None:
     artifacts.all_kinds()
     indexed = [i for ids in artifacts._BY_COMPONENT.values() for i in ids] + [u[0] for u in artifacts._UNKEYED]
     assert sorted(indexed) == list(range(sum(len(k.all_patterns) for k in all_kinds())))
+
+
+@pytest.mark.parametrize("layout", [None, "g1", "g2", "g3"])
+def test_classify_is_the_best_of_the_glob_rule(layout: str | None) -> None:
+    # classify tries the candidates best first and stops at the first match, with the directory's
+    # key components looked up once per directory: the answer must still be the rule's first
+    artifacts.classify.cache_clear()
+    paths = _paths()
+    for rel_path in paths:
+        rule = _rule(rel_path, layout)
+        assert artifacts.classify(rel_path, layout).name == (rule[0][0] if rule else "unclassified"), rel_path

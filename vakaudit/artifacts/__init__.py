@@ -25,6 +25,7 @@ from vakaudit.artifacts._base import (
     RegistryClass,
     WriteCard,
     WriteGroup,
+    glob_matches,
 )
 from vakaudit.errors import VakauditError
 
@@ -65,6 +66,12 @@ _BY_COMPONENT: dict[str, list[int]] = {}
 _UNKEYED: list[tuple[int, str, str]] = []  # (index, name prefix, name suffix)
 # the key components a path has -> the keyed patterns to try, in registry order (few distinct sets)
 _TRIED: dict[frozenset[str], tuple[int, ...]] = {}
+# each pair's rank, best first: what classify's tie-break sorts by (see classify)
+_RANK: list[tuple[int, int, str]] = []
+# (key components, layout is JSONL-era) -> the keyed patterns to try, best first
+_RANKED: dict[tuple[frozenset[str], bool], tuple[int, ...]] = {}
+# a directory -> its key components (a home has few directories next to its files)
+_DIR_KEYS: dict[str, frozenset[str]] = {}
 
 
 def _load() -> dict[str, ArtifactKind]:
@@ -110,6 +117,9 @@ def _load() -> dict[str, ArtifactKind]:
         _BY_COMPONENT.update(by_component)
         _UNKEYED[:] = unkeyed
         _TRIED.clear()
+        _RANK[:] = [_rank(kind, pattern) for kind, pattern in pairs]
+        _RANKED.clear()
+        _DIR_KEYS.clear()
         _KINDS = dict(sorted(kinds.items()))
         return _KINDS
 
@@ -133,13 +143,15 @@ def specificity(pattern: str) -> int:
     return len(pattern.replace("**/", "").replace("**", "").replace("*", "").replace("?", ""))
 
 
+def _rank(kind: ArtifactKind, pattern: str) -> tuple[int, int, str]:
+    return (-kind.priority, -specificity(pattern), kind.name)
+
+
 def candidates(rel_path: str, layout: str | None = None) -> list[tuple[ArtifactKind, str]]:
     """Every (kind, pattern) whose pattern matches ``rel_path``, best first.
 
     With a JSONL-era ``layout`` (``g1``/``g2``) a kind's 7.0 patterns do not apply: a folder named
     like a 7.0 ledger in a JSONL home is not a 7.0 ledger (its files stay undeclared)."""
-    from vakaudit.artifacts._base import glob_matches
-
     _load()
     keys = frozenset(c for c in rel_path.split("/") if c in _BY_COMPONENT)
     tried = _TRIED.get(keys)
@@ -155,7 +167,7 @@ def candidates(rel_path: str, layout: str | None = None) -> list[tuple[ArtifactK
         if glob_matches(pattern, rel_path)
         and (layout in (None, "g3") or pattern in kind.patterns)
     ]
-    found.sort(key=lambda kp: (-kp[0].priority, -specificity(kp[1]), kp[0].name))
+    found.sort(key=lambda kp: _rank(*kp))
     return found
 
 
@@ -166,8 +178,32 @@ def classify(rel_path: str, layout: str | None = None) -> ArtifactKind:
     Among the kinds whose patterns match, the highest ``priority`` wins, then the most specific
     pattern (most literal characters), then the name (deterministic; the registry contract test
     rejects such ties on every kind's example paths). No match -> the ``unclassified`` kind.
+
+    The same answer as ``candidates(rel_path, layout)[0]``, found by trying the candidate patterns
+    best first and stopping at the first match; the directory's key components are looked up once
+    per directory (the files of a home share few directories).
     """
-    found = candidates(rel_path, layout)
-    if found:
-        return found[0][0]
-    return _load()[UNCLASSIFIED]
+    kinds = _load()
+    head, _, name = rel_path.rpartition("/")
+    dir_keys = _DIR_KEYS.get(head)
+    if dir_keys is None:
+        if len(_DIR_KEYS) > 65_536:
+            _DIR_KEYS.clear()
+        dir_keys = _DIR_KEYS[head] = frozenset(c for c in head.split("/") if c in _BY_COMPONENT)
+    keys = dir_keys | {name} if name in _BY_COMPONENT else dir_keys
+    jsonl_era = layout not in (None, "g3")
+    tried = _RANKED.get((keys, jsonl_era))
+    if tried is None:
+        pool = set().union(*(_BY_COMPONENT[c] for c in keys))
+        if jsonl_era:  # a kind's 7.0 patterns do not apply to a JSONL-era home
+            pool = {i for i in pool if _PAIRS[i][1] in _PAIRS[i][0].patterns}
+        tried = _RANKED[(keys, jsonl_era)] = tuple(sorted(pool, key=lambda i: (_RANK[i], i)))
+    unkeyed = [i for i, h, t in _UNKEYED if name.startswith(h) and name.endswith(t)
+               and (not jsonl_era or _PAIRS[i][1] in _PAIRS[i][0].patterns)]
+    if unkeyed:
+        tried = tuple(sorted({*tried, *unkeyed}, key=lambda i: (_RANK[i], i)))
+    for i in tried:
+        kind, pattern = _PAIRS[i]
+        if glob_matches(pattern, rel_path):
+            return kind
+    return kinds[UNCLASSIFIED]

@@ -29,7 +29,7 @@ from vakaudit.errors import ObjectUnavailableError
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.ledger.policy import severity_of
 from vakaudit.scan.store7 import chain_key as _chain_key
-from vakaudit.scan.store7 import tenant_dirs
+from vakaudit.scan.store7 import store_listing, tenant_dirs
 from vakaudit.scan.walk import HomeFile
 from vakaudit.storage import KeyRing, Store, TenantKeys, iter_segments
 from vakaudit.storage.objects import is_object_id, object_rel_path
@@ -103,15 +103,17 @@ def verify_home7(
     for tenant, tkeys in tenants:
         report.findings.extend(tkeys.findings)
         if (tenant / "store").is_dir():
-            report.findings.extend(_check_store(root, tenant / "store", keys, report))
+            report.findings.extend(_check_store(root, tenant / "store", keys, report, files))
     return report
 
 
-def _check_store(root: Path, store_dir: Path, keys: KeyRing | None, report: Home7Report) -> list[Finding]:
+def _check_store(root: Path, store_dir: Path, keys: KeyRing | None, report: Home7Report,
+                 files: list[HomeFile] | None = None) -> list[Finding]:
     """Objects without grants, grants without objects, ``doc/`` refs to missing objects; unlocked:
-    every object opened through one of its grants (its id checked against its content)."""
+    every object opened through one of its grants (its id checked against its content). ``files``:
+    the walk, whose listing of the store is used instead of listing it again."""
     rel = store_dir.relative_to(root).as_posix()
-    store = Store(store_dir, keys, rel_dir=rel)
+    store = Store(store_dir, keys, rel_dir=rel, listing=store_listing(files, rel))
     objects = store.object_ids()
     present = set(objects)
     report.objects += len(objects)

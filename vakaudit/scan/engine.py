@@ -358,7 +358,7 @@ def scan_home(
     seg_states: dict[str, tuple[str, int, dict]] = {}  # 7.0 segment files: scan state, bytes read, manifest state
     frame_states: dict[str, tuple[str, int, dict]] = {}
     if layout == "g3":
-        store = read_store_tables(home_p, keys)
+        store = read_store_tables(home_p, keys, files)
         scan_findings.extend(store.findings)
         scan_findings.extend(segment_changes(files, prev_files))
         # the ledgers' frames: what the last scan verified and 7.0 keeps immutable is not read again

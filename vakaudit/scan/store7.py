@@ -11,6 +11,7 @@ made again on every scan.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,10 +19,10 @@ import pyarrow as pa
 
 from vakaudit.errors import ObjectUnavailableError
 from vakaudit.findings import Finding
-from vakaudit.scan.walk import has_tenants_tree
+from vakaudit.scan.walk import HomeFile, has_tenants_tree
 from vakaudit.storage import KeyRing, Store, TenantKeys
 from vakaudit.storage.documents import DOC_PREFIX, FORGOTTEN, document_scope, document_versions
-from vakaudit.storage.objects import is_object_id, object_rel_path
+from vakaudit.storage.objects import StoreListing, is_object_id, object_rel_path
 
 OBJECTS_SCHEMA = pa.schema(
     [
@@ -123,15 +124,32 @@ def chain_key(directory: Path, rel_dir: str, tenants: list[tuple[Path, TenantKey
     return holder.chain_key(directory, rel_dir).key
 
 
-def read_store_tables(root: Path, keys: KeyRing | None = None) -> StoreTables:
-    """The ``objects``, ``refs`` and ``documents`` rows of every tenant store of the home ``root``."""
+def store_listing(files: Iterable[HomeFile] | None, store_rel: str) -> StoreListing | None:
+    """What the walk ``files`` saw under the store directory ``store_rel`` (relative to the home),
+    for :class:`~vakaudit.storage.Store` to use instead of listing the store again; None without a walk."""
+    if files is None:
+        return None
+    head = store_rel + "/cas"
+    n = len(store_rel) + 1
+    return StoreListing.from_entries(
+        (hf.rel_path[n:], hf.file_type == "file", hf.size_bytes)
+        for hf in files
+        if hf.rel_path.startswith(head) and (len(hf.rel_path) == len(head) or hf.rel_path[len(head)] == "/")
+    )
+
+
+def read_store_tables(root: Path, keys: KeyRing | None = None, files: Iterable[HomeFile] | None = None) -> StoreTables:
+    """The ``objects``, ``refs`` and ``documents`` rows of every tenant store of the home ``root``
+    (``files``: a walk of the home already made, whose listing of the stores is used)."""
     rows: dict[str, list[dict]] = {name: [] for name in STORE_TABLES}
     findings: list[Finding] = []
+    files = None if files is None else list(files)
     for tenant in tenant_dirs(root):
         store_dir = tenant / "store"
         if not store_dir.is_dir():
             continue
-        store = Store(store_dir, keys, rel_dir=store_dir.relative_to(root).as_posix())
+        rel = store_dir.relative_to(root).as_posix()
+        store = Store(store_dir, keys, rel_dir=rel, listing=store_listing(files, rel))
         _tenant_rows(store, tenant.name, rows)
         findings.extend(store.findings)
     return StoreTables({name: _table(rows[name], STORE_TABLES[name][0]) for name in STORE_TABLES}, findings)

@@ -147,36 +147,49 @@ def iter_home_files(home: str | os.PathLike[str], *, layout: str | None = None) 
 def _walk_dir(
     abs_dir: str, rel_dir: str, real_root: str, layout: str | None, seen_nested: set[str]
 ) -> Iterator[HomeFile]:
-    try:
-        with os.scandir(abs_dir) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except OSError as exc:
-        rel = rel_dir or "."
-        yield HomeFile(
-            rel,
-            classify(rel, layout),
-            "other",
-            0,
-            0,
-            0,
-            0,
-            0,
-            home_scope_of(rel + "/x"),
-            None,
-            False,
-            (
-                Finding(
-                    FindingCode.UNREADABLE_FILE,
-                    Severity.ERROR,
+    # one generator for the whole tree, with a stack of directory listings (a recursive generator
+    # resumes every frame above a file for each file it yields)
+    stack: list[Iterator[tuple[str, str, os.DirEntry[str] | None]]] = [iter([(abs_dir, rel_dir, None)])]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+            continue
+        path, rel, entry = item
+        if entry is None:  # a directory to list
+            try:
+                with os.scandir(path) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as exc:
+                rel = rel or "."
+                yield HomeFile(
                     rel,
-                    f"directory cannot be listed: {exc.strerror or exc}",
-                ),
-            ),
-        )
-        return
-    for entry in entries:
-        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                    classify(rel, layout),
+                    "other",
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    home_scope_of(rel + "/x"),
+                    None,
+                    False,
+                    (
+                        Finding(
+                            FindingCode.UNREADABLE_FILE,
+                            Severity.ERROR,
+                            rel,
+                            f"directory cannot be listed: {exc.strerror or exc}",
+                        ),
+                    ),
+                )
+                continue
+            stack.append(iter([(e.path, f"{rel}/{e.name}" if rel else e.name, e) for e in entries]))
+            continue
         try:
+            if entry.is_dir(follow_symlinks=False):  # the type comes with the listing: no stat
+                stack.append(iter([(path, rel, None)]))
+                continue
             st = entry.stat(follow_symlinks=False)
         except OSError as exc:
             kind = classify(rel, layout)
@@ -202,10 +215,10 @@ def _walk_dir(
                 ),
             )
             continue
-        if stat_mod.S_ISDIR(st.st_mode):
-            yield from _walk_dir(entry.path, rel, real_root, layout, seen_nested)
+        if stat_mod.S_ISDIR(st.st_mode):  # a directory the listing did not type
+            stack.append(iter([(path, rel, None)]))
             continue
-        yield _home_file(entry.path, rel, st, real_root, layout, seen_nested)
+        yield _home_file(path, rel, st, real_root, layout, seen_nested)
 
 
 def _home_file(

@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import re
 import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from vakaudit.errors import ObjectUnavailableError
@@ -24,15 +26,16 @@ from vakaudit.storage.keys import KeyRing, TenantKeys, decode_wrapped, scope_fil
 from vakaudit.storage.policy import finding
 from vakaudit.storage.refs import read_refs
 
-__all__ = ["Store", "object_rel_path", "is_object_id", "BLOB_MAGIC", "parse_blob_manifest", "blob_manifest"]
+__all__ = ["Store", "StoreListing", "object_rel_path", "is_object_id", "BLOB_MAGIC", "parse_blob_manifest", "blob_manifest"]
 
 _ID = re.compile(r"[0-9a-f]{64}")
+_ANY_CASE_ID = re.compile(r"[0-9a-fA-F]{64}")
 BLOB_MAGIC = b"VAKBLOB1"
 
 
 def is_object_id(text: str) -> bool:
     """vak accepts exactly 64 hex digits (§4.1); it writes them lowercase."""
-    return len(text) == 64 and all(c in "0123456789abcdefABCDEF" for c in text)
+    return _ANY_CASE_ID.fullmatch(text) is not None
 
 
 def object_rel_path(object_id: str) -> str:
@@ -69,20 +72,65 @@ def parse_blob_manifest(data: bytes) -> tuple[int, list[str]] | None:
     return (total, ids) if pos == len(data) else None  # trailing bytes are invalid
 
 
+@dataclass(frozen=True, slots=True)
+class StoreListing:
+    """What a walk of the home already listed under a store's ``cas/``: the object bodies with their
+    stored sizes and every grant directory's scopes, so the store is not listed and stat'ed again.
+
+    Built by :meth:`from_entries`, which vouches only for a tree of regular files: when anything
+    under ``cas/objects`` (or under one grant directory) is not a regular file, that part is None
+    (or left out) and :class:`Store` lists it itself, following symlinks as it always does.
+    """
+
+    sizes: dict[str, int] | None  # object id -> stored bytes; None: list cas/objects again
+    scopes: dict[str, list[str]]  # object id -> granted scopes, sorted (grant directories vouched for)
+
+    @classmethod
+    def from_entries(cls, entries: Iterable[tuple[str, bool, int]]) -> StoreListing:
+        """``entries``: ``(path relative to the store directory, is a regular file, size)`` of every
+        non-directory entry the walk met under the store."""
+        sizes: dict[str, int] | None = {}
+        scopes: dict[str, list[str]] = {}
+        odd_grants: set[str] = set()
+        for rel, regular, size in entries:
+            parts = rel.split("/")
+            if parts[0] != "cas":
+                continue
+            if len(parts) < 3:  # cas, cas/objects or cas/grants itself is not a directory
+                if not regular and (len(parts) == 1 or parts[1] in ("objects", "grants")):
+                    return cls(None, {})
+                continue
+            if parts[1] == "objects":
+                if not regular:  # a symlink (to a fan-out directory too) or a special file
+                    sizes = None
+                elif sizes is not None and len(parts) == 4 and len(parts[2]) == 2 and _ID.fullmatch(oid := parts[2] + parts[3]):
+                    sizes[oid] = size
+            elif parts[1] == "grants":
+                if not regular or len(parts) != 4:
+                    odd_grants.add(parts[2])
+                elif (scope := scope_from_file_name(parts[3])) is not None:
+                    scopes.setdefault(parts[2], []).append(scope)
+        for oid in odd_grants:
+            scopes.pop(oid, None)
+        return cls(sizes, {oid: sorted(s) for oid, s in scopes.items()})
+
+
 class Store:
     """A tenant store directory (the folder holding ``cas/`` and ``refs.db``), read-only.
 
     ``keys`` unlocks bodies; the tenant's ``keys/`` directory (revocations, tombstones) is read
     from beside the store. Problems met while reading (a malformed grant, an id that does not
     match its content) collect in :attr:`findings`; :meth:`object` raises
-    :class:`ObjectUnavailableError` only when it cannot produce the bytes asked for.
+    :class:`ObjectUnavailableError` only when it cannot produce the bytes asked for. ``listing``: what
+    a walk of the home already saw of ``cas/`` (:class:`StoreListing`), used instead of listing it again.
     """
 
     def __init__(self, tenant_store_dir: str | Path, keys: KeyRing | None = None, *,
-                 rel_dir: str | None = None) -> None:
+                 rel_dir: str | None = None, listing: StoreListing | None = None) -> None:
         self.dir = Path(tenant_store_dir)
         self.keys = keys
         self.rel_dir = rel_dir
+        self.listing = listing
         self.tenant_keys = TenantKeys(self.dir.parent / "keys", keys,
                                       rel_dir=_join(rel_dir, "../keys") if rel_dir else None)
         self.findings: list[Finding] = []
@@ -96,6 +144,8 @@ class Store:
     # keyless -------------------------------------------------------------------------------
     def object_ids(self) -> list[str]:
         """Every object body present, by id, sorted."""
+        if self.listing is not None and self.listing.sizes is not None:
+            return sorted(self.listing.sizes)
         root = self.dir / "cas" / "objects"
         if not root.is_dir():
             return []
@@ -118,11 +168,16 @@ class Store:
         root = self.dir / "cas" / "grants"
         if not root.is_dir():
             return []
-        return sorted(d.name for d in root.iterdir() if d.is_dir())
+        with os.scandir(root) as it:  # the entry types come with the listing: no stat per directory
+            return sorted(d.name for d in it if d.is_dir())
 
     def stored_bytes(self, object_id: str) -> int | None:
         if not is_object_id(object_id):
             return None
+        if self.listing is not None and self.listing.sizes is not None:
+            size = self.listing.sizes.get(object_id)
+            if size is not None:
+                return size
         try:
             return (self.dir / object_rel_path(object_id)).stat().st_size
         except OSError:
@@ -132,6 +187,8 @@ class Store:
         """The scope names ``object_id`` is granted to, from the grant file names, sorted."""
         if not is_object_id(object_id):
             return []
+        if self.listing is not None and object_id in self.listing.scopes:
+            return list(self.listing.scopes[object_id])
         d = self.dir / "cas" / "grants" / object_id
         try:
             with os.scandir(d) as it:  # the entry types come with the listing: no stat per grant
