@@ -200,3 +200,31 @@ def test_verify_of_a_7_0_home_imports_no_dataframe_engine() -> None:
                          check=False)
     assert '"frames"' in out.stdout and '"layout": "g3"' in out.stdout, out.stderr
     assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_segment_directories_walked_on_threads_give_the_same_report(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from vakaudit.forensics import home7
+
+    expected, keyed = _readme(name)
+    keys = KeyRing.from_file(KEYS) if keyed else None
+    serial = verify_home(BROKEN / name / "home", keys=keys)
+    threads: set[int] = set()
+    walk_one = home7._walk_one
+
+    def recorded(item):  # noqa: ANN001, ANN202 - the walk's own argument and result
+        threads.add(threading.get_ident())
+        return walk_one(item)
+
+    monkeypatch.setattr(home7, "THREAD_MIN_BYTES", 0)
+    monkeypatch.setattr(home7, "_walk_one", recorded)
+    monkeypatch.setattr(home7.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    threaded = verify_home(BROKEN / name / "home", keys=keys)
+    if serial.segment_dirs > 1:
+        assert threads and threading.get_ident() not in threads  # walked on the pool's threads
+    assert _codes(threaded.findings) == expected
+    assert [f.to_dict() for f in threaded.findings] == [f.to_dict() for f in serial.findings]
+    assert (threaded.frames, threaded.segment_dirs, threaded.bytes_verified) == (
+        serial.frames, serial.segment_dirs, serial.bytes_verified)

@@ -67,12 +67,15 @@ static PyObject *walk_frames(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "walk_frames: start or max_frame out of range");
         goto done;
     }
-    frames = PyList_New(0);
-    if (!frames) goto done;
     cp d = (cp)data.buf;
     size_t n = (size_t)data.len, off = (size_t)start;
     unsigned char prev[32], md[32];
     memcpy(prev, prevb.buf, 32);
+    /* the walk hashes without the GIL (other threads walk other chains meanwhile); the frames'
+       facts are kept as offsets and turned into Python objects once it is done */
+    size_t count = 0, cap = 0, *offs = NULL;
+    int nomem = 0;
+    Py_BEGIN_ALLOW_THREADS
     while (n - off >= 4) {
         uint32_t len = (uint32_t)d[off] | (uint32_t)d[off + 1] << 8 | (uint32_t)d[off + 2] << 16 |
                        (uint32_t)d[off + 3] << 24;
@@ -82,19 +85,40 @@ static PyObject *walk_frames(PyObject *self, PyObject *args) {
         link_hash(prev, d + off, 4 + (size_t)len, md);
         cp stored = d + off + 4 + len;
         if (memcmp(md, stored, 32) != 0) break;
-        PyObject *t = Py_BuildValue("(nkiy#)", (Py_ssize_t)off, (unsigned long)len, (int)d[off + 4],
-                                    (const char *)stored, (Py_ssize_t)32);
-        if (!t || PyList_Append(frames, t) < 0) {
-            Py_XDECREF(t);
-            Py_CLEAR(frames);
-            goto done;
+        if (count == cap) {
+            size_t ncap = cap ? cap * 2 : 256;
+            size_t *grown = PyMem_RawRealloc(offs, ncap * sizeof *offs);
+            if (!grown) { nomem = 1; break; }
+            offs = grown;
+            cap = ncap;
         }
-        Py_DECREF(t);
+        offs[count++] = off;
         memcpy(prev, stored, 32);
         off += size;
     }
+    Py_END_ALLOW_THREADS
+    if (nomem) {
+        PyErr_NoMemory();
+        goto done_offs;
+    }
+    frames = PyList_New((Py_ssize_t)count);
+    if (!frames) goto done_offs;
+    for (size_t i = 0; i < count; i++) {
+        size_t o = offs[i];
+        uint32_t len = (uint32_t)d[o] | (uint32_t)d[o + 1] << 8 | (uint32_t)d[o + 2] << 16 |
+                       (uint32_t)d[o + 3] << 24;
+        PyObject *t = Py_BuildValue("(nkiy#)", (Py_ssize_t)o, (unsigned long)len, (int)d[o + 4],
+                                    (const char *)(d + o + 4 + len), (Py_ssize_t)32);
+        if (!t) {
+            Py_CLEAR(frames);
+            goto done_offs;
+        }
+        PyList_SET_ITEM(frames, (Py_ssize_t)i, t);
+    }
     out = Py_BuildValue("(Nn)", frames, (Py_ssize_t)off);
     frames = NULL;
+done_offs:
+    PyMem_RawFree(offs);
 done:
     Py_XDECREF(frames);
     PyBuffer_Release(&data);

@@ -150,6 +150,7 @@ def _walk_dir(
     # one generator for the whole tree, with a stack of directory listings (a recursive generator
     # resumes every frame above a file for each file it yields)
     stack: list[Iterator[tuple[str, str, os.DirEntry[str] | None]]] = [iter([(abs_dir, rel_dir, None)])]
+    scopes: dict[str, str] = {}  # a listed directory -> the home scope of the files in it
     while stack:
         item = next(stack[-1], None)
         if item is None:
@@ -185,6 +186,7 @@ def _walk_dir(
                 )
                 continue
             stack.append(iter([(e.path, f"{rel}/{e.name}" if rel else e.name, e) for e in entries]))
+            scopes[rel] = home_scope_of(f"{rel}/x")
             continue
         try:
             if entry.is_dir(follow_symlinks=False):  # the type comes with the listing: no stat
@@ -218,15 +220,17 @@ def _walk_dir(
         if stat_mod.S_ISDIR(st.st_mode):  # a directory the listing did not type
             stack.append(iter([(path, rel, None)]))
             continue
-        yield _home_file(path, rel, st, real_root, layout, seen_nested)
+        yield _home_file(path, rel, st, real_root, layout, seen_nested, scopes.get(rel.rpartition("/")[0]))
 
 
 def _home_file(
-    path: str, rel: str, st: os.stat_result, real_root: str, layout: str | None, seen_nested: set[str]
+    path: str, rel: str, st: os.stat_result, real_root: str, layout: str | None, seen_nested: set[str],
+    scope: str | None = None,
 ) -> HomeFile:
     kind = classify(rel, layout)
     ftype = _file_type(st.st_mode)
-    scope = home_scope_of(rel)
+    if scope is None:
+        scope = home_scope_of(rel)
     findings: list[Finding] = []
     if scope.count("/") >= 3 and scope not in seen_nested:
         seen_nested.add(scope)

@@ -117,6 +117,19 @@ def unzstd(payload: bytes, limit: int = MAX_PLAINTEXT) -> bytes:
     """
     import zstandard
 
+    # what vak writes, in one call: a single frame declaring its size, within the limit, nothing
+    # after it (2.5x faster for a small frame); anything else is the general loop's to read or name
+    try:
+        size = zstandard.frame_content_size(payload)
+    except zstandard.ZstdError:
+        size = -1
+    if 0 < size <= limit:
+        try:
+            whole = _decompressor().decompress(payload, allow_extra_data=False)
+        except zstandard.ZstdError:
+            whole = None
+        if whole is not None and len(whole) == size:
+            return whole
     out = bytearray()
     rest = memoryview(payload)
     while rest:
