@@ -93,7 +93,7 @@ def verify_home7(
     dirs = segment_dirs(files)
     # the keys first, in this thread (the tenants' key readers collect their findings in order)
     work = [(root / rel_dir, rel_dir, _chain_key(root / rel_dir, rel_dir, tenants)) for rel_dir in dirs]
-    for rel_dir, (segments, frames, size, found) in zip(dirs, _walk_all(work), strict=True):
+    for rel_dir, (segments, frames, size, found) in zip(dirs, _walk_all(work, sizes), strict=True):
         if progress is not None:
             progress(rel_dir, sizes.get(rel_dir, 0))
         report.segment_dirs += 1
@@ -108,9 +108,10 @@ def verify_home7(
     return report
 
 
-#: segment directories are walked on threads when there are at least this many bytes of them
-#: (the compiled walk hashes without the GIL; a few small directories are not worth a pool)
-THREAD_MIN_BYTES = 4 << 20
+#: a segment directory holding at least this many bytes of segments is walked on a thread: the
+#: compiled walk hashes its frames without the GIL, while the small directories (their frames
+#: mostly decoded in Python) are walked here in the meantime
+THREAD_MIN_BYTES = 1 << 20
 
 
 def _walk_one(item: tuple[Path, str, bytes | None]) -> tuple[int, int, int, list[Finding]]:
@@ -123,23 +124,20 @@ def _walk_one(item: tuple[Path, str, bytes | None]) -> tuple[int, int, int, list
             sum(s.size_bytes for s in walk.segments), walk.findings)
 
 
-def _walk_all(work: list[tuple[Path, str, bytes | None]]) -> Iterator[tuple[int, int, int, list[Finding]]]:
-    """Every directory's walk, in the order given; on up to one thread per core (at most 4) when the
-    directories are big enough. The results are the same whatever the number of threads."""
+def _walk_all(work: list[tuple[Path, str, bytes | None]],
+              sizes: dict[str, int]) -> Iterator[tuple[int, int, int, list[Finding]]]:
+    """Every directory's walk, in the order given: the big ones (``sizes``: bytes per directory) on
+    up to one thread per core (at most 4), the others in this thread. The results are the same
+    whatever the number of threads."""
     threads = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    total = 0
-    for directory, _rel, _key in work:
-        try:
-            total += sum(e.stat().st_size for e in os.scandir(directory) if e.name.startswith("seg-"))
-        except OSError:
-            pass
-        if total >= THREAD_MIN_BYTES:
-            break
-    if threads < 2 or len(work) < 2 or total < THREAD_MIN_BYTES:
+    big = [i for i, (_d, rel, _k) in enumerate(work) if sizes.get(rel, 0) >= THREAD_MIN_BYTES]
+    if threads < 2 or not big or len(work) < 2:
         yield from map(_walk_one, work)
         return
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        yield from pool.map(_walk_one, work)
+    with ThreadPoolExecutor(max_workers=threads - 1 if len(big) < len(work) else threads) as pool:
+        futures = {i: pool.submit(_walk_one, work[i]) for i in big}
+        for i, item in enumerate(work):
+            yield futures[i].result() if i in futures else _walk_one(item)
 
 
 def _check_store(root: Path, store_dir: Path, keys: KeyRing | None, report: Home7Report,
