@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import os
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +21,8 @@ from types import ModuleType
 from typing import Any
 
 import orjson
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2.bccache import Bucket
 from markupsafe import Markup
 
 import vakaudit.report.sections as sections_pkg
@@ -64,9 +66,38 @@ def discover_sections() -> tuple[SectionSpec, ...]:
     return tuple(specs)
 
 
+class _TemplateCache(FileSystemBytecodeCache):
+    """jinja2's cache of compiled templates, which never fails a report: a cache that cannot be
+    written is skipped (the templates are compiled again next time)."""
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
+@cache
+def template_cache(flavour: str) -> FileSystemBytecodeCache | None:
+    """Compiled templates kept between runs (compiling the report's templates costs ~0.15 s a run):
+    jinja2's per-user directory under the temporary directory (created 0700, refused when another
+    user owns it), keyed by each template's name and source checksum, so an edited template is
+    compiled again. One set of files per ``flavour`` (``html``, ``md``): jinja2's key does not
+    include the environment's settings, and the HTML templates are compiled with autoescaping, the
+    Markdown ones without. It holds the templates' code only, never anything of a home.
+    ``VAKAUDIT_NO_TEMPLATE_CACHE=1``: no cache."""
+    if os.environ.get("VAKAUDIT_NO_TEMPLATE_CACHE", "") not in ("", "0"):
+        return None
+    try:
+        return _TemplateCache(pattern=f"vakaudit-{flavour}-%s.cache")
+    except (OSError, RuntimeError):  # no usable temporary directory, or not the user's own
+        return None
+
+
 @cache
 def environment() -> Environment:
     env = Environment(
+        bytecode_cache=template_cache("html"),
         loader=FileSystemLoader([str(SECTIONS), str(TEMPLATES)]),
         autoescape=select_autoescape(enabled_extensions=("html", "j2"), default=True),
         undefined=StrictUndefined,
@@ -80,6 +111,7 @@ def environment() -> Environment:
 
 def markdown_environment() -> Environment:
     env = Environment(
+        bytecode_cache=template_cache("md"),
         loader=FileSystemLoader([str(SECTIONS), str(TEMPLATES)]),
         autoescape=False,
         undefined=StrictUndefined,
