@@ -44,9 +44,14 @@ def test_views_read_parquet_lazily(tiny_scan: Path) -> None:
         r[0]: r[1]
         for r in con.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall()
     }
-    # scan tables are views over Parquet; only the one-row-per-kind write_cards registry is a table
+    # scan tables are views over Parquet; the only tables are the one-row-per-kind write_cards
+    # registry and, for the tables this scan has no rows of, their empty schemas (no rows loaded)
     assert kinds["entries"] == "VIEW" and kinds["files"] == "VIEW"
-    assert [n for n, t in kinds.items() if t != "VIEW"] == ["write_cards"]
+    tables = [n for n, t in kinds.items() if t != "VIEW"]
+    assert "write_cards" in tables
+    empty = [n for n in tables if n != "write_cards"]
+    assert all(n.startswith("_empty_") and kinds[n[len("_empty_"):]] == "VIEW" for n in empty), empty
+    assert all(con.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] == 0 for n in empty)
     plan = "\n".join(r[1] for r in con.execute("EXPLAIN SELECT count(*) FROM entries").fetchall())
     assert "PARQUET" in plan.upper()
 
@@ -56,3 +61,26 @@ def test_clean_value_rounds_to_six_significant_digits() -> None:
     assert clean_value(123456789.0) == 123457000.0
     assert clean_value(float("nan")) is None
     assert clean_value(7) == 7
+
+
+def test_metrics_on_cursors_give_what_one_connection_gives(tiny_scan: Path, monkeypatch) -> None:  # noqa: ANN001
+    import threading
+
+    import vakaudit.analyze as analyze_mod
+    from vakaudit.analyze import analyze
+
+    monkeypatch.setattr(analyze_mod, "METRIC_THREADS", 1)
+    serial = analyze(tiny_scan).to_dict()
+    seen: set[int] = set()
+    run = analyze_mod.run_metric
+
+    def recorded(con, name):  # noqa: ANN001, ANN202 - run_metric's own arguments and result
+        seen.add(threading.get_ident())
+        return run(con, name)
+
+    monkeypatch.setattr(analyze_mod, "METRIC_THREADS", 2)
+    monkeypatch.setattr(analyze_mod, "run_metric", recorded)
+    monkeypatch.setattr(analyze_mod.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    threaded = analyze(tiny_scan).to_dict()
+    assert threading.get_ident() not in seen and seen  # every metric ran on the pool's cursors
+    assert threaded == serial

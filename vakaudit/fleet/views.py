@@ -61,7 +61,9 @@ def open_lake(lake: str | Path, home_id: str | None = None) -> duckdb.DuckDBPyCo
     if homes is not None:
         con.execute(f"CREATE VIEW {_quote(L.HOMES_TABLE)} AS SELECT * FROM {homes}")
     else:
-        con.register("_empty_homes", L.HOMES_SCHEMA.empty_table())
+        con.register("_empty_homes_arrow", L.HOMES_SCHEMA.empty_table())  # a table: every cursor sees it
+        con.execute("CREATE TABLE _empty_homes AS SELECT * FROM _empty_homes_arrow")
+        con.unregister("_empty_homes_arrow")
         con.execute(
             f"CREATE VIEW {_quote(L.HOMES_TABLE)} AS SELECT *, NULL::{L.PARTITION_TYPE} AS "
             f"{L.PARTITION_COLUMN} FROM _empty_homes WHERE false"

@@ -129,7 +129,11 @@ def table_views(
     for name, (schema, *_rest) in all_tables().items():
         if name in sources:
             continue
-        con.register(f"_empty_{name}", schema.empty_table())
+        # a table, not a registered Arrow object: those are the connection's own, and the views must
+        # read the same from every cursor of the database (analyze runs its metrics on several)
+        con.register(f"_empty_{name}_arrow", schema.empty_table())
+        con.execute(f'CREATE OR REPLACE TABLE "_empty_{name}" AS SELECT * FROM "_empty_{name}_arrow"')
+        con.unregister(f"_empty_{name}_arrow")
         extra = "".join(f', NULL::{typ} AS "{col}"' for col, typ in partition)
         con.execute(
             f'CREATE OR REPLACE VIEW "{name}" AS SELECT *{extra} FROM "_empty_{name}"'
