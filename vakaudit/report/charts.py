@@ -69,8 +69,10 @@ _SIZE = re.compile(r'^<svg([^>]*?) width="([\d.]+)" height="([\d.]+)"')
 
 
 def warm_up() -> None:
-    """Start vl-convert's JavaScript engine (about a second, once per process) ahead of the first chart."""
-    vlc.vegalite_to_svg({"data": {"values": [{"a": 1}]}, "mark": "point", "encoding": {}})
+    """Start vl-convert's JavaScript engine (about a second, once per process) and Altair's spec
+    machinery (its first ``to_dict`` loads the Vega-Lite schema) ahead of the first chart."""
+    spec = alt.Chart(alt.Data(values=[{"a": 1}])).mark_point().encode(x="a:Q").to_dict(validate=False)
+    vlc.vegalite_to_svg(spec)
 
 
 #: False while building contexts for Markdown or JSON, which show no charts: nothing is rendered
