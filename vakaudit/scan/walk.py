@@ -163,27 +163,8 @@ def _walk_dir(
                     entries = sorted(it, key=lambda e: e.name)
             except OSError as exc:
                 rel = rel or "."
-                yield HomeFile(
-                    rel,
-                    classify(rel, layout),
-                    "other",
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    home_scope_of(rel + "/x"),
-                    None,
-                    False,
-                    (
-                        Finding(
-                            FindingCode.UNREADABLE_FILE,
-                            Severity.ERROR,
-                            rel,
-                            f"directory cannot be listed: {exc.strerror or exc}",
-                        ),
-                    ),
-                )
+                yield _unreadable(rel, layout, home_scope_of(rel + "/x"),
+                                  f"directory cannot be listed: {exc.strerror or exc}")
                 continue
             stack.append(iter([(e.path, f"{rel}/{e.name}" if rel else e.name, e) for e in entries]))
             scopes[rel] = home_scope_of(f"{rel}/x")
@@ -194,33 +175,19 @@ def _walk_dir(
                 continue
             st = entry.stat(follow_symlinks=False)
         except OSError as exc:
-            kind = classify(rel, layout)
-            yield HomeFile(
-                rel,
-                kind,
-                "other",
-                0,
-                0,
-                0,
-                0,
-                0,
-                home_scope_of(rel),
-                None,
-                False,
-                (
-                    Finding(
-                        FindingCode.UNREADABLE_FILE,
-                        Severity.ERROR,
-                        rel,
-                        f"cannot stat: {exc.strerror or exc} (vanished during the scan?)",
-                    ),
-                ),
-            )
+            yield _unreadable(rel, layout, home_scope_of(rel),
+                              f"cannot stat: {exc.strerror or exc} (vanished during the scan?)")
             continue
         if stat_mod.S_ISDIR(st.st_mode):  # a directory the listing did not type
             stack.append(iter([(path, rel, None)]))
             continue
         yield _home_file(path, rel, st, real_root, layout, seen_nested, scopes.get(rel.rpartition("/")[0]))
+
+
+def _unreadable(rel: str, layout: str | None, scope: str, message: str) -> HomeFile:
+    """A pseudo file (size 0, not readable) for an entry the walk could not list or stat."""
+    return HomeFile(rel, classify(rel, layout), "other", 0, 0, 0, 0, 0, scope, None, False,
+                    (Finding(FindingCode.UNREADABLE_FILE, Severity.ERROR, rel, message),))
 
 
 def _home_file(
