@@ -149,10 +149,13 @@ def _walk_dir(
 ) -> Iterator[HomeFile]:
     # one generator for the whole tree, with a stack of directory listings (a recursive generator
     # resumes every frame above a file for each file it yields)
-    stack: list[Iterator[tuple[str, str, os.DirEntry[str] | None]]] = [iter([(abs_dir, rel_dir, None)])]
-    scopes: dict[str, str] = {}  # a listed directory -> the home scope of the files in it
+    # each listing with the home scope of the files in it (held only while the listing is open)
+    stack: list[tuple[Iterator[tuple[str, str, os.DirEntry[str] | None]], str | None]] = [
+        (iter([(abs_dir, rel_dir, None)]), None)
+    ]
     while stack:
-        item = next(stack[-1], None)
+        listing, scope = stack[-1]
+        item = next(listing, None)
         if item is None:
             stack.pop()
             continue
@@ -166,12 +169,12 @@ def _walk_dir(
                 yield _unreadable(rel, layout, home_scope_of(rel + "/x"),
                                   f"directory cannot be listed: {exc.strerror or exc}")
                 continue
-            stack.append(iter([(e.path, f"{rel}/{e.name}" if rel else e.name, e) for e in entries]))
-            scopes[rel] = home_scope_of(f"{rel}/x")
+            stack.append((iter([(e.path, f"{rel}/{e.name}" if rel else e.name, e) for e in entries]),
+                          home_scope_of(f"{rel}/x")))
             continue
         try:
             if entry.is_dir(follow_symlinks=False):  # the type comes with the listing: no stat
-                stack.append(iter([(path, rel, None)]))
+                stack.append((iter([(path, rel, None)]), None))
                 continue
             st = entry.stat(follow_symlinks=False)
         except OSError as exc:
@@ -179,9 +182,9 @@ def _walk_dir(
                               f"cannot stat: {exc.strerror or exc} (vanished during the scan?)")
             continue
         if stat_mod.S_ISDIR(st.st_mode):  # a directory the listing did not type
-            stack.append(iter([(path, rel, None)]))
+            stack.append((iter([(path, rel, None)]), None))
             continue
-        yield _home_file(path, rel, st, real_root, layout, seen_nested, scopes.get(rel.rpartition("/")[0]))
+        yield _home_file(path, rel, st, real_root, layout, seen_nested, scope)
 
 
 def _unreadable(rel: str, layout: str | None, scope: str, message: str) -> HomeFile:
