@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -212,16 +212,22 @@ def verify_home(
             return
         if hf.kind.reader is not None:  # the kind's own reader: the findings the scan reports for it
             sink = getattr(collector, _CROSS_SIDECARS[name]) if cross and name in _CROSS_SIDECARS else None
-            rows, found = _read_rows(root, hf, keep_rows=sink is not None)
-            if sink is not None:
-                sink(hf.rel_path, rows)
-            out.extend(regrade(f, torn) for f in found)
-            tick.file(hf)
+            bundled = getattr(hf.kind.reader, "bundle", None)
+            if bundled is not None and hf.size_bytes < bundled.file_bytes:
+                bundles.add(hf, bundled, sink)  # small files of a kind: read together, as the scan does
+            else:
+                bundles.take(name)  # the kind's bundled files so far come first: the sinks keep walk order
+                rows, found = _read_rows(root, hf, keep_rows=sink is not None)
+                if sink is not None:
+                    sink(hf.rel_path, rows)
+                out.extend(regrade(f, torn) for f in found)
+                tick.file(hf)
         if cross and name == "store_db" and hf.rel_path.endswith("store.db"):
             collector.store_dbs.append((hf.rel_path, root / hf.rel_path))
         elif cross and name == "checkpoints" and _CHECKPOINT_MANIFEST.search(hf.rel_path):
             collector.add_checkpoint(hf.rel_path, root / hf.rel_path)
 
+    bundles = _SmallFiles(root, lambda found: out.extend(regrade(f, torn) for f in found), tick.file)
     pool, pending = _start_workers(root, files, torn, deep, cross, jobs)
     try:
         # While the workers verify the ledgers, this process reads the other files; the ledgers are then
@@ -230,6 +236,7 @@ def verify_home(
         for hf in files:
             if hf.rel_path not in pending:
                 visit(hf)
+        bundles.take_all()
         for hf in files:
             if hf.rel_path in pending:
                 visit(hf)
@@ -302,6 +309,75 @@ def _verify_one(path: str, rel_path: str, torn: TornPolicy, deep: bool, cross: b
     return rep, calls
 
 
+class _SmallFiles:
+    """The small files of the kinds whose readers can read many files together (the reader's
+    ``bundle``, as the scan uses it): each file read, with its findings, into its kind's open bundle,
+    whose rows are built for all of them at once (a file of a few rows then costs its reading, not an
+    Arrow batch); each file's rows go to its cross-check sink, in walk order. Should building the
+    rows fail, each of those files is read again alone (:func:`_read_rows`)."""
+
+    def __init__(self, root: Path, report: Callable[[list[Finding]], None], done: Callable[[Any], None]) -> None:
+        self.root, self.report, self.done = root, report, done
+        # per kind: the bundle, and its files with their findings and sink
+        self.open: dict[str, tuple[Any, list[tuple[Any, list[Finding], Any]]]] = {}
+
+    def add(self, hf: Any, bundled: Any, sink: Any) -> None:
+        bundle, files = self.open.get(hf.kind.name) or self.open.setdefault(hf.kind.name, (bundled.new(), []))
+        found = FindingFold()
+        ctx = ReadContext(self.root, shown(hf.rel_path), hf.home_scope, hf.session_id, emit=found.append,
+                          fs_rel_path=hf.rel_path)  # fmt: skip
+        try:
+            bundle.add(ctx)
+        except Exception as exc:  # noqa: BLE001 - a reader bug must not stop verification
+            found.append(_reader_failed(hf, exc))
+        files.append((hf, found.findings(), sink))
+        if bundle.full:
+            self.take(hf.kind.name)
+
+    def take(self, kind: str) -> None:
+        if kind not in self.open:
+            return
+        bundle, files = self.open.pop(kind)
+        want = any(sink is not None for _hf, _found, sink in files)
+        try:
+            batches = bundle.batches()
+        except Exception:  # noqa: BLE001 - a bug building many files' rows must not cost them
+            for hf, _found, sink in files:
+                rows, found = _read_rows(self.root, hf, keep_rows=sink is not None)
+                if sink is not None:
+                    sink(hf.rel_path, rows)
+                self.report(found)
+                self.done(hf)
+            return
+        by_file: dict[str, list[dict]] = {}
+        if want:
+            for batch in batches:
+                for row in _rows_of(batch, ("rel_path",)):
+                    by_file.setdefault(row.pop("rel_path", None), []).append(row)
+        for hf, found, sink in files:
+            if sink is not None:
+                sink(hf.rel_path, by_file.get(shown(hf.rel_path), []))
+            self.report(found)
+            self.done(hf)
+
+    def take_all(self) -> None:
+        for kind in list(self.open):
+            self.take(kind)
+
+
+def _reader_failed(hf: Any, exc: Exception) -> Finding:
+    return Finding(FindingCode.READER_FAILED, Severity.ERROR, hf.rel_path,
+                   f"the {hf.kind.name} reader failed: {type(exc).__name__}: {exc}")  # fmt: skip
+
+
+def _rows_of(batch: Any, extra: tuple[str, ...] = ()) -> Iterator[dict]:
+    """The rows the cross checks read (and the ``extra`` columns), from one batch: null columns left
+    out (the checks read with .get)."""
+    part = batch.select([c for c in (*extra, *_ROW_COLUMNS) if c in batch.schema.names])
+    for i in range(0, part.num_rows, 8192):
+        yield from ({k: v for k, v in r.items() if v is not None} for r in part.slice(i, 8192).to_pylist())
+
+
 def _read_rows(root: Path, hf: Any, *, keep_rows: bool) -> tuple[list[dict], list[Finding]]:
     """A file read by its kind's reader: (the rows the cross checks use when ``keep_rows``, findings)."""
     found = FindingFold()
@@ -312,10 +388,7 @@ def _read_rows(root: Path, hf: Any, *, keep_rows: bool) -> tuple[list[dict], lis
     try:
         for batch in hf.kind.reader(ctx):
             if keep_rows:  # the checks read rows with .get: null columns are left out (bounded memory)
-                part = batch.select([c for c in _ROW_COLUMNS if c in batch.schema.names])
-                for i in range(0, part.num_rows, 8192):
-                    rows.extend({k: v for k, v in r.items() if v is not None} for r in part.slice(i, 8192).to_pylist())
+                rows.extend(_rows_of(batch))
     except Exception as exc:  # noqa: BLE001 - a reader bug must not stop verification
-        found.append(Finding(FindingCode.READER_FAILED, Severity.ERROR, hf.rel_path,
-                             f"the {hf.kind.name} reader failed: {type(exc).__name__}: {exc}"))  # fmt: skip
+        found.append(_reader_failed(hf, exc))
     return rows, found.findings()
