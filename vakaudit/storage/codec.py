@@ -171,9 +171,11 @@ def unseal(key: bytes, aad: bytes, value: bytes) -> bytes:
         raise CodecError(f"sealed value of {len(value)} bytes is shorter than nonce and tag")
     if len(key) != KEY_LEN:
         raise CodecError("key is not 32 bytes")
-    from cryptography.exceptions import InvalidTag
+    try:  # (a frame's hot path: the exception class is imported only when one is raised)
+        return _aead(key if type(key) is bytes else bytes(key)).decrypt(value[:NONCE_LEN], value[NONCE_LEN:], aad)
+    except Exception as exc:
+        from cryptography.exceptions import InvalidTag
 
-    try:
-        return _aead(bytes(key)).decrypt(value[:NONCE_LEN], value[NONCE_LEN:], aad)
-    except InvalidTag:
-        raise CodecError("does not authenticate with the given key") from None
+        if isinstance(exc, InvalidTag):
+            raise CodecError("does not authenticate with the given key") from None
+        raise
