@@ -5,9 +5,10 @@ turn."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
-from vakaudit.scan.walk import iter_home_files
+from vakaudit.scan.walk import HomeFile, iter_home_files
 
 
 def _home(tmp_path: Path) -> Path:
@@ -19,16 +20,21 @@ def _home(tmp_path: Path) -> Path:
     return home
 
 
-def test_a_file_deleted_after_its_directory_was_listed(tmp_path: Path) -> None:
-    home = _home(tmp_path)
+def _walk(home: Path, after: str, act: Callable[[], object]) -> list[HomeFile]:
+    """The whole walk of ``home``, with ``act`` done right after the file ``after`` was yielded."""
     walk = iter_home_files(home, layout="g2")
     seen = []
     for hf in walk:
         seen.append(hf)
-        if hf.rel_path == "a/1.json":
-            (home / "a/2.json").unlink()  # listed with a/, gone before its stat
+        if hf.rel_path == after:
+            act()
             break
-    seen += list(walk)
+    return seen + list(walk)
+
+
+def test_a_file_deleted_after_its_directory_was_listed(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    seen = _walk(home, "a/1.json", (home / "a/2.json").unlink)  # listed with a/, gone before its stat
     by_path = {hf.rel_path: hf for hf in seen}
     assert [hf.rel_path for hf in seen] == ["a/1.json", "a/2.json", "a/3.json", "b/c/x.json", "b/d/y.json", "z.json"]
     gone = by_path["a/2.json"]
@@ -38,26 +44,12 @@ def test_a_file_deleted_after_its_directory_was_listed(tmp_path: Path) -> None:
     assert by_path["a/3.json"].readable and by_path["a/3.json"].size_bytes == 3
 
 
-def test_a_directory_deleted_after_its_parent_was_listed(tmp_path: Path) -> None:
+def test_a_directory_deleted_before_or_after_its_parent_was_listed(tmp_path: Path) -> None:
     home = _home(tmp_path)
-    walk = iter_home_files(home, layout="g2")
-    seen = []
-    for hf in walk:
-        seen.append(hf)
-        if hf.rel_path == "a/3.json":
-            shutil.rmtree(home / "b/c")  # b/ is not listed yet: it lists without c/
-            break
-    seen += list(walk)
+    seen = _walk(home, "a/3.json", lambda: shutil.rmtree(home / "b/c"))  # b/ not listed yet: lists without c/
     assert [hf.rel_path for hf in seen] == ["a/1.json", "a/2.json", "a/3.json", "b/d/y.json", "z.json"]
-    home2 = _home(tmp_path / "again")
-    walk = iter_home_files(home2, layout="g2")
-    seen = []
-    for hf in walk:
-        seen.append(hf)
-        if hf.rel_path == "b/c/x.json":
-            shutil.rmtree(home2 / "b/d")  # listed with b/, gone before it is listed itself
-            break
-    seen += list(walk)
+    home = _home(tmp_path / "again")
+    seen = _walk(home, "b/c/x.json", lambda: shutil.rmtree(home / "b/d"))  # listed with b/, gone before its listing
     assert [hf.rel_path for hf in seen] == ["a/1.json", "a/2.json", "a/3.json", "b/c/x.json", "b/d", "z.json"]
     gone = seen[4]
     assert (gone.size_bytes, gone.readable) == (0, False)
