@@ -113,3 +113,38 @@ def test_a_fleet_task_leaves_the_home_untouched(home: Path, tmp_path: Path, tree
         result = runner.invoke(app, args)
         assert result.exit_code == 0, (args, result.output[-2000:])
         assert _snapshot(home) == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["scan", "{home}", "--out", "{out}/scan", "-q"],
+        ["verify", "{home}"],
+        ["report", "{home}", "--scan-out", "{out}/scan", "-o", "{out}/r.html", "-q"],
+        ["report", "{scan}", "-o", "{out}/r.html", "-q"],
+        ["timeline", "{home}", "-o", "{out}/t.csv", "--format", "csv"],
+        ["seal", "{home}", "-o", "{out}/seal.json"],
+    ],
+    ids=lambda a: " ".join(a[:2]).replace("{", "").replace("}", ""),
+)
+def test_a_temporary_directory_inside_the_home_is_a_usage_error(
+    args: list[str], home: Path, tmp_path: Path, tree_snapshot  # noqa: ANN001
+) -> None:
+    import subprocess
+    import sys
+
+    scan = tmp_path / "scan-made-before"
+    subprocess.run([sys.executable, "-m", "vakaudit", "scan", str(home), "--out", str(scan), "-q"], check=True)
+    inside = home / "tmp"  # made by the test: the one place in the home a temporary file could go
+    inside.mkdir()
+    before = tree_snapshot(home)
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = [a.format(home=home, out=out, scan=scan) for a in args]
+    env = {**os.environ, "TMPDIR": str(inside)}
+    p = subprocess.run([sys.executable, "-m", "vakaudit", *argv], capture_output=True, text=True, env=env)
+    assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "TMPDIR" in lines[0] and str(home) in lines[0], p.stderr
+    assert tree_snapshot(home) == before
+    assert list(inside.iterdir()) == []

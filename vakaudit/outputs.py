@@ -31,7 +31,7 @@ from typing import BinaryIO
 
 from vakaudit.errors import UsageError
 
-__all__ = ["STDOUT", "check_output", "is_stdout", "open_output", "write_output"]
+__all__ = ["STDOUT", "check_output", "check_temp_dir", "is_stdout", "open_output", "write_output"]
 
 #: the output path that means standard output
 STDOUT = "-"
@@ -88,6 +88,25 @@ def check_output(path: str | os.PathLike[str], homes: Homes, *, folder: bool = F
                     "home: choose another path"
                 )
     return target
+
+
+def check_temp_dir(homes: Homes) -> None:
+    """Raise :class:`UsageError` when the temporary directory is one of ``homes`` or inside one:
+    vakaudit's temporary files (private SQLite copies, DuckDB's spill files, the report's compiled
+    templates, a scan's default folder) go there. The directory :mod:`tempfile` uses once chosen, else
+    each of ``TMPDIR``, ``TEMP`` and ``TMP`` that is set (what it would choose first; the platform's
+    own ``/tmp`` and the like are never inside a home)."""
+    import tempfile
+
+    # not tempfile.gettempdir(): choosing a directory, it creates and deletes a file in it to test it
+    chosen = [tempfile.tempdir] if tempfile.tempdir else [os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP")]
+    for tmp in (os.path.realpath(os.path.expanduser(c)) for c in chosen if c):
+        for home in _homes(homes):
+            if _under(tmp, home):
+                raise UsageError(
+                    f"the temporary directory {tmp} is inside the home {home}; vakaudit never writes into "
+                    "a home: set TMPDIR to a folder outside it"
+                )
 
 
 def _inodes(home: str, dev: int) -> set[tuple[int, int]]:

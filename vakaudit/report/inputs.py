@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from vakaudit.errors import UsageError
+from vakaudit.outputs import check_temp_dir
 
 # ISO 8601 with seconds, UTC, as printed in the footer ("generated on ...").
 CLOCK_FORMAT = "%Y-%m-%d %H:%M UTC"
@@ -176,6 +177,7 @@ def load_inputs(
     # The report's own scan connection and the chart engine start while analyze runs (DuckDB and
     # vl-convert work outside the GIL), which takes a few seconds off a report.
     manifest = read_manifest(scan)
+    check_temp_dir(manifest.get("home"))  # the report's compiled templates go to the temporary directory
     cache: dict[str, Any] = {}
     with ThreadPoolExecutor(max_workers=3) as pool:
         con_future = pool.submit(open_scan, scan)

@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 from vakaudit.errors import HomeNotFoundError, NotAHomeError
+from vakaudit.outputs import check_temp_dir
 
 __all__ = [
     "HOME_MARKER_DIRS",
@@ -153,6 +154,7 @@ def _checked(path: Path) -> Path:
             "or another file or folder vak writes at the data root (such as cost-log.jsonl or gateway/); "
             "pass the data home (the folder $VAK_HOME names)"
         )
+    check_temp_dir(path)  # vakaudit's temporary files would be written into the home
     return path
 
 
