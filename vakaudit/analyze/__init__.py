@@ -137,8 +137,7 @@ METRIC_THREADS = 2
 def _run_metrics(con: Any, names: list[str], progress: Callable[[str], None] | None) -> dict[str, MetricResult]:
     """Every metric of ``names``, in that order; on :data:`METRIC_THREADS` cursors of ``con`` when the
     machine has more than one core (each view of the connection reads the same from every cursor)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    if METRIC_THREADS < 2 or cores < 2 or not hasattr(con, "cursor"):
+    if METRIC_THREADS < 2 or (os.cpu_count() or 1) < 2 or not hasattr(con, "cursor"):
         out = {}
         for name in names:
             if progress:

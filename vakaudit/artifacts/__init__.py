@@ -64,8 +64,6 @@ _KINDS: dict[str, ArtifactKind] | None = None
 _PAIRS: list[tuple[ArtifactKind, str]] = []
 _BY_COMPONENT: dict[str, list[int]] = {}
 _UNKEYED: list[tuple[int, str, str]] = []  # (index, name prefix, name suffix)
-# the key components a path has -> the keyed patterns to try, in registry order (few distinct sets)
-_TRIED: dict[frozenset[str], tuple[int, ...]] = {}
 # each pair's rank, best first: what classify's tie-break sorts by (see classify)
 _RANK: list[tuple[int, int, str]] = []
 # (key components, layout is JSONL-era) -> the keyed patterns to try, best first
@@ -116,7 +114,6 @@ def _load() -> dict[str, ArtifactKind]:
         _BY_COMPONENT.clear()
         _BY_COMPONENT.update(by_component)
         _UNKEYED[:] = unkeyed
-        _TRIED.clear()
         _RANK[:] = [_rank(kind, pattern) for kind, pattern in pairs]
         _RANKED.clear()
         _DIR_KEYS.clear()
@@ -147,43 +144,10 @@ def _rank(kind: ArtifactKind, pattern: str) -> tuple[int, int, str]:
     return (-kind.priority, -specificity(pattern), kind.name)
 
 
-def candidates(rel_path: str, layout: str | None = None) -> list[tuple[ArtifactKind, str]]:
-    """Every (kind, pattern) whose pattern matches ``rel_path``, best first.
-
-    With a JSONL-era ``layout`` (``g1``/``g2``) a kind's 7.0 patterns do not apply: a folder named
-    like a 7.0 ledger in a JSONL home is not a 7.0 ledger (its files stay undeclared)."""
-    _load()
-    keys = frozenset(c for c in rel_path.split("/") if c in _BY_COMPONENT)
-    tried = _TRIED.get(keys)
-    if tried is None:
-        tried = _TRIED[keys] = tuple(sorted(set().union(*(_BY_COMPONENT[c] for c in keys))))
-    name = rel_path.rsplit("/", 1)[-1]
-    unkeyed = [i for i, head, tail in _UNKEYED if name.startswith(head) and name.endswith(tail)]
-    if unkeyed:
-        tried = tuple(sorted((*tried, *unkeyed)))
-    found = [
-        (kind, pattern)
-        for kind, pattern in (_PAIRS[i] for i in tried)
-        if glob_matches(pattern, rel_path)
-        and (layout in (None, "g3") or pattern in kind.patterns)
-    ]
-    found.sort(key=lambda kp: _rank(*kp))
-    return found
-
-
-@lru_cache(maxsize=65_536)
-def classify(rel_path: str, layout: str | None = None) -> ArtifactKind:
-    """The one kind a path (relative to the home, POSIX separators) belongs to.
-
-    Among the kinds whose patterns match, the highest ``priority`` wins, then the most specific
-    pattern (most literal characters), then the name (deterministic; the registry contract test
-    rejects such ties on every kind's example paths). No match -> the ``unclassified`` kind.
-
-    The same answer as ``candidates(rel_path, layout)[0]``, found by trying the candidate patterns
-    best first and stopping at the first match; the directory's key components are looked up once
-    per directory (the files of a home share few directories).
-    """
-    kinds = _load()
+def _tried(rel_path: str, layout: str | None) -> tuple[int, ...]:
+    """The (kind, pattern) pairs that can match ``rel_path`` under ``layout``, by index, best first:
+    the keyed patterns of its components (a directory's looked up once) and the unkeyed ones whose
+    literal start and end its file name has; a JSONL-era layout leaves out the 7.0 patterns."""
     head, _, name = rel_path.rpartition("/")
     dir_keys = _DIR_KEYS.get(head)
     if dir_keys is None:
@@ -202,7 +166,31 @@ def classify(rel_path: str, layout: str | None = None) -> ArtifactKind:
                and (not jsonl_era or _PAIRS[i][1] in _PAIRS[i][0].patterns)]
     if unkeyed:
         tried = tuple(sorted({*tried, *unkeyed}, key=lambda i: (_RANK[i], i)))
-    for i in tried:
+    return tried
+
+
+def candidates(rel_path: str, layout: str | None = None) -> list[tuple[ArtifactKind, str]]:
+    """Every (kind, pattern) whose pattern matches ``rel_path``, best first.
+
+    With a JSONL-era ``layout`` (``g1``/``g2``) a kind's 7.0 patterns do not apply: a folder named
+    like a 7.0 ledger in a JSONL home is not a 7.0 ledger (its files stay undeclared)."""
+    _load()
+    return [_PAIRS[i] for i in _tried(rel_path, layout) if glob_matches(_PAIRS[i][1], rel_path)]
+
+
+@lru_cache(maxsize=65_536)
+def classify(rel_path: str, layout: str | None = None) -> ArtifactKind:
+    """The one kind a path (relative to the home, POSIX separators) belongs to.
+
+    Among the kinds whose patterns match, the highest ``priority`` wins, then the most specific
+    pattern (most literal characters), then the name (deterministic; the registry contract test
+    rejects such ties on every kind's example paths). No match -> the ``unclassified`` kind.
+
+    The same answer as ``candidates(rel_path, layout)[0]``, found by trying the candidates best
+    first and stopping at the first match.
+    """
+    kinds = _load()
+    for i in _tried(rel_path, layout):
         kind, pattern = _PAIRS[i]
         if glob_matches(pattern, rel_path):
             return kind

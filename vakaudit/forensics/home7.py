@@ -129,7 +129,7 @@ def _walk_all(work: list[tuple[Path, str, bytes | None]],
     """Every directory's walk, in the order given: the big ones (``sizes``: bytes per directory) on
     up to one thread per core (at most 4), the others in this thread. The results are the same
     whatever the number of threads."""
-    threads = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    threads = min(4, os.cpu_count() or 1)
     big = [i for i, (_d, rel, _k) in enumerate(work) if sizes.get(rel, 0) >= THREAD_MIN_BYTES]
     if threads < 2 or not big or len(work) < 2:
         yield from map(_walk_one, work)
