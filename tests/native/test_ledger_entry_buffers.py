@@ -22,6 +22,7 @@ import pytest
 
 import vakaudit._native as native
 import vakaudit.artifacts.session_ledger as sl
+from vakaudit.artifacts._timestamps import timestamps
 
 L = native.linescan
 ENV = b'{"id":"a","parent_id":null,"ts":"2026-01-01T00:00:00.123Z","kind":"x"'
@@ -479,7 +480,7 @@ def test_ts_at_from_the_buffers_equals_the_arrow_cast_of_ts() -> None:
         assert ec.take()[2] is False  # the batch's ts_at comes from the buffers, not from the cast
         buf.mark(("agents/vak/sessions/ws/s.jsonl", "s", "vak", "ws"))
         got = buf.take().column("ts_at")
-        assert got.equals(sl._ts_column(pa.array(batch, pa.string())))
+        assert got.equals(timestamps(pa.array(batch, pa.string())))
     for ts in OTHER_TS:
         ec = L.EntryCols()
         ec.append_row(_row(0, "blank", ts=ts))
@@ -489,4 +490,4 @@ def test_ts_at_from_the_buffers_equals_the_arrow_cast_of_ts() -> None:
         buf.add(_row(1, "blank", ts=ts))
         buf.mark(("agents/vak/sessions/ws/s.jsonl", "s", "vak", "ws"))
         with_other = ["2026-01-01T00:00:00Z", ts]
-        assert buf.take().column("ts_at").equals(sl._ts_column(pa.array(with_other, pa.string())))
+        assert buf.take().column("ts_at").equals(timestamps(pa.array(with_other, pa.string())))

@@ -129,20 +129,6 @@ def test_long_lines_and_chunk_boundaries(tmp_path: Path, monkeypatch: pytest.Mon
         assert v1[0]["line_count"] == variant.count(b"\n") + (not variant.endswith(b"\n"))
 
 
-@pytest.mark.parametrize(
-    "values",
-    [
-        ["2026-01-01T00:00:00.123Z", "2026-11-30T23:59:59Z", None],
-        ["2026-02-30T00:00:00Z", "2026-01-01T00:00:00.123Z"],  # a day that does not exist
-        ["2026-01-01T00:00:00.123456789Z"],  # nanoseconds: truncated to microseconds
-        ["2026-01-01T02:00:00+02:00", "2026-01-01T00:00:00"],  # offset; no zone (null)
-        ["2026-01-01T23:59:60Z", "garbage"],
-        [None, None],
-    ],
-)
-def test_ts_column_equals_value_by_value(values: list) -> None:
-    assert sl._ts_column(pa.array(values, pa.string())).to_pylist() == [sl._parse_ts(v) for v in values]
-
 
 @pytest.mark.parametrize("avx2", [True, False])
 def test_nesting_check_both_simd_paths(avx2: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -34,7 +34,6 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from itertools import accumulate, chain, repeat
 from operator import itemgetter
 from typing import IO, Any, Protocol
@@ -45,12 +44,12 @@ import pyarrow as pa
 from vakaudit._native import arrow_column
 from vakaudit._native import linescan as _linescan
 from vakaudit.artifacts._base import ArtifactKind, ReadContext
+from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp, timestamps
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine, LongLineBuilder, iter_bounded_lines
 
 CHUNK_BYTES = 1 << 20
 BATCH_ROWS = 65_536
-TIMESTAMP = pa.timestamp("us", tz="UTC")
 
 COMMON_FIELDS: tuple[pa.Field, ...] = (
     pa.field("rel_path", pa.string(), nullable=False),
@@ -70,22 +69,6 @@ TRACE_FIELDS: tuple[pa.Field, ...] = (
 
 
 # --------------------------------------------------------------------------- value coercion
-
-
-def parse_ts(value: Any) -> datetime | None:
-    """RFC 3339 (``Z`` or ``+00:00``, 0-9 fraction digits) to an aware UTC datetime, else None."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        return None
-    try:
-        return dt.astimezone(UTC)
-    except (OverflowError, ValueError):
-        return None
 
 
 def to_json(value: Any) -> str | None:
@@ -138,7 +121,7 @@ def coercer(type_: pa.DataType, *, json: bool = False) -> Callable[[Any], Any]:
     if pa.types.is_boolean(type_):
         return _as_bool
     if pa.types.is_timestamp(type_):
-        return parse_ts
+        return timestamp
     raise TypeError(f"no coercion for Arrow type {type_}")
 
 
@@ -169,19 +152,6 @@ def _fast_types(type_: pa.DataType) -> frozenset[type]:
     if pa.types.is_boolean(type_):
         return frozenset({bool, _NONE})
     return frozenset()
-
-
-def _timestamps(values: list[Any]) -> pa.Array:
-    """RFC 3339 strings to ``timestamp[us, UTC]``: Arrow's ISO-8601 cast (via ns, truncating like
-    ``datetime.fromisoformat``) when every value takes it, else value by value."""
-    import pyarrow.compute as pc
-    if all(v is None or type(v) is str for v in values):
-        try:
-            ns = pc.cast(pa.array(values, type=pa.string()), pa.timestamp("ns", tz="UTC"))
-            return pc.cast(ns, TIMESTAMP, safe=False)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            pass
-    return pa.array([parse_ts(v) for v in values], type=TIMESTAMP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +187,7 @@ class Col:
         if self.json:
             return pa.array([to_json(v) for v in values], type=type_)
         if pa.types.is_timestamp(type_):
-            return _timestamps(values)
+            return timestamps(values)
         if set(map(type, values)) <= _fast_types(type_):
             try:
                 return pa.array(values, type=type_)
@@ -882,7 +852,6 @@ class _Part:
 def _plan_column(
     c: Col, plan: _Plan, parts: list[_Part], order: pa.Array | None, nulls: dict[Any, pa.Array]
 ) -> pa.Array | None:
-    import pyarrow.compute as pc
     type_ = c.field.type
     mode = plan.mode
     key = plan.key
@@ -916,11 +885,7 @@ def _plan_column(
     if order is not None:
         arr = arr.take(order)
     if mode == "ts":
-        try:
-            ns = pc.cast(arr, pa.timestamp("ns", tz="UTC"))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            raise _Slow from None
-        return pc.cast(ns, TIMESTAMP, safe=False)
+        return timestamps(arr)
     return arr
 
 
@@ -1106,20 +1071,12 @@ class _ObjPart:
 
 
 def _timestamps_of(parts: list[Any]) -> pa.Array:
-    """:func:`_timestamps` of the concatenated values of ``parts`` (string arrays or value lists)."""
-    import pyarrow.compute as pc
+    """:func:`~vakaudit.artifacts._timestamps.timestamps` of the concatenated values of ``parts``
+    (string arrays or value lists)."""
     if all(isinstance(p, pa.Array) or all(v is None or type(v) is str for v in p) for p in parts):
         arrs = [p if isinstance(p, pa.Array) else pa.array(p, type=pa.string()) for p in parts]
-        arr = arrs[0] if len(arrs) == 1 else pa.concat_arrays(arrs)
-        if arr.null_count == len(arr):  # no timestamp at all (what the cast gives, without casting)
-            return pa.nulls(len(arr), TIMESTAMP)
-        try:
-            ns = pc.cast(arr, pa.timestamp("ns", tz="UTC"))
-            return pc.cast(ns, TIMESTAMP, safe=False)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            pass
-    values = [v for p in parts for v in (p.to_pylist() if isinstance(p, pa.Array) else p)]
-    return pa.array([parse_ts(v) for v in values], type=TIMESTAMP)
+        return timestamps(arrs[0] if len(arrs) == 1 else pa.concat_arrays(arrs))
+    return timestamps([v for p in parts for v in (p.to_pylist() if isinstance(p, pa.Array) else p)])
 
 
 def _part_columns(

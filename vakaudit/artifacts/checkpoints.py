@@ -34,7 +34,7 @@ from vakaudit.artifacts._base import (
     WriteCard,
     WriteGroup,
 )
-from vakaudit.artifacts._jsonl import BATCH_ROWS, TIMESTAMP, Bundled, parse_ts
+from vakaudit.artifacts._jsonl import BATCH_ROWS, Bundled
 from vakaudit.artifacts._jsonstream import (
     _MARK,
     JsonStreamError,
@@ -45,6 +45,7 @@ from vakaudit.artifacts._jsonstream import (
     scan_document,
     string_len,
 )
+from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 from vakaudit.findings import Finding, FindingCode, Severity
 
 SCHEMA = pa.schema(
@@ -120,7 +121,7 @@ class _Fold:
         elif key == "session_id" and isinstance(value, str):
             head["session_id"] = value
         elif key == "created_at":
-            head["created_at"] = parse_ts(value)
+            head["created_at"] = timestamp(value)
 
     def tree(self, doc: Any, longs: list[LongString]) -> None:
         """The same as feeding :meth:`event` every scalar of ``doc`` (a :func:`scan_document` tree):

@@ -27,7 +27,8 @@ from vakaudit.artifacts._base import (
     WriteCard,
     WriteGroup,
 )
-from vakaudit.artifacts._jsonl import TIMESTAMP, parse_ts, read_small, to_json, too_large
+from vakaudit.artifacts._jsonl import read_small, to_json, too_large
+from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 from vakaudit.findings import Finding, FindingCode, Severity
 
 CAP_BYTES = 64 * 1024 * 1024
@@ -69,7 +70,7 @@ def _row(ctx: ReadContext, doc: dict[str, Any] | None) -> dict[str, Any]:
     row.update(
         run_id=doc.get("run_id") if isinstance(doc.get("run_id"), str) else None,
         flow_name=doc.get("flow_name") if isinstance(doc.get("flow_name"), str) else None,
-        started_at=parse_ts(doc.get("started_at")),
+        started_at=timestamp(doc.get("started_at")),
         definition_bytes=len(definition.encode("utf-8", "surrogatepass"))
         if isinstance(definition, str)
         else None,

@@ -31,7 +31,8 @@ from vakaudit.artifacts._base import (
     WriteCard,
     WriteGroup,
 )
-from vakaudit.artifacts._jsonl import TIMESTAMP, BatchBuilder, Line, iter_lines, parent_name, parse_ts
+from vakaudit.artifacts._jsonl import BatchBuilder, Line, iter_lines, parent_name
+from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 from vakaudit.ledger.keys import fnv1a64
 
 SCHEMA = pa.schema(
@@ -60,7 +61,7 @@ def parse_header(raw: bytes) -> dict[str, Any] | None:
     if not raw.startswith(b"## "):
         return None
     tokens = raw[3:].decode("utf-8", "replace").split()
-    if not tokens or parse_ts(tokens[0]) is None:
+    if not tokens or timestamp(tokens[0]) is None:
         return None
     ts, rest = tokens[0], tokens[1:]
     kind = "note"
@@ -80,7 +81,7 @@ def parse_header(raw: bytes) -> dict[str, Any] | None:
     return {
         "note_id": f"{fnv1a64(raw):016x}",
         "ts": ts,
-        "ts_at": parse_ts(ts),
+        "ts_at": timestamp(ts),
         "kind": kind,
         "tag": tag,
         "session": session,

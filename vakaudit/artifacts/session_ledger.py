@@ -31,7 +31,6 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from typing import IO, Any
 
 import orjson
@@ -51,6 +50,7 @@ from vakaudit.artifacts._base import (
 )
 from vakaudit.artifacts._entry_facts import payload_facts
 from vakaudit.artifacts._entry_fields import field_sizes, kind_end
+from vakaudit.artifacts._timestamps import TIMESTAMP, timestamps
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.ledger.chain import ChainVerifier, LineStatus
 from vakaudit.ledger.entry import KNOWN_KINDS, EntryParseError, parse_envelope
@@ -59,7 +59,6 @@ from vakaudit.ledger.verdict import verify_ledger
 from vakaudit.ledger.vocab import PREP_KINDS, turn_step
 from vakaudit.names import shown
 
-TIMESTAMP = pa.timestamp("us", tz="UTC")
 CHUNK_BYTES = 4 << 20
 BATCH_ROWS = 4_096  # rows per record batch: bounds a worker's memory on any ledger size
 HEAD_ANCHOR_BYTES = 4096
@@ -222,29 +221,6 @@ def path_facts(rel_path: str) -> tuple[str | None, str | None, str | None]:
     return session_id, agent_id, wskey
 
 
-_VAK_TS = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:[0-5]\d(\.\d{1,9})?Z$"
-
-
-def _ts_column(arr: pa.Array) -> pa.Array:
-    """``ts_at`` of a batch (``arr``: its ``ts`` strings): parsed by Arrow when every value is in vak's
-    form, else value by value."""
-    import pyarrow.compute as pc
-    if pc.all(pc.match_substring_regex(arr, _VAK_TS)).as_py() is not False:
-        try:
-            return pc.replace_substring_regex(arr, r"(\.\d{6})\d+Z$", r"\1Z").cast(TIMESTAMP)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            pass  # e.g. a day that does not exist: the reference parser gives null for it
-    return pa.array([_parse_ts(t) for t in arr.to_pylist()], TIMESTAMP)
-
-
-def _parse_ts(ts: str | None) -> datetime | None:
-    if ts is None:
-        return None
-    try:
-        dt = datetime.fromisoformat(ts)
-    except ValueError:
-        return None
-    return dt if dt.tzinfo is not None else None
 
 
 class LedgerScanner:
@@ -651,8 +627,8 @@ class EntriesBuffer:
         if self.cols is None:
             n, buffers, ts_other = self.native.take()
             arrays = [arrow_column(t, n, c) for c, t in zip(buffers, _BUFFER_TYPES, strict=True)]
-            # ts_at from the buffers when every ts is a plain vak timestamp (what the Arrow cast in
-            # _ts_column gives them), else from ts as for the Python lists
+            # ts_at from the buffers when every ts is a plain vak timestamp (what timestamps() gives
+            # them), else from ts as for the Python lists
             return _entries_batch(arrays[:-2], arrays[-2], runs, None if ts_other else arrays[-1])
         cols = self.cols
         self.cols = [[] for _ in range(_N_COLS)]
@@ -680,7 +656,7 @@ def _entries_batch(
     arrays: dict[str, Any] = dict(zip(_ROW_COLUMNS, cols, strict=True))
     ts = arrays["ts"]
     arrays["ts"] = ts = ts if isinstance(ts, pa.Array) else pa.array(ts, pa.string())
-    arrays["ts_at"] = _ts_column(ts) if ts_at is None else ts_at
+    arrays["ts_at"] = timestamps(ts) if ts_at is None else ts_at
     arrays["chain_ok"] = chain_ok
     for i, name in enumerate(("rel_path", "session_id", "agent_id", "workspace_key")):
         arrays[name] = _run_column([f[i] for f, _ in runs], counts)

@@ -24,8 +24,9 @@ from vakaudit.artifacts._base import (
     WriteCard,
     WriteGroup,
 )
-from vakaudit.artifacts._jsonl import TIMESTAMP, parent_name, parse_ts
+from vakaudit.artifacts._jsonl import parent_name
 from vakaudit.artifacts._markdown import scan_document
+from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 
 SCHEMA = pa.schema(
     [
@@ -63,7 +64,7 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
         "description": meta.get("description"),
         "duplicate_of": meta.get("duplicate-of"),
         "proposed_by": trailer.group(1) if trailer else None,
-        "proposed_at": parse_ts(trailer.group(2)) if trailer else None,
+        "proposed_at": timestamp(trailer.group(2)) if trailer else None,
         "size_bytes": doc.size_bytes,
         "line_count": doc.line_count,
     }

@@ -38,8 +38,8 @@ import orjson
 
 from vakaudit._sqlite import ROW_LIMIT, TIME_BUDGET_S, open_private_copy
 from vakaudit.findings import Finding, FindingCode
-from vakaudit.ledger import parse_ts
 from vakaudit.ledger.evidence import open_evidence
+from vakaudit.ledger.ids import ts_ns
 from vakaudit.ledger.policy import severity_of
 
 __all__ = ["CrossCollector", "RAW_KINDS"]
@@ -69,15 +69,6 @@ def _checkpoint_head(path: Path) -> tuple[int | None, str | None]:
         os.close(fd)
     m1, m2 = _CKPT_SEQ.search(head), _CKPT_SID.search(head)
     return (int(m1.group(1)) if m1 else None), (m2.group(1).decode("utf-8", "replace") if m2 else None)
-
-
-def _ns(ts: Any) -> int | None:
-    if not isinstance(ts, str):
-        return None
-    try:
-        return parse_ts(ts)
-    except ValueError:
-        return None
 
 
 @dataclass(slots=True)
@@ -352,7 +343,7 @@ class CrossCollector:
         # count towards "accounted twice" but not towards "missing".
         oldest: dict[str, int] = {}
         for rel, _, row in self.cost_rows:
-            t = _ns(row.get("ts"))
+            t = ts_ns(row.get("ts"))
             if t is not None and (rel not in oldest or t < oldest[rel]):
                 oldest[rel] = t
         horizon = max(oldest.values(), default=None)
@@ -374,7 +365,7 @@ class CrossCollector:
             w = want[root]
             w[0] += tin
             w[1] += tout
-            t = _ns(b.get("ts"))
+            t = ts_ns(b.get("ts"))
             if horizon is None or t is None or t >= horizon:
                 r = want_recent[root]
                 r[0] += tin

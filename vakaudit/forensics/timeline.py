@@ -30,7 +30,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from vakaudit.ledger import parse_ts
+from vakaudit.artifacts._timestamps import ts_us
 from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
 from vakaudit.names import shown
 from vakaudit.outputs import open_output
@@ -66,15 +66,6 @@ _TIME_KEYS = ("ts", "timestamp", "requested_at", "created_at", "updated_at")
 def _iso(us: int) -> str:
     secs, frac = divmod(us, 1_000_000)
     return datetime.fromtimestamp(secs, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{frac:06d}Z"
-
-
-def _us(ts: Any) -> int | None:
-    if not isinstance(ts, str):
-        return None
-    try:
-        return parse_ts(ts) // 1000
-    except ValueError:
-        return None
 
 
 def _clip(text: str) -> str:
@@ -172,7 +163,7 @@ def iter_timeline_rows(
                     continue
                 us = None
                 for key in _TIME_KEYS:
-                    us = _us(d.get(key))
+                    us = ts_us(d.get(key))
                     if us is not None:
                         break
                 if us is None:

@@ -11,8 +11,9 @@ import os
 import re
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-__all__ = ["new_uuid7", "uuid7_from", "format_ts", "parse_ts", "now_ns"]
+__all__ = ["new_uuid7", "uuid7_from", "format_ts", "parse_ts", "ts_ns", "now_ns"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -73,3 +74,16 @@ def parse_ts(ts: str) -> int:
         secs -= sign * (int(off[1:3]) * 3600 + int(off[4:6]) * 60)
     nanos = int((frac or "0")[:9].ljust(9, "0"))
     return secs * 1_000_000_000 + nanos
+
+
+def ts_ns(value: Any) -> int | None:
+    """:func:`parse_ts` of any value: None when it is not an RFC 3339 string or names no instant (a
+    day that does not exist). The one reading of a timestamp that every table, check and timeline
+    uses (the compiled and Arrow fast paths of :mod:`vakaudit.artifacts._timestamps` are tested
+    against it)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_ts(value)
+    except ValueError:
+        return None

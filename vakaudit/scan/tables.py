@@ -11,12 +11,11 @@ from __future__ import annotations
 import pyarrow as pa
 
 from vakaudit.artifacts import all_kinds
+from vakaudit.artifacts._timestamps import TIMESTAMP
 from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA, ENTRY_FIELDS_SCHEMA
 from vakaudit.findings import FINDINGS_SCHEMA
 from vakaudit.scan.chains7 import CHAIN_COLUMN_NOTES, CHAIN_TABLES
 from vakaudit.scan.store7 import STORE_COLUMN_NOTES, STORE_TABLES
-
-TIMESTAMP = pa.timestamp("us", tz="UTC")
 
 FILES_SCHEMA = pa.schema(
     [
@@ -143,7 +142,9 @@ COLUMN_NOTES: dict[tuple[str, str], str] = {
         "entries",
         "kind",
     ): "envelope kind; null for a line that does not parse (a finding says why) or is blank",
-    ("entries", "ts_at"): "`ts` parsed (RFC 3339, microseconds)",
+    ("entries", "ts_at"): "`ts` parsed (RFC 3339: `T`, `t` or a space, `Z` or an offset, a leap second as the next "
+    "second; microseconds, fraction digits past them cut); null when it names no instant. Every `*_at` column of "
+    "every table is read the same way",
     (
         "entries",
         "line_sha256",
