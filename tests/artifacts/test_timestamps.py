@@ -124,7 +124,18 @@ def _by_hand(text: str) -> datetime | None:
         return None
 
 
-def test_random_texts_agree_with_the_hand_reading_alone_and_in_columns() -> None:
+@pytest.fixture(params=["compiled", "arrow"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Columns converted with the compiled rule for vak's form first (when built), or without it."""
+    if request.param == "compiled":
+        if T._linescan is None:
+            pytest.skip("the compiled extension is not built")  # the arrow run covers this build
+    else:
+        monkeypatch.setattr(T, "_linescan", None)
+    return request.param
+
+
+def test_random_texts_agree_with_the_hand_reading_alone_and_in_columns(path: str) -> None:
     rnd = random.Random(20261203)
     texts = [_random_text(rnd) for _ in range(3000)]
     want = [_by_hand(t) for t in texts]
@@ -134,6 +145,29 @@ def test_random_texts_agree_with_the_hand_reading_alone_and_in_columns() -> None
         assert timestamps(pa.array([t], pa.string())).to_pylist() == [w], t
     for i in range(0, len(texts), 250):  # in columns: one impossible day sends a column value by value
         assert timestamps(pa.array(texts[i : i + 250], pa.string())).to_pylist() == want[i : i + 250]
+
+
+def test_the_compiled_rule_takes_vak_form_columns_and_declines_any_other() -> None:
+    if T._linescan is None:
+        pytest.skip("the compiled extension is not built")
+    rnd = random.Random(7)
+    texts = [t for t in (_random_text(rnd) for _ in range(4000)) if t.endswith("Z") and t[10] == "T"]
+    # vak's form: seconds 00-59, at most nine fraction digits
+    real = [t for t in texts if _by_hand(t) is not None and int(t[17:19]) < 60 and len(t) <= 30]
+    assert len(real) > 500
+    arr = pa.array([None, *real], pa.string())
+    valid, offsets, data = arr.buffers()
+    got = T._linescan.ts_column(offsets, data, valid, arr.offset, len(arr))
+    epoch = utc(1970, 1, 1)
+    want = [0] + [(_by_hand(t) - epoch) // timedelta(microseconds=1) for t in real]
+    assert [int.from_bytes(got[i * 8 : i * 8 + 8], "little", signed=True) for i in range(len(arr))] == want
+    sliced = arr.slice(3, 100)
+    assert timestamps(sliced).to_pylist() == [_by_hand(t) for t in real[2:102]]
+    for other in ("2026-01-01T00:00:00+00:00", "2026-01-01 00:00:00Z", "2026-02-30T00:00:00Z",
+                  "2026-01-01T00:00:60Z", "2026-01-01T00:00:00.1234567891Z", "2026-01-01T00:00:00z"):  # fmt: skip
+        bad = pa.array(["2026-01-01T00:00:00Z", other], pa.string())
+        v, o, d = bad.buffers()
+        assert T._linescan.ts_column(o, d, v, 0, 2) is None, other
 
 
 def test_a_column_in_the_cast_form_is_cast_not_read_value_by_value(monkeypatch: pytest.MonkeyPatch) -> None:

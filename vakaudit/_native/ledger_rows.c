@@ -110,6 +110,63 @@ static int ts_micros(const char *s, Py_ssize_t n, long long *out) {
     return 1;
 }
 
+PyDoc_STRVAR(ts_column_doc,
+"ts_column(offsets, data, validity, offset, length) -> bytes | None\n\n"
+"ts_at of an Arrow string column, from its buffers (int32 offsets, UTF-8 data, validity bitmap or None)\n"
+"and its offset and length: (offset + length) little-endian int64 microseconds, index i for row\n"
+"i - offset (0 before offset and on null rows), or None when a non-null value is not a timestamp in\n"
+"vak's form (the caller then converts the column itself).");
+
+static PyObject *ts_column(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer offs, data, valid;
+    PyObject *valid_obj, *out = NULL;
+    Py_ssize_t offset, length;
+    if (!PyArg_ParseTuple(args, "y*y*Onn:ts_column", &offs, &data, &valid_obj, &offset, &length)) return NULL;
+    int have_valid = valid_obj != Py_None;
+    if (have_valid && PyObject_GetBuffer(valid_obj, &valid, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&offs);
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    if (offset < 0 || length < 0 || offs.len / 4 < offset + length + 1 ||
+        (have_valid && valid.len < (offset + length + 7) / 8)) {
+        PyErr_SetString(PyExc_ValueError, "ts_column: buffers shorter than offset + length");
+        goto done;
+    }
+    out = PyBytes_FromStringAndSize(NULL, (offset + length) * 8);
+    if (!out) goto done;
+    char *dst = PyBytes_AS_STRING(out);
+    memset(dst, 0, (size_t)offset * 8);
+    const char *o = (const char *)offs.buf, *d = (const char *)data.buf;
+    const unsigned char *vb = have_valid ? (const unsigned char *)valid.buf : NULL;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t j = offset; j < offset + length; j++) {
+        long long us = 0;
+        if (!vb || (vb[j >> 3] >> (j & 7)) & 1) {
+            int32_t a, b;
+            memcpy(&a, o + j * 4, 4);
+            memcpy(&b, o + (j + 1) * 4, 4);
+            if (a < 0 || b < a || b > data.len || !ts_micros(d + a, b - a, &us)) {
+                ok = 0;
+                break;
+            }
+        }
+        memcpy(dst + j * 8, &us, 8);
+    }
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        Py_DECREF(out);
+        out = Py_NewRef(Py_None);
+    }
+done:
+    PyBuffer_Release(&offs);
+    PyBuffer_Release(&data);
+    if (have_valid) PyBuffer_Release(&valid);
+    return out;
+}
+
 /* ts_at of a row from its ts value (set before the row is written). */
 static void ec_ts_at(EntryCols *ec, EVal *v) {
     v[C_TS_AT].t = E_NULL;

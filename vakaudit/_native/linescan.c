@@ -88,6 +88,7 @@ static PyMethodDef methods[] = {
     {"jsonl_columns", jsonl_columns, METH_VARARGS, jsonl_columns_doc},
     {"compact_part", compact_part, METH_VARARGS, compact_part_doc},
     {"walk_frames", walk_frames, METH_VARARGS, walk_frames_doc},
+    {"ts_column", ts_column, METH_VARARGS, ts_column_doc},
     {NULL, NULL, 0, NULL},
 };
 
