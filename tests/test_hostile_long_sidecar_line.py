@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from tests.hostile_homes import TINY, run_measured, tiny_copy
-from vakaudit.artifacts import _jsonl
+from vakaudit.artifacts import _lines as sidecar_lines
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine
 
 SIDECAR = "agents/vak/routing-evidence.jsonl"
@@ -64,16 +64,16 @@ class _Reader(io.BytesIO):
 
 def _lines(data: bytes) -> list[tuple[int, int, bool]]:
     """(kept bytes, full length, is a LongLine) per line of each framer, LFs excluded."""
-    raw = [(len(r), _jsonl.raw_len(r) + (t == 2), type(r) is LongLine) for _, _, r, t in _jsonl._iter_raw_lines(_Reader(data))]
+    raw = [(len(r), sidecar_lines.raw_len(r) + (t == 2), type(r) is LongLine) for _, _, r, t in sidecar_lines._iter_raw_lines(_Reader(data))]
     blocks = [
-        (len(p), _jsonl.raw_len(p), type(p) is LongLine)
-        for pieces, _ in _jsonl._iter_line_blocks(_Reader(data), 0)
+        (len(p), sidecar_lines.raw_len(p), type(p) is LongLine)
+        for pieces, _ in sidecar_lines._iter_line_blocks(_Reader(data), 0)
         for p in pieces
     ]
     native = [
-        (len(p), _jsonl.raw_len(p), type(p) is LongLine)
-        for block, term in _jsonl._iter_blocks(_Reader(data), 0)
-        for p in _jsonl._block_pieces(block, term)
+        (len(p), sidecar_lines.raw_len(p), type(p) is LongLine)
+        for block, term in sidecar_lines._iter_blocks(_Reader(data), 0)
+        for p in sidecar_lines._block_pieces(block, term)
     ]
     assert raw == blocks == native
     return raw

@@ -17,7 +17,7 @@ import pytest
 from jsonl_compare import assert_tables_equal
 from test_jsonl_fast_path import SPEC_MODULES, TRICKY_LINES, _random_file, _spec
 
-from vakaudit.artifacts import _jsonl
+from vakaudit.artifacts import _jsonl, _lines
 from vakaudit.artifacts._base import ReadContext
 from vakaudit.artifacts._jsonl import JsonlBundle, RowSpec, read_jsonl
 from vakaudit.findings import Finding
@@ -106,7 +106,7 @@ def test_bundle_equals_the_reference_for_every_jsonl_kind(tmp_path: Path, flush:
 @pytest.mark.parametrize("seed", range(4))
 def test_bundle_with_tiny_read_chunks_and_appended_files(tmp_path: Path, seed: int, monkeypatch) -> None:
     rng = random.Random(seed)
-    monkeypatch.setattr(_jsonl, "CHUNK_BYTES", rng.randint(16, 500))  # lines split across many reads
+    monkeypatch.setattr(_lines, "CHUNK_BYTES", rng.randint(16, 500))  # lines split across many reads
     rels = _files(tmp_path / "home", rng)
     # a rescan of a grown file starts after its last scanned line: line numbers and offsets stay absolute
     data = (tmp_path / "home" / "tricky.jsonl").read_bytes()
@@ -207,7 +207,7 @@ class _FailingContext(ReadContext):
 
 @pytest.mark.parametrize("native", [True, False])
 def test_a_file_failing_half_way_leaves_no_rows(tmp_path: Path, monkeypatch, native: bool) -> None:
-    monkeypatch.setattr(_jsonl, "CHUNK_BYTES", 256)
+    monkeypatch.setattr(_lines, "CHUNK_BYTES", 256)
     spec = _spec("activity_log")
     line = b'{"kind":"tool","name":"read_file","ts":"2026-08-24T10:00:00Z"}\n'
     for name in ("a.jsonl", "b.jsonl", "c.jsonl"):

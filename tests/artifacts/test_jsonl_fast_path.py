@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from jsonl_compare import assert_same, jsonl_files, read_file, spec_of
 
-from vakaudit.artifacts import _jsonl
+from vakaudit.artifacts import _lines
 
 SPEC_MODULES = (
     "activity_log",
@@ -216,7 +216,7 @@ def _random_file(rng: random.Random) -> bytes:
 def test_random_files_agree_for_every_jsonl_kind(tmp_path: Path, seed: int, monkeypatch) -> None:
     rng = random.Random(seed)
     if seed % 3 == 0:  # tiny read chunks: lines split across many reads
-        monkeypatch.setattr(_jsonl, "CHUNK_BYTES", rng.randint(16, 700))
+        monkeypatch.setattr(_lines, "CHUNK_BYTES", rng.randint(16, 700))
     for i in range(6):
         (tmp_path / f"r{i}.jsonl").write_bytes(_random_file(rng))
         for name in SPEC_MODULES:

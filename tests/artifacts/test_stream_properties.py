@@ -9,7 +9,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vakaudit.artifacts import _jsonl, _jsonstream
+from vakaudit.artifacts import _jsonstream, _lines
 
 
 class Trickle(io.BytesIO):
@@ -33,7 +33,7 @@ class Trickle(io.BytesIO):
 )
 def test_lines_tile_the_bytes_from_any_start(data: bytes, start: int, step: int) -> None:
     start = min(start, len(data))
-    lines = list(_jsonl.iter_lines(Trickle(data, step), start))
+    lines = list(_lines.iter_lines(Trickle(data, step), start))
     pos = start
     for line in lines:
         assert line.offset == pos

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from jsonl_compare import assert_same, jsonl_files, spec_of
 
 from vakaudit._native import linescan
-from vakaudit.artifacts import _jsonl
+from vakaudit.artifacts import _columns, _jsonl, _lines
 from vakaudit.artifacts._jsonl import RowSpec
 
 pytestmark = pytest.mark.skipif(
@@ -283,13 +283,13 @@ def test_timestamps_are_converted_per_batch_across_compiled_and_declined_chunks(
     lines[45] = b'{"ts":"2026-02-30T10:00:00Z","kind":"tool"}'
     (tmp_path / "t.jsonl").write_bytes(b"\n".join(lines) + b"\n")
     spec = _spec("activity_log")
-    old = _jsonl.CHUNK_BYTES
+    old = _lines.CHUNK_BYTES
     try:
-        _jsonl.CHUNK_BYTES = 600  # several chunks per batch: some taken, some declined
+        _lines.CHUNK_BYTES = 600  # several chunks per batch: some taken, some declined
         for batch_rows in (7, 40, 65_536):
             assert_same(tmp_path, "t.jsonl", spec, batch_rows=batch_rows)
     finally:
-        _jsonl.CHUNK_BYTES = old
+        _lines.CHUNK_BYTES = old
 
 
 def test_the_compiled_path_is_taken_on_sample_sidecars(sample_homes: Path) -> None:
@@ -301,7 +301,7 @@ def test_the_compiled_path_is_taken_on_sample_sidecars(sample_homes: Path) -> No
             if native is None:
                 continue
             with (home / rel_path).open("rb") as f:
-                for block, terminated in _jsonl._iter_blocks(f, 0):
+                for block, terminated in _lines._iter_blocks(f, 0):
                     if terminated:
                         if native.read(block, 1, 0) is None:
                             declined += 1
@@ -463,12 +463,12 @@ def test_generated_files_agree_with_the_reference(
     data = b"\n".join(out) + (b"" if tail else b"\n")
     home = tmp_path_factory.mktemp("gen")
     (home / "g.jsonl").write_bytes(data)
-    old = _jsonl.CHUNK_BYTES
+    old = _lines.CHUNK_BYTES
     try:
-        _jsonl.CHUNK_BYTES = rnd.choice([64, 300, 1 << 20])
+        _lines.CHUNK_BYTES = rnd.choice([64, 300, 1 << 20])
         assert_same(home, "g.jsonl", spec, batch_rows=rnd.choice([4, 65_536]))
     finally:
-        _jsonl.CHUNK_BYTES = old
+        _lines.CHUNK_BYTES = old
 
 
 _BIG_NUMBER = re.compile(rb"\d{19,}|[eE][+-]?\d{3,}")  # beyond what the validator vouches for
@@ -506,7 +506,7 @@ def test_chunks_orjson_writes_are_taken(rows: list[list[tuple[str, Any]]]) -> No
     assert got["duration_ms"] == [o.get("duration_ms") for o in decoded]
     assert got["success"] == [o.get("success") for o in decoded]
     assert got["ts"] == [o.get("ts") for o in decoded]
-    assert got["trace"] == [_jsonl.to_json(o.get("trace")) for o in decoded]
+    assert got["trace"] == [_columns.to_json(o.get("trace")) for o in decoded]
     assert got["trace_run"] == [_run(o.get("trace")) for o in decoded]
 
 
@@ -523,4 +523,4 @@ def _run(trace: Any) -> Any:
     if not isinstance(trace, dict):
         return None
     run = trace.get("run")
-    return run if run is None or isinstance(run, str) else _jsonl.to_json(run)
+    return run if run is None or isinstance(run, str) else _columns.to_json(run)

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from vakaudit.artifacts._base import ReadContext
-from vakaudit.artifacts._jsonl import iter_lines
+from vakaudit.artifacts._lines import iter_lines
 
 HEAD_LINES = 64
 

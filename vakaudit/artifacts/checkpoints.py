@@ -34,7 +34,8 @@ from vakaudit.artifacts._base import (
     WriteCard,
     WriteGroup,
 )
-from vakaudit.artifacts._jsonl import BATCH_ROWS, Bundled
+from vakaudit.artifacts._batches import BATCH_ROWS
+from vakaudit.artifacts._jsonl import Bundled
 from vakaudit.artifacts._jsonstream import (
     _MARK,
     JsonStreamError,

@@ -43,7 +43,8 @@ from vakaudit.artifacts._base import (
     WriteGroup,
     glob_matches,
 )
-from vakaudit.artifacts._jsonl import read_small, to_json, too_large
+from vakaudit.artifacts._columns import to_json
+from vakaudit.artifacts._files import read_small, too_large
 from vakaudit.findings import Finding, FindingCode, Severity
 
 CAP_BYTES = 16 * 1024 * 1024

@@ -26,7 +26,9 @@ from vakaudit.artifacts._base import (
     WriteCard,
     WriteGroup,
 )
-from vakaudit.artifacts._jsonl import FileCol, RowSpec, col, dig, file_stem, jsonl_reader
+from vakaudit.artifacts._columns import FileCol, col, dig
+from vakaudit.artifacts._files import file_stem
+from vakaudit.artifacts._jsonl import RowSpec, jsonl_reader
 
 
 def _job_id_from_name(ctx: ReadContext) -> str | None:

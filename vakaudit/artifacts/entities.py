@@ -13,7 +13,9 @@ from __future__ import annotations
 import pyarrow as pa
 
 from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
-from vakaudit.artifacts._jsonl import FileCol, RowSpec, col, count_of, parent_dir, ts_cols
+from vakaudit.artifacts._columns import FileCol, col, count_of, ts_cols
+from vakaudit.artifacts._files import parent_dir
+from vakaudit.artifacts._jsonl import RowSpec
 
 ROWS = RowSpec(
     (

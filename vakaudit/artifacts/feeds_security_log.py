@@ -13,7 +13,8 @@ from typing import Any
 import pyarrow as pa
 
 from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
-from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
+from vakaudit.artifacts._columns import col, ts_cols
+from vakaudit.artifacts._jsonl import RowSpec
 
 
 def _context(obj: dict[str, Any]) -> dict[str, Any]:

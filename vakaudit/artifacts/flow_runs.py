@@ -27,7 +27,8 @@ from vakaudit.artifacts._base import (
     WriteCard,
     WriteGroup,
 )
-from vakaudit.artifacts._jsonl import read_small, to_json, too_large
+from vakaudit.artifacts._columns import to_json
+from vakaudit.artifacts._files import read_small, too_large
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 from vakaudit.findings import Finding, FindingCode, Severity
 

@@ -31,7 +31,9 @@ from vakaudit.artifacts._base import (
     WriteCard,
     WriteGroup,
 )
-from vakaudit.artifacts._jsonl import BatchBuilder, Line, iter_lines, parent_name
+from vakaudit.artifacts._batches import BatchBuilder
+from vakaudit.artifacts._files import parent_name
+from vakaudit.artifacts._lines import Line, iter_lines
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 from vakaudit.ledger.keys import fnv1a64
 

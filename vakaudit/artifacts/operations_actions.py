@@ -12,7 +12,8 @@ import pyarrow as pa
 
 from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
-from vakaudit.artifacts._jsonl import RowSpec, col, ts_cols
+from vakaudit.artifacts._columns import col, ts_cols
+from vakaudit.artifacts._jsonl import RowSpec
 
 ROWS = RowSpec(
     (

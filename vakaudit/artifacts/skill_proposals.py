@@ -24,7 +24,7 @@ from vakaudit.artifacts._base import (
     WriteCard,
     WriteGroup,
 )
-from vakaudit.artifacts._jsonl import parent_name
+from vakaudit.artifacts._files import parent_name
 from vakaudit.artifacts._markdown import scan_document
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 

@@ -23,7 +23,7 @@ from vakaudit.artifacts._base import (
     WriteCard,
     WriteGroup,
 )
-from vakaudit.artifacts._jsonl import parent_name
+from vakaudit.artifacts._files import parent_name
 from vakaudit.artifacts._markdown import scan_document
 
 SCHEMA = pa.schema(
