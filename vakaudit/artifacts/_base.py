@@ -236,6 +236,15 @@ def _compile(pattern: str) -> re.Pattern[str]:
     return rx
 
 
+def repeated(values: list[object], counts: list[int], type_: pa.DataType) -> pa.Array:
+    """A column holding ``values[i]`` on ``counts[i]`` consecutive rows (a file's fixed values over its
+    rows, for a batch of several files), built without Arrow's compute kernels."""
+    parts = [pa.repeat(pa.scalar(v, type_), n) for v, n in zip(values, counts, strict=True)]
+    if len(parts) == 1:
+        return parts[0]
+    return pa.concat_arrays(parts) if parts else pa.array([], type_)
+
+
 def stem_session_id(rel_path: str) -> str | None:
     """The file name without its last extension names the session (``<session_id>.jsonl``)."""
     name = rel_path.rsplit("/", 1)[-1]

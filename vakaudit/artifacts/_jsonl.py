@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import accumulate, chain, repeat
+from itertools import accumulate
 from typing import Any, Protocol
 
 import orjson
@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from vakaudit._native import arrow_column
 from vakaudit._native import linescan as _linescan
-from vakaudit.artifacts._base import ArtifactKind, ReadContext
+from vakaudit.artifacts._base import ArtifactKind, ReadContext, repeated
 from vakaudit.artifacts._batches import BATCH_ROWS, _batch_columns, _Plan, _plan
 from vakaudit.artifacts._columns import COMMON_FIELDS, TRACE_COLS, Col, FileCol, _Dig, row_schema
 from vakaudit.artifacts._files import basename
@@ -759,12 +759,8 @@ class JsonlBundle:
                 pa.repeat(pa.scalar(v, t), n) for v, t in zip(files[0][0], self._fixed_types, strict=True)
             ]
         else:
-            idx = pa.array(
-                list(chain.from_iterable(repeat(i, c) for i, (_, c) in enumerate(files))), pa.int32()
-            )
-            arrays = [
-                pa.array([vals[j] for vals, _ in files], t).take(idx) for j, t in enumerate(self._fixed_types)
-            ]
+            counts = [c for _, c in files]
+            arrays = [repeated([vals[j] for vals, _ in files], counts, t) for j, t in enumerate(self._fixed_types)]
         located = [p.located() for p in segs]
         arrays[2:2] = [
             pa.concat_arrays([w[i] for w in located]) if len(segs) > 1 else located[0][i] for i in range(3)

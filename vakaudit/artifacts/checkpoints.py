@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from itertools import chain, repeat
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 
@@ -33,6 +33,7 @@ from vakaudit.artifacts._base import (
     RegistryClass,
     WriteCard,
     WriteGroup,
+    repeated,
 )
 from vakaudit.artifacts._batches import BATCH_ROWS
 from vakaudit.artifacts._jsonl import Bundled
@@ -263,9 +264,8 @@ def _batch(files: list[tuple[dict[str, Any], list[int | None], list[dict]]]) -> 
             columns[f.name] = pa.repeat(pa.scalar(common[f.name], f.type), n)
         order, rows = files[0][1], files[0][2]
     else:
-        idx = pa.array(list(chain.from_iterable(repeat(i, c) for i, c in enumerate(counts))), pa.int32())
         for f in _COMMON:
-            columns[f.name] = pa.array([common[f.name] for common, _, _ in files], f.type).take(idx)
+            columns[f.name] = repeated([common[f.name] for common, _, _ in files], counts, f.type)
         order = list(chain.from_iterable(o for _, o, _ in files))
         rows = list(chain.from_iterable(r for _, _, r in files))
     columns["entry_index"] = pa.array(order, pa.int64())

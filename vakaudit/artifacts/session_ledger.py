@@ -46,6 +46,7 @@ from vakaudit.artifacts._base import (
     WriteCard,
     WriteGroup,
     ledger_session_id,
+    repeated,
     stem_session_id,
 )
 from vakaudit.artifacts._entry_facts import payload_facts
@@ -637,14 +638,8 @@ class EntriesBuffer:
 
 
 def _run_column(values: list[str | None], counts: list[int]) -> pa.Array:
-    """A string column holding ``values[i]`` on ``counts[i]`` consecutive rows."""
-    parts = [
-        pa.repeat(pa.scalar(None if v is None else shown(v), pa.string()), n)
-        for v, n in zip(values, counts, strict=True)
-    ]
-    if len(parts) == 1:
-        return parts[0]
-    return pa.concat_arrays(parts) if parts else pa.array([], pa.string())
+    """A string column holding ``values[i]`` (as tables show it) on ``counts[i]`` consecutive rows."""
+    return repeated([None if v is None else shown(v) for v in values], counts, pa.string())
 
 
 def _entries_batch(
