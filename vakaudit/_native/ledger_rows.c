@@ -110,12 +110,38 @@ static int ts_micros(const char *s, Py_ssize_t n, long long *out) {
     return 1;
 }
 
+/*
+ * ts_micros of a timestamp in vak's form or in that form with a +hh:mm / -hh:mm offset instead of the
+ * Z (hh 00-23, mm 00-59), as vak's other writers put it (chrono's to_rfc3339: "+00:00"); 0 when the
+ * instant falls outside the years 1-9999.
+ */
+static int ts_micros_zoned(const char *s, Py_ssize_t n, long long *out) {
+    if (n > 0 && s[n - 1] == 'Z') return ts_micros(s, n, out);
+    if (n < 25 || n > 35 || (s[n - 6] != '+' && s[n - 6] != '-') || s[n - 3] != ':') return 0;
+    const char *z = s + n - 5;
+    if (!is_digit((unsigned char)z[0]) || !is_digit((unsigned char)z[1]) || !is_digit((unsigned char)z[3]) ||
+        !is_digit((unsigned char)z[4]))
+        return 0;
+    int oh = (z[0] - '0') * 10 + (z[1] - '0'), om = (z[3] - '0') * 10 + (z[4] - '0');
+    if (oh > 23 || om > 59) return 0;
+    char body[32];
+    memcpy(body, s, (size_t)(n - 6));
+    body[n - 6] = 'Z';
+    long long us;
+    if (!ts_micros(body, n - 5, &us)) return 0;
+    long long shift = (oh * 3600LL + om * 60LL) * 1000000LL;
+    us = s[n - 6] == '+' ? us - shift : us + shift;
+    if (us < -62135596800000000LL || us > 253402300799999999LL) return 0; /* 0001-01-01 .. 9999-12-31 */
+    *out = us;
+    return 1;
+}
+
 PyDoc_STRVAR(ts_column_doc,
 "ts_column(offsets, data, validity, offset, length) -> bytes | None\n\n"
 "ts_at of an Arrow string column, from its buffers (int32 offsets, UTF-8 data, validity bitmap or None)\n"
 "and its offset and length: (offset + length) little-endian int64 microseconds, index i for row\n"
 "i - offset (0 before offset and on null rows), or None when a non-null value is not a timestamp in\n"
-"vak's form (the caller then converts the column itself).");
+"vak's form, Z or an offset (the caller then converts the column itself).");
 
 static PyObject *ts_column(PyObject *self, PyObject *args) {
     (void)self;
@@ -148,7 +174,7 @@ static PyObject *ts_column(PyObject *self, PyObject *args) {
             int32_t a, b;
             memcpy(&a, o + j * 4, 4);
             memcpy(&b, o + (j + 1) * 4, 4);
-            if (a < 0 || b < a || b > data.len || !ts_micros(d + a, b - a, &us)) {
+            if (a < 0 || b < a || b > data.len || !ts_micros_zoned(d + a, b - a, &us)) {
                 ok = 0;
                 break;
             }

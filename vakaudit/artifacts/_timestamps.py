@@ -6,9 +6,10 @@ next second); every ``*_at`` column of every table takes it from here, value by 
 time. Microseconds are the instant's nanoseconds floored (the fraction's first six digits); an instant
 outside the years 1-9999 (which a datetime cannot hold) is null, like text that is no timestamp.
 
-A column whose every value is in vak's own form (``YYYY-MM-DDTHH:MM:SS[.f{1,9}]Z``) is converted by
-the compiled reader's rule (``linescan.ts_column``, the one the ledger reader applies to ``ts_at``),
-with no Python per value. Else it is cast by Arrow when every value has the form below, where Arrow's
+A column whose every value is in vak's own form (``YYYY-MM-DDTHH:MM:SS[.f{1,9}]``, then ``Z`` as the
+ledger writes it or ``±hh:mm`` as chrono's ``to_rfc3339`` does in other files) is converted by the
+compiled rule (``linescan.ts_column``; the ledger reader applies it to ``ts_at``), with no Python per
+value. Else it is cast by Arrow when every value has the form below, where Arrow's
 ISO-8601 cast is known to name the same instant: seconds written 00-59, a valid month and day
 number, at most nine fraction digits, ``Z`` or a ``±hh:mm`` offset, years 1000-9998 (so that no
 offset moves the instant out of a datetime's range). Any other column is read value by value. Each
