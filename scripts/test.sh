@@ -11,8 +11,9 @@
 # message when there is none). Every leg runs every test; a leg fails on any failed test and on
 # pytest's exit 5 (no tests collected). VAKAUDIT_LEGS="default debian" runs only the named legs;
 # VAKAUDIT_SKIP_QUICKSTART=1 skips the quick-start check. Each leg runs on pytest-xdist workers,
-# one per core (VAKAUDIT_TEST_WORKERS=N to choose, 0 for none): tests measure peak memory of their
-# own child processes only and never time anything, so workers do not disturb them.
+# one per core (VAKAUDIT_TEST_WORKERS=N to choose, 0 for none), stealing work from each other
+# (pyproject.toml's --dist worksteal; modules with a `slow` test run first): tests measure peak
+# memory of their own child processes only and never time anything, so workers do not disturb them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The suite starts hundreds of vakaudit processes; without bytecode each one compiles the package

@@ -19,6 +19,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="rewrite golden files from current output")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules that hold a ``slow`` test run first, each whole and in its own order.
+
+    pytest-xdist's workers then share the short tests at the end (``--dist worksteal``), so the run
+    does not end with one worker alone in a long test.
+    """
+    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow)  # stable: every other order is kept
+
+
+@pytest.fixture(autouse=True)
+def _no_wait_for_a_writer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No writer appends to the ledgers of a test unless it is marked ``live_writer``.
+
+    ``verify_ledger`` looks twice, ``TORN_RECHECK_S`` apart, whether a ledger grew past an unterminated
+    last line (a live writer may still be copying it). In a test that starts no writer the file cannot
+    grow, so both looks see the same size and the verdict is the same without the pause in between;
+    a ``live_writer`` test keeps the pause. Commands run as their own process always keep it.
+    """
+    if request.node.get_closest_marker("live_writer") is None:
+        import vakaudit.ledger.verdict as verdict
+
+        monkeypatch.setattr(verdict, "TORN_RECHECK_S", 0.0)
+
+
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
@@ -34,6 +59,16 @@ def vak_samples() -> Path:
 @pytest.fixture(scope="session")
 def sample_homes() -> Path:
     return SAMPLE_HOMES
+
+
+@pytest.fixture(scope="session")
+def measured_g1_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The measured profile's G1 home (seed 0), built once: the tests that use it only read it."""
+    from vakaudit.synth import build_home
+
+    home = tmp_path_factory.mktemp("measured") / "home"
+    build_home(home, profile="measured", seed=0, layout="g1", fsync=False)
+    return home
 
 
 Snapshot = dict[str, tuple[int, int, bytes | None]]

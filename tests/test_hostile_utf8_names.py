@@ -103,6 +103,7 @@ def _run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[bytes]:
     return out
 
 
+@pytest.mark.slow
 def test_every_command_survives_names_that_are_not_utf8(home: Path, tmp_path: Path) -> None:
     before = _snapshot(home)
     w = tmp_path / "work"

@@ -54,6 +54,7 @@ def _count(trace: Path, home: Path) -> Counter[str]:
     return by_kind
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("turns", "sessions"), [(None, None), (150, 2)])
 def test_7_0_syncs_counted_by_strace_equal_the_derived_ones(
     tmp_path: Path, turns: int | None, sessions: int | None

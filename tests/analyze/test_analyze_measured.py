@@ -22,13 +22,10 @@ REL = 0.05
 
 
 @pytest.fixture(scope="module")
-def measured_home(tmp_path_factory: pytest.TempPathFactory):
-    from vakaudit.synth import build_home
-
-    root = tmp_path_factory.mktemp("measured")
-    build_home(root / "home", profile="measured", layout="g1", fsync=False)
-    scan_home(root / "home", out=root / "scan", jobs=2)
-    return root / "home", analyze(root / "scan")
+def measured_home(measured_g1_home: Path, tmp_path_factory: pytest.TempPathFactory):
+    scan = tmp_path_factory.mktemp("measured-scan") / "scan"
+    scan_home(measured_g1_home, out=scan, jobs=2)
+    return measured_g1_home, analyze(scan)
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ bump fails here (docs/json.md states the rule)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -41,10 +42,16 @@ def run_json(*args: object) -> dict:
     return json.loads(r.stdout)
 
 
-def validate(command: str, doc: dict) -> None:
+@functools.cache
+def validator(command: str) -> jsonschema.Draft202012Validator:
+    """The command's schema, itself checked against the 2020-12 meta-schema (once per process)."""
     s = schema(command)
     jsonschema.Draft202012Validator.check_schema(s)
-    jsonschema.Draft202012Validator(s).validate(doc)
+    return jsonschema.Draft202012Validator(s)
+
+
+def validate(command: str, doc: dict) -> None:
+    validator(command).validate(doc)
     assert doc["schema_version"] == SCHEMA_VERSIONS[command]
 
 

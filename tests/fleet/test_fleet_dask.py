@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from tests.fleet.conftest import REPO, Cluster
 
@@ -48,6 +49,7 @@ def _fleet_scan(homes: list[Path], lake: Path, *args: str) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow
 def test_fleet_scan_lake_equals_the_sum_of_per_home_scans(cluster: Cluster, fleet_homes, per_home_scans, tmp_path):
     lake = tmp_path / "lake"
     proc = _fleet_scan(fleet_homes, lake, "--scheduler", cluster.address)
@@ -76,6 +78,7 @@ def test_fleet_scan_lake_equals_the_sum_of_per_home_scans(cluster: Cluster, flee
     assert _lake_counts(lake) == per_home_scans
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_run_neither_loses_nor_duplicates_a_partition(
     cluster: Cluster, fleet_homes, per_home_scans, tmp_path
 ):

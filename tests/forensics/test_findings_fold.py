@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from vakaudit.findings import FOLD_KEEP, Finding, FindingCode, FindingFold, Severity, folded_count
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,6 +65,7 @@ def _peak(args: list[str]) -> tuple[int, str]:
     return int(peak), stdout
 
 
+@pytest.mark.slow
 def test_findings_held_in_memory_250k_bad_lines_and_rows_stay_bounded_and_counted(tmp_path: Path) -> None:
     # hostile input: 600k `{}` ledger lines plus 600k garbage cost-log rows (4.8 MB of input) took
     # scan and verify to ~1.6 GB, ~1.4 kB per finding held in memory; 250k of each would still take

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from vakaudit.findings import Severity
 from vakaudit.forensics import seal_file, verify_ledger
 from vakaudit.forensics.seal import verify_file_since
@@ -19,6 +21,7 @@ from vakaudit.forensics.seal import verify_file_since
 LEDGER = Path(__file__).resolve().parent.parent / "ledger" / "vectors" / "chain_spec_s3.jsonl"
 
 
+@pytest.mark.slow
 def test_every_bit_flip_is_reported_at_its_line(tmp_path: Path) -> None:
     src = LEDGER.read_bytes()
     line_of: list[int] = []  # 1-based line holding each byte (an LF belongs to the line it ends)

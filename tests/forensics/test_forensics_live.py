@@ -17,6 +17,8 @@ import pytest
 from vakaudit.findings import Severity
 from vakaudit.forensics import verify_home, verify_ledger
 
+pytestmark = pytest.mark.live_writer
+
 CLEAN = "broken/clean/home"
 LEDGER_REL = "agents/vak/sessions/2599eb06cf360587/s-sample.jsonl"
 

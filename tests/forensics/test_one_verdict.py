@@ -89,6 +89,7 @@ def _small_ledger(tmp_path: Path) -> bytes:
     return mod._small_ledger(tmp_path)
 
 
+@pytest.mark.slow
 def test_scan_and_verify_agree_on_every_mutated_ledger_of_the_property_tests(tmp_path: Path) -> None:
     home = tmp_path / "home"
     sessions = home / "agents" / "vak" / "sessions" / WSKEY

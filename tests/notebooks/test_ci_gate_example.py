@@ -108,6 +108,7 @@ def test_torn_last_line_passes_verify_by_default_and_fails_under_strict(sample_h
     assert "torn_last_line" in r.stdout
 
 
+@pytest.mark.slow
 def test_seal_then_append_passes_and_a_truncated_sealed_file_exits_1(sample_homes: Path, tmp_path) -> None:
     home = tmp_path / "home"
     shutil.copytree(sample_homes / "broken" / "clean" / "home", home, symlinks=True)

@@ -41,6 +41,7 @@ def chromium_path() -> str:
     return path
 
 
+@pytest.mark.slow
 def test_tiny_report_in_chromium(tiny_html: str, chromium_path: str, tmp_path: Path) -> None:
     from vakaudit.report import TITLE
     from vakaudit.report.browser import open_report

@@ -7,19 +7,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-TINY = Path(__file__).resolve().parents[2] / "sample_homes" / "tiny"
 AT = "2026-01-02T03:04:05Z"
 
 
 @pytest.fixture(scope="module")
-def scan(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("scan") / "s"
-    subprocess.run([sys.executable, "-m", "vakaudit", "scan", str(TINY), "--out", str(out), "-q"], check=True)
-    return out
+def scan(tiny_scan: Path) -> Path:
+    """The tiny sample home's scan (the report tests' shared one: a report only reads it)."""
+    return tiny_scan
 
 
 def _report(scan: Path, out: Path, tmpdir: Path, fmt: str, **env: str) -> bytes:
@@ -35,8 +34,26 @@ def _cached(tmpdir: Path) -> list[str]:
     return sorted(p.name for d in tmpdir.glob("_jinja2-cache-*") for p in d.iterdir())
 
 
+@pytest.fixture(scope="module")
+def uncached(scan: Path, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], bytes]:
+    """The report of a format rendered with the cache turned off, once per format."""
+    done: dict[str, bytes] = {}
+
+    def render(fmt: str) -> bytes:
+        if fmt not in done:
+            d = tmp_path_factory.mktemp(f"uncached-{fmt}")
+            done[fmt] = _report(scan, d / f"off.{fmt}", d / "tmp", fmt, VAKAUDIT_NO_TEMPLATE_CACHE="1")
+            assert _cached(d / "tmp") == []
+        return done[fmt]
+
+    return render
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["html", "md"])
-def test_cold_warm_and_no_cache_give_the_same_report(scan: Path, tmp_path: Path, fmt: str) -> None:
+def test_cold_warm_and_no_cache_give_the_same_report(
+    scan: Path, uncached: Callable[[str], bytes], tmp_path: Path, fmt: str
+) -> None:
     cache = tmp_path / "tmp"
     cold = _report(scan, tmp_path / f"cold.{fmt}", cache, fmt)
     files = _cached(cache)
@@ -44,14 +61,15 @@ def test_cold_warm_and_no_cache_give_the_same_report(scan: Path, tmp_path: Path,
     mtimes = {p: p.stat().st_mtime_ns for p in cache.glob("_jinja2-cache-*/*")}
     warm = _report(scan, tmp_path / f"warm.{fmt}", cache, fmt)
     assert {p: p.stat().st_mtime_ns for p in cache.glob("_jinja2-cache-*/*")} == mtimes  # read, not rewritten
-    none_dir = tmp_path / "none"
-    off = _report(scan, tmp_path / f"off.{fmt}", none_dir, fmt, VAKAUDIT_NO_TEMPLATE_CACHE="1")
-    assert _cached(none_dir) == []
+    off = uncached(fmt)
     assert cold == warm == off
     assert len(cold) > 1000
 
 
-def test_html_and_markdown_keep_apart_in_one_cache(scan: Path, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_html_and_markdown_keep_apart_in_one_cache(
+    scan: Path, uncached: Callable[[str], bytes], tmp_path: Path
+) -> None:
     # jinja2's cache key has no environment settings in it; the HTML templates are compiled with
     # autoescaping and the Markdown ones without, so each flavour has files of its own
     cache = tmp_path / "tmp"
@@ -60,5 +78,4 @@ def test_html_and_markdown_keep_apart_in_one_cache(scan: Path, tmp_path: Path) -
     files = _cached(cache)
     assert {n.split("-")[1] for n in files} == {"html", "md"}
     warm = _report(scan, tmp_path / "b.html", cache, "html")
-    off = _report(scan, tmp_path / "c.html", tmp_path / "none", "html", VAKAUDIT_NO_TEMPLATE_CACHE="1")
-    assert warm == off
+    assert warm == uncached("html")

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 from scan_homes import fixed_clock, make_ledger, write_turns
 
 from vakaudit.artifacts.session_ledger import LedgerScanner
@@ -137,6 +138,7 @@ WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.live_writer
 def test_ledger_appended_by_another_process_gives_a_consistent_prefix(tmp_path: Path) -> None:
     home = tmp_path / "home"
     led = make_ledger(home / LEDGER, 1200)  # ~6 MB: the scan lasts long enough for the writer to append

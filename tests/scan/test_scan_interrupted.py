@@ -59,6 +59,7 @@ def grown_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
+@pytest.mark.slow
 def test_a_first_scan_killed_mid_way_is_refused_then_redone(grown_home: Path, tmp_path: Path) -> None:
     out = tmp_path / "scan"
     _kill_mid_scan(grown_home, out)
@@ -74,6 +75,7 @@ def test_a_first_scan_killed_mid_way_is_refused_then_redone(grown_home: Path, tm
     assert _tables(out) == _tables(tmp_path / "fresh")
 
 
+@pytest.mark.slow
 def test_an_incremental_rescan_killed_mid_way_starts_over_next_time(grown_home: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     shutil.copytree(grown_home, home, symlinks=True)

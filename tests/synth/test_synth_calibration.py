@@ -8,11 +8,10 @@ the written ledgers (parsed line by line) and from file sizes, never from the ge
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import orjson
 import pytest
-
-from vakaudit.synth import build_home
 
 TOLERANCE = 0.05
 
@@ -40,9 +39,8 @@ REPORT = {
 
 
 @pytest.fixture(scope="module")
-def figures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
-    home = tmp_path_factory.mktemp("measured") / "home"
-    build_home(home, profile="measured", seed=0, layout="g1", fsync=False)
+def figures(measured_g1_home: Path) -> dict[str, float]:
+    home = measured_g1_home
     kinds: Counter[str] = Counter()
     kind_bytes: Counter[str] = Counter()
     roles: Counter[str] = Counter()

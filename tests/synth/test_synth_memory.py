@@ -17,6 +17,8 @@ import sys
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 CHILD = r"""
 import json, sys, tempfile, tracemalloc
 from pathlib import Path
@@ -32,6 +34,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_a_session_four_times_longer_costs_less_than_half_its_extra_bytes() -> None:
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, "30", "120"], capture_output=True, text=True, check=True, timeout=600
