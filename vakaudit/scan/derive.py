@@ -278,12 +278,33 @@ def _derive_connection(spill: str) -> Any:
     )
 
 
+def _as_schema(t: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``t``'s columns as ``schema`` without Arrow compute where DuckDB already gave their types
+    (the queries cast their sums to BIGINT): relabelled as they are, a timestamp of another zone
+    name (DuckDB says ``Etc/UTC`` for UTC) viewed as the schema's. Cast otherwise."""
+    t = t.select(schema.names)
+    columns = []
+    for c, f in zip(t.columns, schema, strict=True):
+        if c.type == f.type:
+            columns.append(c)
+        elif pa.types.is_timestamp(c.type) and pa.types.is_timestamp(f.type) and c.type.unit == f.type.unit \
+                and _utc(c.type.tz) and _utc(f.type.tz):
+            columns.append(pa.chunked_array([chunk.view(f.type) for chunk in c.chunks], type=f.type))
+        else:
+            return t.cast(schema)
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _utc(tz: str | None) -> bool:
+    return tz in ("UTC", "Etc/UTC", "+00:00", "Z")
+
+
 def _derive_view(con: Any, writers: dict[str, pq.ParquetWriter], counts: dict[str, int]) -> None:
     """``turns`` and ``sessions`` of the current ``entries`` view on ``con``, appended to ``writers``."""
     for name, sql, schema in _SPECS:
         queries = _turn_slices(con) if name == "turns" else [(sql, {})]
         for query, params in queries:
-            t = con.sql(query, params=params or None).to_arrow_table().select(schema.names).cast(schema)
+            t = _as_schema(con.sql(query, params=params or None).to_arrow_table(), schema)
             writers[name].write_table(t)
             counts[name] += t.num_rows
 

@@ -133,6 +133,36 @@ def _frames_unchanged(full: bool, states: dict, prev_files: dict, prev_counts: d
     return before == set(states) and all((out / name / "all.parquet").is_file() for name in ("turns", "sessions"))
 
 
+def _summed_fields(t: pa.Table) -> pa.Table:
+    """``entry_fields`` rows summed per (rel_path, session_id, kind, field), sorted by rel_path,
+    kind, field (nulls last, as Arrow sorts). A home has a few thousand of these rows, so plain
+    Python, which spares a scan the import of Arrow's compute and query engine (~60 ms)."""
+    cols = t.to_pydict()
+    sums: dict[tuple, list[int]] = {}
+    for key, n, size in zip(
+        zip(cols["rel_path"], cols["session_id"], cols["kind"], cols["field"], strict=True),
+        cols["entry_count"],
+        cols["size_bytes"],
+        strict=True,
+    ):
+        acc = sums.get(key)
+        if acc is None:
+            sums[key] = [n, size]
+        else:
+            acc[0] += n
+            acc[1] += size
+
+    def order(key: tuple) -> tuple:
+        rel, sid, kind, field = key
+        return tuple((v is None, v or "") for v in (rel, kind, field, sid))
+
+    keys = sorted(sums, key=order)
+    out = {name: [k[i] for k in keys] for i, name in enumerate(("rel_path", "session_id", "kind", "field"))}
+    out["entry_count"] = [sums[k][0] for k in keys]
+    out["size_bytes"] = [sums[k][1] for k in keys]
+    return pa.table(out, schema=ENTRY_FIELDS_SCHEMA)
+
+
 def _locked(table: pa.Table) -> int:
     """Rows of a 7.0 frame table (``entries`` frames, ``chain_records``) with no ``plain_bytes``:
     sealed frames that could not be opened."""
@@ -332,14 +362,7 @@ def scan_home(
         new = [r.fields for r in results if r.fields is not None]
         t = pa.concat_tables([old, *new]) if new else old
         if new and by_rel:
-            t = (
-                t.group_by(["rel_path", "session_id", "kind", "field"], use_threads=False)
-                .aggregate([("entry_count", "sum"), ("size_bytes", "sum")])
-                .rename_columns(["rel_path", "session_id", "kind", "field", "entry_count", "size_bytes"])
-                .select(ENTRY_FIELDS_SCHEMA.names)
-                .cast(ENTRY_FIELDS_SCHEMA)
-                .sort_by([("rel_path", "ascending"), ("kind", "ascending"), ("field", "ascending")])
-            )
+            t = _summed_fields(t)
         _write_table(out_p, "entry_fields", t)
         counts["entry_fields"] = t.num_rows
     else:  # the JSONL ledgers' part is kept as it is (a 7.0 home's frame part is counted below)

@@ -46,7 +46,7 @@ class ScanResult:
         """One table, read whole from its Parquet folder (use :meth:`duckdb` for big ones)."""
         schema = _schema(name)
         parts = self._parts(name)
-        tables = [pq.read_table(p) for p in parts]
+        tables = [pq.ParquetFile(p).read() for p in parts]  # one file each: no dataset layer
         tables = [t.cast(schema) if schema is not None and t.schema != schema else t for t in tables]
         if not tables:
             return schema.empty_table() if schema is not None else pa.table({})

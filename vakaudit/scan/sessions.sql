@@ -6,14 +6,14 @@ SELECT rel_path, any_value(session_id) AS session_id, any_value(agent_id) AS age
        arg_min(model, line_no) FILTER (WHERE kind = 'header') AS model,
        min(ts_at) AS first_at, max(ts_at) AS last_at,
        count(*) AS entry_count, coalesce(max(turn_no) FILTER (WHERE is_directive), 0) AS turn_count,
-       sum(size_bytes) AS size_bytes,
-       coalesce(sum(CASE WHEN kind = 'turn_capabilities_bound' THEN size_bytes END), 0) AS binding_bytes,
+       sum(size_bytes)::BIGINT AS size_bytes,
+       coalesce(sum(CASE WHEN kind = 'turn_capabilities_bound' THEN size_bytes END), 0)::BIGINT AS binding_bytes,
        count(*) FILTER (WHERE chain_status = 'unparseable') AS unparseable_count,
        count(*) FILTER (WHERE chain_status = 'broken') AS chain_broken_count,
        count(*) FILTER (WHERE chain_status = 'unchained') AS unchained_count,
        count(*) FILTER (WHERE chain_status IN ('broken', 'unparseable')) = 0 AS chain_ok,
-       coalesce(sum(input_tokens), 0) AS input_tokens,
-       coalesce(sum(output_tokens), 0) AS output_tokens,
-       coalesce(sum(cache_read_input_tokens), 0) AS cache_read_input_tokens,
-       coalesce(sum(cache_creation_input_tokens), 0) AS cache_creation_input_tokens
+       coalesce(sum(input_tokens), 0)::BIGINT AS input_tokens,
+       coalesce(sum(output_tokens), 0)::BIGINT AS output_tokens,
+       coalesce(sum(cache_read_input_tokens), 0)::BIGINT AS cache_read_input_tokens,
+       coalesce(sum(cache_creation_input_tokens), 0)::BIGINT AS cache_creation_input_tokens
 FROM entries GROUP BY rel_path ORDER BY rel_path
