@@ -172,3 +172,30 @@ def test_a_symlinked_directory_out_of_the_home_is_not_entered(sample_homes: Path
         ("symlink_outside_home", "agents/vak"),
         ("undeclared_file", "agents/vak"),
     }
+
+
+@pytest.mark.parametrize("deep", [False, True], ids=["compiled", "reference"])
+def test_only_an_unterminated_last_line_waits_for_a_writer(
+    sample_homes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deep: bool
+) -> None:
+    """A ledger whose last line ends in LF has nothing in flight: verify looks for a writer's append
+    (and pauses for one) only when the last line is unterminated, on both paths (``deep`` takes the
+    pure-Python one)."""
+    import vakaudit.ledger.verdict as verdict
+
+    home = _copy_home(sample_homes, tmp_path / "home")
+    path = home / LEDGER_REL
+    assert path.read_bytes().endswith(b"\n")
+    looks: list[int] = []
+    real = verdict._grew_past
+    monkeypatch.setattr(verdict, "_grew_past", lambda fd, size: looks.append(size) or real(fd, size))
+    monkeypatch.setattr(verdict, "TORN_RECHECK_S", 0.0)
+    report = verify_ledger(path, deep=deep)
+    assert looks == [] and report.line_count > 0
+
+    with open(path, "ab") as w:
+        w.write(b'{"id":"half')
+    size = path.stat().st_size
+    report = verify_ledger(path, deep=deep)
+    assert looks == [size]
+    assert "torn_last_line" in {f.code for f in report.findings}

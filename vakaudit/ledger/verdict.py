@@ -597,8 +597,8 @@ def _scan(
             have_pending = True
 
         if have_pending:
-            grew = _grew_past(fd, size)
-            if p_term or not grew:  # else a writer is appending this very line: not torn, not there yet
+            # only an unterminated last line can be a live writer's append still in flight
+            if p_term or not _grew_past(fd, size):  # else not torn, not there yet
                 if p_bad is None and not p_definitive:
                     what, val = full_check(p_off, p_raw, p_term)
                     if what == "bad":
