@@ -167,3 +167,22 @@ def test_a_readable_conversation_that_grew_is_read_whole(tmp_path: Path) -> None
     rows = _frame_rows(tmp_path / "out")
     assert rows == _frame_rows(fresh.out)
     assert sum(1 for r in rows if r["rel_path"] == log and r["plain_bytes"] is not None) == 2
+
+
+def test_rows_by_path_gives_each_paths_rows_in_table_order_across_chunks() -> None:
+    """The previous scan's rows of one segment, whether they are one run (sliced) or several (taken):
+    the rows of that path, in table order, and none of another path's."""
+    import pyarrow as pa
+
+    from vakaudit.scan.frames7 import RowsByPath
+
+    chunks = [
+        pa.record_batch({"rel_path": ["a", "a", "b"], "n": [1, 2, 3]}),
+        pa.record_batch({"rel_path": ["b", "c", "a"], "n": [4, 5, 6]}),
+        pa.record_batch({"rel_path": ["d"], "n": [7]}),
+    ]
+    rows = RowsByPath(pa.Table.from_batches(chunks))
+    assert rows.rows("b").to_pydict() == {"rel_path": ["b", "b"], "n": [3, 4]}  # one run over two chunks
+    assert rows.rows("a").to_pydict() == {"rel_path": ["a", "a", "a"], "n": [1, 2, 6]}  # two runs
+    assert rows.rows("d").to_pydict() == {"rel_path": ["d"], "n": [7]}
+    assert rows.rows("zzz").num_rows == 0 and rows.rows("zzz").schema == rows.table.schema

@@ -190,18 +190,31 @@ def _trusted_unlocked(root: Path, dir_files: list, prev_files: dict, prev_rows: 
 
 
 class RowsByPath:
-    """A table's rows by their ``rel_path``, grouped in one pass (a rescan asks for every segment's)."""
+    """A table's rows by their ``rel_path``, grouped in one pass (a rescan asks for every segment's).
+
+    A scan writes a file's rows together, so each path's rows are one run: a slice of the table
+    (no copy). Rows of a path in several runs are taken from the table made one chunk once (a take
+    on a table of many chunks costs the whole table each time: the rescan of a 600-conversation home
+    spent seconds there)."""
 
     def __init__(self, table: pa.Table) -> None:
         self.table = table
         self._at: dict[str, list[int]] | None = None
+        self._whole: pa.Table | None = None
 
     def rows(self, rel: str) -> pa.Table:
         if self._at is None:
             self._at = {}
             for i, path in enumerate(self.table["rel_path"].to_pylist()):
                 self._at.setdefault(path, []).append(i)
-        return self.table.take(pa.array(self._at.get(rel, []), pa.int64()))
+        at = self._at.get(rel)
+        if not at:
+            return self.table.slice(0, 0)
+        if at[-1] - at[0] + 1 == len(at):
+            return self.table.slice(at[0], len(at))
+        if self._whole is None:
+            self._whole = self.table.combine_chunks()
+        return self._whole.take(pa.array(at, pa.int64()))
 
 
 def _is_segment(rel_path: str) -> bool:
