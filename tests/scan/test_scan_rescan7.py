@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from vakaudit.scan import scan_home
 from vakaudit.storage import KeyRing, read_segments
@@ -169,9 +170,11 @@ def test_a_readable_conversation_that_grew_is_read_whole(tmp_path: Path) -> None
     assert sum(1 for r in rows if r["rel_path"] == log and r["plain_bytes"] is not None) == 2
 
 
-def test_rows_by_path_gives_each_paths_rows_in_table_order_across_chunks() -> None:
-    """The previous scan's rows of one segment, whether they are one run (sliced) or several (taken):
-    the rows of that path, in table order, and none of another path's."""
+@pytest.mark.parametrize("source", ["table", "parquet"])
+def test_rows_by_path_gives_each_paths_rows_in_table_order_across_chunks(source: str, tmp_path: Path) -> None:
+    """The previous scan's rows of one segment, whether they are one run or several, in memory or read
+    from a Parquet part a row group at a time: the rows of that path, in table order, and none of
+    another path's."""
     import pyarrow as pa
 
     from vakaudit.scan.frames7 import RowsByPath
@@ -181,8 +184,15 @@ def test_rows_by_path_gives_each_paths_rows_in_table_order_across_chunks() -> No
         pa.record_batch({"rel_path": ["b", "c", "a"], "n": [4, 5, 6]}),
         pa.record_batch({"rel_path": ["d"], "n": [7]}),
     ]
-    rows = RowsByPath(pa.Table.from_batches(chunks))
+    table = pa.Table.from_batches(chunks)
+    if source == "table":
+        rows = RowsByPath(table)
+    else:
+        pq.write_table(table, tmp_path / "part.parquet", row_group_size=2)  # groups: ab | bb | ca | d
+        assert pq.ParquetFile(tmp_path / "part.parquet").metadata.num_row_groups == 4
+        rows = RowsByPath.of_file(tmp_path / "part.parquet")
     assert rows.rows("b").to_pydict() == {"rel_path": ["b", "b"], "n": [3, 4]}  # one run over two chunks
     assert rows.rows("a").to_pydict() == {"rel_path": ["a", "a", "a"], "n": [1, 2, 6]}  # two runs
     assert rows.rows("d").to_pydict() == {"rel_path": ["d"], "n": [7]}
-    assert rows.rows("zzz").num_rows == 0 and rows.rows("zzz").schema == rows.table.schema
+    assert rows.rows("c").to_pydict() == {"rel_path": ["c"], "n": [5]}
+    assert rows.rows("zzz").num_rows == 0 and rows.rows("zzz").schema == table.schema

@@ -202,14 +202,18 @@ class _PreviousRows:
             path = self.out / name / CHAINS_PART
             self.tables[name] = None
             if path.is_file():
-                import pyarrow.parquet as pq
-
                 try:
-                    self.tables[name] = RowsByPath(pq.read_table(path))
+                    self.tables[name] = RowsByPath.of_file(path)
                 except (OSError, pa.ArrowException):
                     pass  # an unreadable part: nothing is kept, the segment is read again
         t = self.tables[name]
-        return None if t is None else t.rows(rel)
+        if t is None:
+            return None
+        try:
+            return t.rows(rel)  # the part's row groups are read as they are asked for
+        except (OSError, pa.ArrowException):
+            self.tables[name] = None  # an unreadable part: nothing is kept, the segment is read again
+            return None
 
 
 def _kind_rows(root: Path, rel: str, home_scope: str, kind, frames: list) -> pa.Table | None:  # noqa: ANN001 - an ArtifactKind

@@ -75,7 +75,14 @@ from vakaudit.scan.manifest import (
     _ItemResult,
     _manifest_entry,
 )
-from vakaudit.scan.parts import _findings_table, _keep_rows, _prune_parts, _read_part, _write_table
+from vakaudit.scan.parts import (
+    _EntriesPart,
+    _findings_table,
+    _keep_rows,
+    _prune_parts,
+    _read_part,
+    _write_table,
+)
 from vakaudit.scan.plan import _group, _Item, _load_manifest, _plan, default_out
 from vakaudit.scan.result import ScanResult
 from vakaudit.scan.store7 import STORE_TABLES, read_store_tables, with_entry_references
@@ -385,10 +392,21 @@ def scan_home(
         scan_findings.extend(store.findings)
         scan_findings.extend(segment_changes(files, prev_files))
         # the ledgers' frames: what the last scan verified and 7.0 keeps immutable is not read again
+        # each conversation's rows stream into the part as they are read (the last scan's part is
+        # read first, for what it may keep, and replaced once the new one is complete)
+        frame_part = _EntriesPart(str(out_p / "entries"), f".{FRAMES_PART}.tmp")
+        locked = [0]
+
+        def to_part(t: pa.Table) -> None:
+            locked[0] += _locked(t)
+            for b in t.to_batches():
+                frame_part.add(b)
+
+        (out_p / "entries").mkdir(parents=True, exist_ok=True)
         frames = read_frame_entries(home_p, files, keys, prev_files={} if full else prev_files,
                                     prev_part=out_p / "entries" / FRAMES_PART,
                                     prev_fields=out_p / "entry_fields" / FRAMES_PART,
-                                    prev_referenced=prev_referenced)
+                                    prev_referenced=prev_referenced, sink=to_part)
         scan_findings.extend(frames.findings)
         store.tables["objects"] = with_entry_references(store.tables["objects"], frames.referenced)
         for name, table in store.tables.items():
@@ -396,17 +414,17 @@ def scan_home(
             counts[name] = table.num_rows
         seg_states = frames.segments
         frame_states = dict(frames.segments)  # the ledgers' segments alone (chains join seg_states below)
-        if frames.table.num_rows:
-            _write_table(out_p, "entries", frames.table, FRAMES_PART)
+        if frame_part.close():
+            os.replace(out_p / "entries" / f".{FRAMES_PART}.tmp", out_p / "entries" / FRAMES_PART)
         else:
             (out_p / "entries" / FRAMES_PART).unlink(missing_ok=True)
-        frame_rows = frames.table.num_rows
+        frame_rows = frames.rows
         if frames.fields.num_rows:
             _write_table(out_p, "entry_fields", frames.fields, FRAMES_PART)
             counts["entry_fields"] = counts.get("entry_fields", 0) + frames.fields.num_rows
         else:
             (out_p / "entry_fields" / FRAMES_PART).unlink(missing_ok=True)
-        locked_frames += _locked(frames.table)
+        locked_frames += locked[0]
     chains = None
     if layout == "g3":  # a 7.0 home's record chains, into their kind tables or chain_records
         # what the last scan verified and 7.0 keeps immutable is not read again (its rows are kept)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,13 +76,21 @@ class FrameEntries:
     #: entry naming it
     #: (frames are read whole when unlocked, so this is complete whenever entries are readable)
     referenced: dict[str, list[str]] = field(default_factory=dict)
+    #: how many ``entries`` rows were read (in ``table``, or handed to the sink)
+    rows: int = 0
 
 
 def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
                        prev_files: dict | None = None, prev_part: Path | None = None,
                        prev_fields: Path | None = None,
-                       prev_referenced: dict[str, list[str]] | None = None) -> FrameEntries:
+                       prev_referenced: dict[str, list[str]] | None = None,
+                       sink: Callable[[pa.Table], None] | None = None) -> FrameEntries:
     """The ``entries`` rows of every conversation directory of the 7.0 home ``root``.
+
+    With ``sink``, each conversation's rows go to it as they are read (the scan writes them to
+    Parquet: memory stays that of one conversation whatever the home's size) and
+    ``FrameEntries.table`` stays empty; without it they are gathered in ``table``.
+    ``FrameEntries.rows`` counts them either way.
 
     With the previous scan's manifest ``prev_files`` and its frame rows ``prev_part``, a rescan
     trusts what 7.0 guarantees (baseline7.md §3.6): a sealed segment whose size, mtime and
@@ -103,7 +112,7 @@ def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
     if prev_files and prev_part is not None and prev_part.is_file():
         import pyarrow.parquet as pq
 
-        prev_rows = RowsByPath(pq.read_table(prev_part))
+        prev_rows = RowsByPath.of_file(prev_part)
         if keys is not None and prev_fields is not None and prev_fields.is_file():
             prev_field_rows = pq.read_table(prev_fields)
     refs_by_dir: dict[str, list[tuple[str, str]]] = {}
@@ -137,7 +146,11 @@ def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
         # are counted afresh; a resumed locked one has none
         if acc:
             fields[rel_dir] = acc
-        tables.append(t)
+        out.rows += t.num_rows
+        if sink is not None:
+            sink(t)
+        else:
+            tables.append(t)
         out.findings += f
         out.segments.update(segs)
     for _t, tk in tenants:
@@ -192,29 +205,86 @@ def _trusted_unlocked(root: Path, dir_files: list, prev_files: dict, prev_rows: 
 class RowsByPath:
     """A table's rows by their ``rel_path``, grouped in one pass (a rescan asks for every segment's).
 
-    A scan writes a file's rows together, so each path's rows are one run: a slice of the table
-    (no copy). Rows of a path in several runs are taken from the table made one chunk once (a take
-    on a table of many chunks costs the whole table each time: the rescan of a 600-conversation home
-    spent seconds there)."""
+    The table is in memory (``RowsByPath(table)``) or the last scan's Parquet part
+    (:meth:`of_file`): then only its ``rel_path`` column is read whole, and the rows asked for come
+    from the row groups that hold them, one row group held at a time (a rescan's memory does not
+    grow with the home). A scan writes a file's rows together, so a path's rows are one run, a
+    slice; rows of a path in several runs are the slices of its runs, in table order."""
 
     def __init__(self, table: pa.Table) -> None:
-        self.table = table
+        self.table: pa.Table | None = table
+        self.schema = table.schema
+        self._file = None
+        self._path: Path | None = None
         self._at: dict[str, list[int]] | None = None
-        self._whole: pa.Table | None = None
+        self._group: tuple[int, pa.Table] | None = None  # the row group read last: (index, rows)
+        self._starts: list[int] = []  # first row of each row group
+
+    @classmethod
+    def of_file(cls, path: Path) -> RowsByPath:
+        import pyarrow.parquet as pq
+
+        f = pq.ParquetFile(path)
+        self = cls(f.schema_arrow.empty_table())
+        self.table, self._file, self._path = None, f, path
+        start = 0
+        for i in range(f.metadata.num_row_groups):
+            self._starts.append(start)
+            start += f.metadata.row_group(i).num_rows
+        return self
 
     def rows(self, rel: str) -> pa.Table:
         if self._at is None:
-            self._at = {}
-            for i, path in enumerate(self.table["rel_path"].to_pylist()):
-                self._at.setdefault(path, []).append(i)
+            self._at = self._index()
         at = self._at.get(rel)
         if not at:
-            return self.table.slice(0, 0)
-        if at[-1] - at[0] + 1 == len(at):
-            return self.table.slice(at[0], len(at))
-        if self._whole is None:
-            self._whole = self.table.combine_chunks()
-        return self._whole.take(pa.array(at, pa.int64()))
+            return self.schema.empty_table()
+        runs, first = [], 0
+        for j in range(1, len(at) + 1):
+            if j == len(at) or at[j] != at[j - 1] + 1:
+                runs.append(self._slice(at[first], j - first))
+                first = j
+        return runs[0] if len(runs) == 1 else pa.concat_tables(runs)
+
+    def _index(self) -> dict[str, list[int]]:
+        at: dict[str, list[int]] = {}
+        if self._file is None:
+            for i, path in enumerate(self.table["rel_path"].to_pylist()):
+                at.setdefault(path, []).append(i)
+            return at
+        # the paths column a row group at a time, as its dictionary (a few hundred strings) and
+        # codes: a dense read of it cost a 600-conversation rescan ~100 MB of peak memory
+        import pyarrow.parquet as pq
+
+        f = pq.ParquetFile(self._path, read_dictionary=["rel_path"])
+        row = 0
+        for g in range(f.metadata.num_row_groups):
+            for chunk in f.read_row_group(g, columns=["rel_path"])["rel_path"].chunks:
+                if pa.types.is_dictionary(chunk.type):
+                    names = chunk.dictionary.to_pylist()
+                    paths = [names[c] for c in chunk.indices.to_pylist()]
+                else:
+                    paths = chunk.to_pylist()
+                for i, path in enumerate(paths, row):
+                    at.setdefault(path, []).append(i)
+                row += len(chunk)
+        return at
+
+    def _slice(self, start: int, n: int) -> pa.Table:
+        if self._file is None:
+            return self.table.slice(start, n)
+        import bisect
+
+        parts = []
+        while n:
+            g = bisect.bisect_right(self._starts, start) - 1
+            if self._group is None or self._group[0] != g:
+                self._group = (g, self._file.read_row_group(g))
+            rows = self._group[1]
+            k = min(n, self._starts[g] + rows.num_rows - start)
+            parts.append(rows.slice(start - self._starts[g], k))
+            start, n = start + k, n - k
+        return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
 
 def _is_segment(rel_path: str) -> bool:
