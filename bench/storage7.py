@@ -5,7 +5,10 @@ in bench/_work/) written again in the 7.0 form by vakaudit's storage writer: one
 per conversation, each entry one frame, zstd level 3 as vak compresses, sealed with AES-256-GCM under
 the conversation's scope key (S2), segments sealed every 4 MiB of entries with their ``seals.log``
 entry, the last one open; the tenant's scope keys wrapped under KEK 0. A half-size home (every other
-conversation) shows whether peak memory grows with the home.
+conversation) and the ledgers of bench/scan.py's ``10x`` home (600 conversations) in the same form
+show whether peak memory grows with the home and what each further byte costs once start-up is paid
+(the marginal ratio: the difference of the medians between the 10x and the measured home, against
+the same difference of the floor).
 
 Measured, each in a fresh process (wall time, CPU time and peak RSS from ``wait4``), min / median /
 max of the runs:
@@ -20,6 +23,7 @@ max of the runs:
   AES-GCM + zstd floor), and a keyless rescan of the unchanged home into the same ``--out``.
 
     python bench/storage7.py            # build (once), measure, write bench/results/storage7.md
+    python bench/storage7.py measured half   # only these homes (measured, half, 10x)
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import hashlib
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import struct
@@ -41,21 +46,23 @@ REPO = HERE.parent
 WORK = HERE / "_work"
 RESULTS = HERE / "results" / "storage7.md"
 RUNS = 5
+# name -> (every n-th conversation, bench/scan.py home it is taken from)
+HOMES = {"measured": (1, "measured"), "half": (2, "measured"), "10x": (1, "10x")}
 LOAD = [0.0]  # load average when the measurements started
 SEGMENT_BYTES = 4 << 20
 KEK0 = bytes(range(32))  # a benchmark key, not a secret
 ID_KEY = bytes(range(32, 64))
 
 
-def _source_home() -> Path:
+def _source_home(source: str) -> Path:
     sys.path.insert(0, str(HERE))
-    import scan  # bench/scan.py: the cached measured-profile home
+    import scan  # bench/scan.py: its cached synthetic homes
 
-    return scan.build("measured")
+    return scan.build(source)
 
 
-def build(name: str, every: int) -> Path:
-    """The 7.0 form of the measured home's ledgers (every ``every``-th conversation)."""
+def build(name: str, every: int, source: str = "measured") -> Path:
+    """The 7.0 form of the ``source`` home's ledgers (every ``every``-th conversation)."""
     home = WORK / f"v7_{name}"
     marker = WORK / f"v7_{name}.built"
     if marker.exists() and home.is_dir():
@@ -66,7 +73,7 @@ def build(name: str, every: int) -> Path:
 
     if home.exists():
         shutil.rmtree(home)
-    src = _source_home()
+    src = _source_home(source)
     ledgers = sorted(src.glob("agents/*/sessions/*/*.jsonl"))[::every]
     tenant = home / "tenants" / LOCAL_TENANT
     counter = [0]
@@ -181,10 +188,21 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(*sys.argv[2:5])
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--build":
+        build(sys.argv[2], *HOMES[sys.argv[2]])
+        return
     WORK.mkdir(exist_ok=True)
     LOAD[0] = os.getloadavg()[0]
-    homes = {"measured": build("measured", 1), "half": build("half", 2)}
+    wanted = sys.argv[1:] or list(HOMES)
+    if unknown := [n for n in wanted if n not in HOMES]:
+        raise SystemExit(f"unknown home(s) {', '.join(unknown)}; known: {', '.join(HOMES)}")
     py = sys.executable
+    # built in a child: Linux counts a process's peak RSS from before its exec, so a parent that had
+    # imported vakaudit would set the floor of every measured child's peak
+    for name in wanted:
+        subprocess.run([py, __file__, "--build", name], check=True)
+    homes = {name: WORK / f"v7_{name}" for name in wanted}
+    harness_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rows = []
     for name, home in homes.items():
         keys = WORK / f"v7_{name}-keys.json"
@@ -217,9 +235,12 @@ def main() -> None:
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
         f"{RUNS} runs each, each a fresh process; wall time min / median / max, CPU (user+sys) median, "
         "peak RSS max; the ratio is of the medians (wall, then CPU). The homes: the measured profile's "
-        "session ledgers in the 7.0 form (S2, zstd level 3, AES-256-GCM, 4 MiB segments), and half of them. "
+        "session ledgers in the 7.0 form (S2, zstd level 3, AES-256-GCM, 4 MiB segments), half of them, and the "
+        "ledgers of the 10x home (600 conversations) in the same form. "
         f"Load average (1 min) before / after: {LOAD[0]:.1f} / {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
-        "cores: on a shared machine CPU time is the figure to compare.",
+        "cores: on a shared machine CPU time is the figure to compare. "
+        f"A peak RSS cannot read below this harness's own ({harness_mb:.0f} MB): a child's peak "
+        "includes what it was forked with.",
         "",
         "| home | segment bytes | what | min s | median s | max s | CPU s | peak RSS MB | ratio to its floor |",
         "|---|---:|---|---:|---:|---:|---:|---:|---:|",
@@ -232,6 +253,16 @@ def main() -> None:
                  f"{m['median'] / floor['median']:.2f}x (CPU {m['cpu'] / floor['cpu']:.2f}x)")
         lines.append(f"| {name} | {size:,} | {label} | {m['min']:.3f} | {m['median']:.3f} | {m['max']:.3f} | "
                      f"{m['cpu']:.2f} | {m['rss_mb']:.0f} | {ratio} |")  # fmt: skip
+    med = {(r[0], r[3]): r[4] for r in rows}
+    if ("10x", "vakaudit verify (keyless)") in med and ("measured", "vakaudit verify (keyless)") in med:
+        lines += ["", "Marginal cost, 10x home against the measured one (difference of medians, wall; CPU in "
+                  "brackets):", ""]
+        for label, floor_label in (("vakaudit verify (keyless)", "floor: SHA-256 of the segment bytes"),
+                                   ("vakaudit verify --keys", "floor: AES-GCM + zstd of every frame")):
+            d = {k: med[("10x", k)]["median"] - med[("measured", k)]["median"] for k in (label, floor_label)}
+            c = {k: med[("10x", k)]["cpu"] - med[("measured", k)]["cpu"] for k in (label, floor_label)}
+            lines.append(f"- {label}: {d[label]:.3f} s more against {d[floor_label]:.3f} s more for its floor: "
+                         f"{d[label] / d[floor_label]:.2f}x (CPU {c[label] / c[floor_label]:.2f}x)")
     RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(RESULTS.read_text())
 
