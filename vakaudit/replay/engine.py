@@ -12,8 +12,9 @@ receipt, as in ledgers driven through the session API directly) is read too: a p
 always ends with a user-role message, so a trailing assistant message before the receipt is taken as
 the step's own output and cut off.
 
-The walk itself (:mod:`vakaudit.replay.walker`), the step's checks (:mod:`vakaudit.replay.step_checks`)
-and the binding in force (:mod:`vakaudit.replay.bindings`) live beside this module; here are the
+The walk itself (:mod:`vakaudit.replay.walker`), a step built and checked at its cut
+(:mod:`vakaudit.replay.step`, its checks in :mod:`vakaudit.replay.step_checks`) and the binding in
+force (:mod:`vakaudit.replay.bindings`) live beside this module; here are the
 pre-pass that finds each step's cut, the whole-ledger replay and the builder for a ledger being
 written.
 """
@@ -28,7 +29,7 @@ from vakaudit.ledger import SessionLog
 from vakaudit.ledger.shape import payload_type_error
 from vakaudit.replay.prefix import PrefixBreak, request_message_chars
 from vakaudit.replay.request import HostParams, NeutralRequest
-from vakaudit.replay.step import ReplayStep
+from vakaudit.replay.step import ReplayStep, replay_step
 from vakaudit.replay.step_checks import StepPlan
 from vakaudit.replay.walker import ReplayContext, StepWalker
 
@@ -113,7 +114,7 @@ def replay_log(
     walker = StepWalker(rp)
     for pos, e in enumerate(chain):
         for sp in cuts.get(pos, ()):
-            step = walker.step_at(sp, chain)
+            step = replay_step(walker, sp, chain)
             if on_step is not None:
                 on_step(step)
             yield step

@@ -1,27 +1,22 @@
 """The checks of one replayed step (replay.md §16) and the facts they take: the binding in force
 and the pre-pass plan of the step's execute receipt. Each check compares what the ledger recorded
-with what the replay re-derived; none reads a file. :func:`check_step` runs them in order for the step
-:mod:`vakaudit.replay.walker` has just built.
+with what the replay re-derived; none reads a file. :func:`vakaudit.replay.step.replay_step` runs
+them in order for the step the walker has just built.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from vakaudit.ledger.turns import Generation
 from vakaudit.replay.checks import CheckName, CheckResult, failed, not_checkable, passed
 from vakaudit.replay.planner import CapacityProfile
 from vakaudit.replay.prefix import estimate_tokens, tool_parts
 from vakaudit.replay.request import Regime
 
-if TYPE_CHECKING:
-    from vakaudit.replay import project
-    from vakaudit.replay.walker import BuiltRequest, StepWalker
-
-__all__ = ["Binding", "StepPlan", "check_binding", "check_logged", "check_prefix_changed", "check_prefix_tokens",
-           "check_step", "check_usage", "drop_tail_block", "prompt_tokens"]
+__all__ = ["Binding", "StepPlan", "check_binding", "check_prefix_changed", "check_prefix_tokens", "check_usage",
+           "prompt_tokens"]
 
 
 @dataclass(slots=True)
@@ -197,143 +192,3 @@ def check_usage(chain: Sequence[Any], sp: StepPlan, win: Mapping[str, Any] | Non
         expected=dict(wu),
         actual=dict(mu),
     )
-
-
-def check_step(
-    walker: StepWalker, sp: StepPlan, full_chain: Sequence[Any], built: BuiltRequest, recorded: str,
-    host_deps: tuple[str, ...],
-) -> list[CheckResult]:
-    """The checks of one execute step (§16), in their order, from the request `built` at its cut."""
-    rp, gen, rpay = walker.rp, walker.gen, full_chain[sp.receipt_pos].payload
-    request, binding, digest = built.request, built.binding, built.digest
-    checks: list[CheckResult] = []
-    # 1. digest
-    if not recorded:
-        checks.append(not_checkable(CheckName.PREFIX_DIGEST, "receipt records no prefix_digest"))
-    elif recorded == digest:
-        why = "header fallback (no binding on the chain)" if binding.from_header else ""
-        checks.append(passed(CheckName.PREFIX_DIGEST, why, expected=recorded, actual=digest))
-    elif walker.turn_work:
-        checks.append(
-            not_checkable(
-                CheckName.PREFIX_DIGEST,
-                "managed-work turn: the agent sends its runtime tools plus `work`, not the binding's list",
-                expected=recorded,
-                actual=digest,
-            )
-        )
-    else:
-        src = "header (no binding on the chain)" if binding.from_header else f"binding {binding.entry_id}"
-        checks.append(
-            failed(
-                CheckName.PREFIX_DIGEST,
-                f"digest of system prompt + tools from {src} differs from the receipt's",
-                expected=recorded,
-                actual=digest,
-            )
-        )
-    # 2. prefix-changed activities
-    checks.append(check_prefix_changed(full_chain, sp, recorded, walker.last_digest))
-    # 3. prefix_tokens window
-    checks.append(
-        check_prefix_tokens(
-            rpay, recorded, walker.seen_digests, built.chars, walker.profile, rp.regime, host_deps, built.win
-        )
-    )
-    # 4. binding walker-consistency (+ G4 ref)
-    checks.append(check_binding(binding))
-    if binding.ref_check is not None:
-        checks.append(binding.ref_check)
-    elif gen == Generation.G4 or binding.stored is not None:  # G4, or a 7.0 binding (baseline7.md §8.2)
-        checks.append(passed(CheckName.BINDING_REF, "binding written whole for this turn"))
-    else:
-        checks.append(
-            not_checkable(CheckName.BINDING_REF, "turn_capabilities_ref entries exist only in G4 ledgers")
-        )
-    # 5. model-visible means logged
-    checks.append(
-        check_logged(
-            walker,
-            built.projected,
-            request.messages,
-            built.n_open,
-            walker.turn_dir_pos,
-            walker.open_members,
-            built.placed,
-            built.tail,
-            rp.unsealed,
-            built.tail_sources,
-        )
-    )
-    # 6. usage sanity
-    checks.append(check_usage(full_chain, sp, built.win))
-    # 7. append-only within a turn (Regime B)
-    prev = walker.prev_request
-    if rp.regime is Regime.B and prev is not None and walker.step_in_turn > 1:
-        same = prev.system == request.system and prev.tools == request.tools
-        starts = request.messages[: len(prev.messages)] == prev.messages
-        if same and starts:
-            checks.append(passed(CheckName.APPEND_ONLY))
-        else:
-            checks.append(
-                failed(CheckName.APPEND_ONLY, "step does not extend the previous request of its turn")
-            )
-    else:
-        why = (
-            "Regime A rebuilds the plan each step" if rp.regime is Regime.A else "first step of the turn"
-        )
-        checks.append(not_checkable(CheckName.APPEND_ONLY, why))
-    return checks
-
-
-def check_logged(
-    walker: StepWalker,
-    projected: project.Projection,
-    messages: Sequence[Mapping[str, Any]],
-    n_open: int,
-    turn_dir_pos: int,
-    open_members: Sequence[int],
-    placed: int | None,
-    tail: str,
-    unsealed: Mapping[str, str],
-    tail_sources: Sequence[str],
-) -> CheckResult:
-    name = CheckName.MODEL_VISIBLE_LOGGED
-    chain = walker.chain
-    problems = []
-    if n_open:
-        positions = [turn_dir_pos, *open_members]
-        base = len(messages) - n_open
-        if base < 0:
-            problems.append("request holds fewer messages than the open turn logged")
-        else:
-            for k, p in enumerate(positions):
-                got = messages[base + k]
-                if placed == base + k:
-                    got = drop_tail_block(got, tail)
-                if got != chain[p].payload.get("message"):
-                    problems.append(
-                        f"request message {base + k} is not the logged entry {chain[p].id} verbatim"
-                    )
-    bad = []
-    if unsealed:  # only then is it worth listing every source entry
-        sources = projected.sources(walker.index, walker.card_entries, chain)
-        bad = [f"{sid} ({unsealed[sid]})" for sid in [*sources, *tail_sources] if sid in unsealed]
-    if bad:
-        problems.append("derived from entries the hash chain does not vouch for: " + ", ".join(bad[:5]))
-    if projected.unmatched:
-        problems.append(f"{projected.unmatched} request messages could not be traced to a ledger entry")
-    if problems:
-        return failed(name, "; ".join(problems))
-    return passed(name, f"{len(messages)} messages traced to ledger entries, hash chain intact")
-
-
-def drop_tail_block(message: Mapping[str, Any], tail: str) -> dict:
-    content = list(message.get("content") or [])
-    for i, b in enumerate(content):
-        if b.get("type") == "text" and (tail is None or b.get("text") == tail):
-            del content[i]
-            break
-    out = dict(message)
-    out["content"] = content
-    return out

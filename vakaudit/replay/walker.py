@@ -3,13 +3,13 @@
 :class:`ReplayContext` holds what one ledger's replay reads once (header, generation, regime, the
 active chain, the entries the hash chain does not vouch for); :class:`StepWalker` is fed the chain
 entry by entry, keeps the turn index and the plan inputs from step to step, and builds the request
-of a step at its cut (:meth:`StepWalker.request_now`) and checks it (:meth:`StepWalker.step_at`,
-the checks in :mod:`vakaudit.replay.step_checks`).
+of a step at its cut (:meth:`StepWalker.request_now`); :func:`vakaudit.replay.step.replay_step`
+checks it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,7 +33,6 @@ from vakaudit.replay.planner import (
 )
 from vakaudit.replay.prefix import (
     estimate_tokens,
-    prefix_break,
     prefix_chars,
     prefix_digest,
     request_message_chars,
@@ -47,8 +46,7 @@ from vakaudit.replay.request import (
     place_tail,
     regime_for,
 )
-from vakaudit.replay.step import ReplayStep
-from vakaudit.replay.step_checks import Binding, StepPlan, check_step, prompt_tokens
+from vakaudit.replay.step_checks import Binding, prompt_tokens
 
 __all__ = ["BuiltRequest", "ReplayContext", "StepWalker"]
 
@@ -75,11 +73,6 @@ def _winning_attempt(receipt: Mapping[str, Any]) -> Mapping[str, Any] | None:
                 return a
     ok = [a for a in attempts if a.get("settlement") == "ok"]
     return ok[-1] if ok else None
-
-
-def _recorded_digest(receipt: Mapping[str, Any]) -> str:
-    d = receipt.get("prefix_digest")
-    return d if isinstance(d, str) else ""
 
 
 class ReplayContext:
@@ -125,7 +118,7 @@ class StepWalker:
 
     `add(entry)` feeds the next chain entry; `request_now(receipt)` builds the request of an
     execute step dispatched at this point (before `entry` of the step's output is added);
-    `step_at(plan)` also runs the checks. State is kept from step to step (turn index, plan
+    :func:`vakaudit.replay.step.replay_step` also runs the checks. State is kept from step to step (turn index, plan
     inputs, profile, digests), so a whole chain costs time linear in its entries.
     """
 
@@ -218,6 +211,10 @@ class StepWalker:
             versions -= open_turn.version
         return (len(turns), versions, open_turn is None, index.reset_position, index.boundary_position,
                 len(index.packets))  # fmt: skip
+
+    def has_candidates(self) -> bool:
+        """Whether the plan has closed turns to choose from at the current step."""
+        return bool(self._candidates(self._sig))
 
     def _candidates(self, sig: tuple) -> list[tuple]:
         if self._cands is None or self._cands[0] != sig:
@@ -413,46 +410,6 @@ class StepWalker:
             self.last_digest = recorded
         self.prev_prefix = (built.request.system, built.schemas, built.digest)
         self.prev_request = built.request
-
-    def step_at(self, sp: StepPlan, full_chain: Sequence[Any]) -> ReplayStep:
-        """Build and check the step of the execute receipt described by `sp`."""
-        rp, gen = self.rp, self.gen
-        receipt = full_chain[sp.receipt_pos]
-        rpay = receipt.payload
-        built = self.request_now(rpay)
-        request, binding, digest = built.request, built.binding, built.digest
-        recorded = _recorded_digest(rpay)
-        host_deps: tuple[str, ...] = ()
-        if rp.regime is Regime.A and gen != Generation.G1:
-            host_deps = ("temporal", "stance")
-        if self._candidates(self._sig) and not self.profile.recorded:
-            host_deps += ("horizon_tokens", "output_reserve")
-        checks = check_step(self, sp, full_chain, built, recorded, host_deps)
-
-        brk = None
-        if self.prev_prefix is not None and self.prev_prefix[2] != digest:
-            p_sys, p_tools, p_digest = self.prev_prefix
-            brk = prefix_break(p_sys, p_tools, request.system, built.schemas, p_digest, digest)
-        step = ReplayStep(
-            ledger_path=str(rp.log.path),
-            session_id=rp.session_id,
-            turn=self.turn_no,
-            step=self.step_in_turn,
-            receipt_id=receipt.id,
-            receipt_line=rp.log.line_no_of(receipt.id),
-            regime=rp.regime,
-            generation=str(gen),
-            request=request,
-            computed_digest=digest,
-            recorded_digest=recorded,
-            binding_id=binding.entry_id or None,
-            checks=checks,
-            prefix_break=brk,
-            message_chars=built.chars,
-            plan=built.projected.plan,
-        )
-        self.after_step(built, recorded)
-        return step
 
 
 @dataclass(slots=True)

@@ -17,7 +17,7 @@ from vakaudit.ledger.jsonenc import dumps
 from vakaudit.replay.prefix import estimate_tokens
 
 if TYPE_CHECKING:
-    from vakaudit.synth.session import _Chain, _Turn
+    from vakaudit.synth.turnstate import ChainState, TurnState
 
 _ACTS_EFFECT = ("modify", "operate", "author")
 _ACTS_OTHER = ("answer", "locate", "analyze", "converse", "verify", "orchestrate")
@@ -108,11 +108,11 @@ class _TurnPayloads:
             payload["model_visible"] = visible
         return payload
 
-    def _final_text(self, turn: _Turn, present: bool) -> str:
+    def _final_text(self, turn: TurnState, present: bool) -> str:
         size = self._lognormal(self.profile.final_answer_mean * 0.75, 0.7, 20_000)
         return self.pools.prose(self.rng, size)
 
-    def _present(self, turn: _Turn, final_id: str) -> None:
+    def _present(self, turn: TurnState, final_id: str) -> None:
         rng = self.rng
         sem = rng.choice(("metric", "table", "list", "comparison"))
         title = self.pools.sentence(rng)[:60]
@@ -192,7 +192,7 @@ class _TurnPayloads:
         self.append("turn_card", {"turn_id": turn.directive_id, "card": card})
         turn.presentations.append(pres.id)
 
-    def _compaction(self, chain: _Chain) -> None:
+    def _compaction(self, chain: ChainState) -> None:
         rng = self.rng
         ids = chain.directive_ids
         receipt: dict[str, Any] = {
@@ -248,7 +248,7 @@ class _TurnPayloads:
             self.append("compaction", payload)
         self.home.compactions[self.gen == "g3"] += 1
 
-    def _work_entries(self, turn: _Turn) -> None:
+    def _work_entries(self, turn: TurnState) -> None:
         cid = f"work-{self.ids.hex(8)}"
         items = [
             {

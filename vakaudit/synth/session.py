@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vakaudit.ledger import Entry, SessionLog
@@ -32,6 +32,7 @@ from vakaudit.synth.events import CheckpointTaken, IntentRead, SessionEnded, Tur
 from vakaudit.synth.payloads import _ACTS_EFFECT, _ACTS_OTHER, _TurnPayloads
 from vakaudit.synth.profiles import LOCAL_PROVIDERS, MODELS
 from vakaudit.synth.steps import _StepWriter
+from vakaudit.synth.turnstate import ChainState, TurnState
 
 if TYPE_CHECKING:
     from vakaudit.synth.events import SessionHost
@@ -74,33 +75,6 @@ class SessionResult:
     entries: int = 0
     turns: int = 0
     final_text: str = ""
-
-
-@dataclass(slots=True)
-class _Chain:
-    """Chain-dependent state, snapshotted at turn boundaries so a branch can restore it."""
-
-    tail_id: str
-    last_digest: str = ""
-    seen_digests: frozenset = frozenset()
-    goal_revision: int = 0
-    turn_no: int = 0
-    directive_ids: tuple = ()
-    msg_chars: int = 0
-    last_intent_visible: str | None = None
-
-
-@dataclass(slots=True)
-class _Turn:
-    number: int
-    directive_id: str = ""
-    directive_text: str = ""
-    act: str = "answer"
-    domains: list = field(default_factory=list)
-    calls: list = field(default_factory=list)  # (tool, tool_use_id, input, result_len, result_head)
-    presentations: list = field(default_factory=list)
-    final_text: str = ""
-    receipts: list = field(default_factory=list)  # (provider, model, usage, attempts)
 
 
 class _SessionWriter(_TurnPayloads, _StepWriter):
@@ -263,8 +237,8 @@ class _SessionWriter(_TurnPayloads, _StepWriter):
         if spec.parent_session_id:
             result.final_text = self._run_child()
         else:
-            chain = _Chain(tail_id=self.log.tail_id)
-            history: list[_Chain] = [chain]
+            chain = ChainState(tail_id=self.log.tail_id)
+            history: list[ChainState] = [chain]
             for t in range(spec.turns):
                 if (
                     t >= 2
@@ -287,7 +261,7 @@ class _SessionWriter(_TurnPayloads, _StepWriter):
 
     # -- one turn -----------------------------------------------------------------------------
 
-    def _turn(self, chain: _Chain, t: int) -> _Chain:
+    def _turn(self, chain: ChainState, t: int) -> ChainState:
         rng = self.rng
         prof = self.profile
         spec = self.spec
@@ -295,7 +269,7 @@ class _SessionWriter(_TurnPayloads, _StepWriter):
         gen = self.gen
         forced = spec.forced
         turn_no = chain.turn_no + 1
-        turn = _Turn(number=turn_no)
+        turn = TurnState(number=turn_no)
         effect = t in spec.checkpoint_turns
         turn.act = rng.choice(_ACTS_EFFECT) if (effect or rng.random() < 0.3) else rng.choice(_ACTS_OTHER)
         stakes = (
@@ -430,7 +404,7 @@ class _SessionWriter(_TurnPayloads, _StepWriter):
                 data={"steps": step, "tool_calls": len(turn.calls)},
             )
         home.emit(TurnSettled(self, turn))
-        return _Chain(
+        return ChainState(
             tail_id=self.log.tail_id,
             last_digest=state["last_digest"],
             seen_digests=frozenset(state["seen"]),
@@ -458,7 +432,7 @@ class _SessionWriter(_TurnPayloads, _StepWriter):
         spec = self.spec
         self.log.append_message({"role": "user", "content": [{"type": "text", "text": spec.child_task}]})
         self.entries += 1
-        turn = _Turn(number=1)
+        turn = TurnState(number=1)
         state = {"last_digest": "", "seen": set(), "msg_chars": len(spec.child_task)}
         for _ in range(rng.randint(0, 2)):
             self._child_receipt(turn)

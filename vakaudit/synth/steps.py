@@ -20,13 +20,13 @@ from vakaudit.synth.events import ApprovalAsked, Remembered, ToolRan
 from vakaudit.synth.profiles import MODELS
 
 if TYPE_CHECKING:
-    from vakaudit.synth.session import _Turn
+    from vakaudit.synth.turnstate import TurnState
 
 
 class _StepWriter:
     """The session writer's per-step methods: dispatch and receipt, assistant message, tool call."""
 
-    def _dispatch(self, turn: _Turn, state: dict, tail_text: str, step: int) -> None:
+    def _dispatch(self, turn: TurnState, state: dict, tail_text: str, step: int) -> None:
         """Activities of one dispatch and its execute receipt (written before the response)."""
         rng = self.rng
         prof = self.profile
@@ -138,7 +138,7 @@ class _StepWriter:
         state["usage"] = usage
         state["model"] = model
 
-    def _assistant_meta(self, turn: _Turn) -> dict:
+    def _assistant_meta(self, turn: TurnState) -> dict:
         provider, model, usage, _ = turn.receipts[-1]
         return {"model": model, "stop_reason": "end_turn", "usage": usage}
 
@@ -244,7 +244,7 @@ class _StepWriter:
         self.home.result_written(len(dumps(content)))
         return content, False
 
-    def _tool_step(self, turn: _Turn, state: dict, tool: str) -> None:
+    def _tool_step(self, turn: TurnState, state: dict, tool: str) -> None:
         rng = self.rng
         home = self.home
         self.tool_seq += 1
@@ -318,7 +318,7 @@ class _StepWriter:
         state["msg_chars"] += len(dumps(inp)) + min(len(content.encode()), 600)
         turn.calls.append((tool, tool_use_id, inp, len(content), content[:200]))
 
-    def _child_receipt(self, turn: _Turn) -> None:
+    def _child_receipt(self, turn: TurnState) -> None:
         # Worker ledgers carry no capability binding (unconfirmed in vak): their receipts say ""
         # for the prefix digest, so a replay has nothing to check them against.
         latency = self._lognormal(1800, 0.5, 30_000)
