@@ -124,10 +124,15 @@ def test_start_offset_keeps_line_numbers_and_offsets(tmp_path: Path) -> None:
         assert_same(tmp_path, "f.jsonl", spec, start=start, batch_rows=64)
 
 
-def test_sparse_event_log_groups_shapes_and_keeps_file_order(tmp_path: Path) -> None:
-    """Several shapes interleaved (the grouped path), rows checked against values written by hand."""
+@pytest.mark.parametrize("n", [400, 3000])
+def test_sparse_event_log_groups_shapes_and_keeps_file_order(tmp_path: Path, n: int) -> None:
+    """Several shapes interleaved, rows checked against values written by hand: read key by key
+    over all rows (400) and grouped by shape, then put back in file order (3000)."""
+    from vakaudit.artifacts._batches import SHAPE_TAKE_MIN_ROWS
+
+    assert 400 < SHAPE_TAKE_MIN_ROWS <= 3000  # one batch of each path
     rows: list[dict[str, Any]] = []
-    for i in range(400):
+    for i in range(n):
         if i % 7 == 0:
             rows.append({"kind": "Output", "stream": "stderr" if i % 2 else "stdout", "chunk": "é" * (i % 5)})
         elif i % 11 == 0:
@@ -138,8 +143,8 @@ def test_sparse_event_log_groups_shapes_and_keeps_file_order(tmp_path: Path) -> 
             )
     (tmp_path / "s.jsonl").write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in rows))
     spec = _spec("sandbox_executions")
-    assert assert_same(tmp_path, "s.jsonl", spec).num_rows == 400
-    assert assert_same(tmp_path, "s.jsonl", spec, batch_rows=100).num_rows == 400
+    assert assert_same(tmp_path, "s.jsonl", spec).num_rows == n
+    assert assert_same(tmp_path, "s.jsonl", spec, batch_rows=100).num_rows == n
     _, table, findings = _read(tmp_path, "s.jsonl", spec, fast=True, batch_rows=65_536)
     assert findings == []
     got = table.select(["kind", "elapsed_ms", "cpu_percent", "exit_code", "chunk_bytes", "artifact_count"])

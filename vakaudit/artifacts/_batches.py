@@ -57,6 +57,10 @@ class BatchBuilder:
 # --------------------------------------------------------------------------- columns of a batch
 
 SHAPE_MIN_ROWS = 48  # below this many rows, columns are built by Col.array (planning would cost more)
+# below this many rows, rows of several shapes are read key by key over all of them instead of by shape:
+# putting per-shape columns back in file order takes Arrow's `take`, whose module (pyarrow.compute) costs
+# ~20 ms to import, more than grouping saves on a batch this small
+SHAPE_TAKE_MIN_ROWS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +136,8 @@ def _shape_parts(
     objs: list[dict[str, Any] | None], has_none: bool
 ) -> tuple[list[_Part] | None, pa.Array | None]:
     """The rows grouped by key tuple, and the ``take`` indices that restore file order (None when
-    there is one group); ``(None, None)`` when there are too many shapes for grouping to pay."""
-    import pyarrow.compute as pc
+    there is one group); ``(None, None)`` when there are too many shapes for grouping to pay, or
+    several in a batch below ``SHAPE_TAKE_MIN_ROWS``."""
     n = len(objs)
     shapes = [None if o is None else tuple(o) for o in objs] if has_none else list(map(tuple, objs))
     uniq = dict.fromkeys(shapes)
@@ -141,6 +145,8 @@ def _shape_parts(
         return None, None
     if len(uniq) == 1:
         groups: dict[tuple[str, ...] | None, list[int]] = {shapes[0]: []}
+    elif n < SHAPE_TAKE_MIN_ROWS:
+        return None, None
     else:
         groups = {s: [] for s in uniq}
         for i, s in enumerate(shapes):
@@ -151,6 +157,8 @@ def _shape_parts(
         parts.append(_Part(len(rows), frozenset(shape or ()), rows))
     order = None
     if len(groups) > 1:
+        import pyarrow.compute as pc
+
         inv = [i for idx in groups.values() for i in idx]
         order = pc.sort_indices(pa.array(inv, type=pa.int64()))
     return parts, order
