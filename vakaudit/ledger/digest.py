@@ -25,6 +25,7 @@ __all__ = [
     "RUST_WHITESPACE",
     "args_digest",
     "build_card",
+    "canonical",
     "card_index_text",
     "card_line",
     "evidence_digest",
@@ -200,17 +201,19 @@ def parse_json_value(text: str) -> tuple[bool, Any]:
     return True, value
 
 
-def _sort_keys(value: Any) -> Any:
+def canonical(value: Any) -> Any:
+    """``value`` with every object's keys sorted, recursively: the canonical form a digest encodes
+    (§4.12)."""
     if isinstance(value, dict):
-        return {k: _sort_keys(value[k]) for k in sorted(value)}
+        return {k: canonical(value[k]) for k in sorted(value)}
     if isinstance(value, list):
-        return [_sort_keys(v) for v in value]
+        return [canonical(v) for v in value]
     return value
 
 
 def payload_digest(payload: Any) -> str:
     """SHA-256 hex of the compact encoding of the canonical (recursively key-sorted) value (§4.12)."""
-    return hashlib.sha256(jsonenc.dumps(_sort_keys(payload))).hexdigest()
+    return hashlib.sha256(jsonenc.dumps(canonical(payload))).hexdigest()
 
 
 # -- evidence digests (§7.4) -----------------------------------------------------------------------
@@ -456,7 +459,7 @@ def card_index_text(card: Mapping[str, Any]) -> str:
     parts.append(str(answered.get("narration", "")))
     for trace in card.get("did") or []:
         parts.append(str(trace.get("tool", "")))
-        parts.append(jsonenc.dumps(_sort_keys(trace.get("args_digest"))).decode("utf-8"))
+        parts.append(jsonenc.dumps(canonical(trace.get("args_digest"))).decode("utf-8"))
     reading = card.get("reading") or {}
     parts.append(str(reading.get("act", "")))
     parts.extend(str(d) for d in reading.get("domains") or [])

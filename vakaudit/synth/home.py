@@ -19,11 +19,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import vakaudit.synth.sidecars as sidecars
 from vakaudit.errors import UsageError
 from vakaudit.ledger.ids import format_ts
 from vakaudit.ledger.keys import workspace_key
 from vakaudit.replay import StepRequestBuilder
-from vakaudit.synth import sidecars
 from vakaudit.synth.checkpoints import Workspace, store_checkpoint
 from vakaudit.synth.clock import DEFAULT_START_NS, IdSource, SynthClock
 from vakaudit.synth.content import WORKSPACES, ContentPools

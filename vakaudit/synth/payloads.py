@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
+from vakaudit.ledger.digest import canonical
 from vakaudit.ledger.jsonenc import dumps
 from vakaudit.replay.prefix import estimate_tokens
 
@@ -124,7 +125,7 @@ class _TurnPayloads:
             "note": self.pools.sentence(rng),
             "title": title,
         }
-        payload = _canonical(payload)
+        payload = canonical(payload)
         payload_digest = hashlib.sha256(dumps(payload)).hexdigest()
         derived = [c[1] for c in turn.calls[:2]]
         if turn.calls and rng.random() < 0.5:
@@ -315,9 +316,3 @@ class _TurnPayloads:
         )
 
 
-def _canonical(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _canonical(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_canonical(v) for v in value]
-    return value
