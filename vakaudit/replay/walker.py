@@ -118,8 +118,8 @@ class StepWalker:
 
     `add(entry)` feeds the next chain entry; `request_now(receipt)` builds the request of an
     execute step dispatched at this point (before `entry` of the step's output is added);
-    :func:`vakaudit.replay.step.replay_step` also runs the checks. State is kept from step to step (turn index, plan
-    inputs, profile, digests), so a whole chain costs time linear in its entries.
+    :func:`vakaudit.replay.step.replay_step` also runs the checks. State is kept from step to step
+    (turn index, plan inputs, profile, digests), so a whole chain costs time linear in its entries.
     """
 
     def __init__(self, rp: ReplayContext) -> None:
