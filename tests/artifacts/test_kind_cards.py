@@ -82,3 +82,16 @@ def test_the_projection_applies_the_cards_bounds() -> None:
     # 90-day window), budget_alerts at 1 MiB (the projection rounds to 6 significant digits)
     assert got["cost_log"]["1000"] == pytest.approx(5 * MIB, rel=1e-5)
     assert got["budget_alerts"]["1000"] == pytest.approx(MIB, rel=1e-5)
+
+
+def test_the_sidecar_bound_lever_acts_on_the_reference_reports_sidecars() -> None:
+    """"Give every append-only sidecar a size bound" names ActivityLedger, MisreadLedger, security
+    events, the sandbox execution log and the outbox (write-paths-and-growth.txt); the report's
+    as-is -> to-be section takes them from the cards."""
+    from vakaudit.report.sections.levers import LEVER_TITLES, SIDECARS
+
+    assert set(SIDECARS) == {"activity_log", "intent_evidence", "security_events", "sandbox_executions",
+                             "delivery_jobs"}  # fmt: skip
+    assert all(get_kind(k).card.style is Discipline.APPEND for k in SIDECARS)
+    for kind in KINDS:  # every lever a card names is one of the report's
+        assert set(kind.card.levers) <= set(LEVER_TITLES)

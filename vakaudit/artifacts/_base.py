@@ -85,7 +85,9 @@ class WriteCard:
     ``time_rank``, where its rows sort among other kinds' rows of the same instant on that timeline
     (the order a turn writes them); ``relaxed_rows``, for a 7.0 record chain, the SQL predicate over
     its table that is true for a row appended without a sync of its own (``append_relaxed``:
-    telemetry rows; ``"true"``: every row), None when every row is a commit point.
+    telemetry rows; ``"true"``: every row), None when every row is a commit point; ``levers``, the
+    keys of the reference report's growth levers that act on this kind's writes (the report's as-is
+    → to-be section takes a lever's kinds from here).
     """
 
     writer: str               # e.g. "SessionLog::append — vak-session"
@@ -102,6 +104,7 @@ class WriteCard:
     time_column: str | None = None
     time_rank: int = 0
     relaxed_rows: str | None = None  # record chains: SQL predicate over its table, rows appended without a sync
+    levers: tuple[str, ...] = ()  # the reference report's growth levers that act on these writes
 
 
 #: The on-disk layouts (home.md §0.1): G1 and G2 are the JSONL-era homes, G3 the 7.0 data baseline.

@@ -49,6 +49,7 @@ KIND = ROWS.kind(
         time_column="ts_at",
         time_rank=2,
         style=Discipline.APPEND,
+        levers=("sidecar_bounds",),  # "Give every append-only sidecar a size bound"
     ),
     v7=Baseline7(
         chain_patterns('**/activity-log'),

@@ -90,6 +90,7 @@ KIND = ArtifactKind(
         group=WriteGroup.SERVER,
         read_class="home",
         style=Discipline.APPEND,
+        levers=("sidecar_bounds",),  # "Give every append-only sidecar a size bound"
     ),
     registry_class=RegistryClass.LEDGER,
     description=__doc__,

@@ -47,6 +47,7 @@ KIND = ROWS.kind(
         time_column="ts_at",
         time_rank=1,
         style=Discipline.APPEND,
+        levers=("sidecar_bounds",),  # "Give every append-only sidecar a size bound"
     ),
     v7=Baseline7(
         chain_patterns('**/intent-evidence'),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from vakaudit.artifacts import all_kinds
 from vakaudit.artifacts._base import V7_LAYOUTS
 from vakaudit.report.inputs import ReportInputs
 from vakaudit.report.sections._common import by_key
@@ -28,7 +29,16 @@ LEVER_TITLES = {
     "sidecar_bounds": "Give every append-only sidecar a size bound",
     "in_memory_indexes": "Index the in-memory ledger for the two scans every request performs",
 }
-SIDECARS = ("activity_log", "intent_evidence", "security_events", "sandbox_executions", "delivery_jobs")
+
+
+def lever_kinds(key: str) -> tuple[str, ...]:
+    """The artifact kinds whose write card names the lever ``key`` (``WriteCard.levers``), by name."""
+    return tuple(k.name for k in all_kinds() if k.card is not None and key in k.card.levers)
+
+
+#: the append-only sidecars the size-bound lever caps (ActivityLedger, MisreadLedger, security events,
+#: the sandbox execution log and the outbox in the reference report)
+SIDECARS = lever_kinds("sidecar_bounds")
 
 
 @dataclass(frozen=True, slots=True)
