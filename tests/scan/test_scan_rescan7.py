@@ -196,3 +196,22 @@ def test_rows_by_path_gives_each_paths_rows_in_table_order_across_chunks(source:
     assert rows.rows("d").to_pydict() == {"rel_path": ["d"], "n": [7]}
     assert rows.rows("c").to_pydict() == {"rel_path": ["c"], "n": [5]}
     assert rows.rows("zzz").num_rows == 0 and rows.rows("zzz").schema == table.schema
+
+
+def test_frame_rows_in_small_row_groups_scan_and_rescan_alike(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """The frames part's row groups are bounded in bytes (a rescan holds one of the last scan's while
+    writing the new part): with a bound of one byte every conversation's rows are a row group of
+    their own, and the rows, full and rescanned, are those of a scan with the default bound."""
+    import vakaudit.scan.engine as engine
+
+    home = _home(tmp_path)
+    scan_home(home, out=tmp_path / "default", full=True)
+    monkeypatch.setattr(engine, "FRAMES_GROUP_BYTES", 1)
+    scan_home(home, out=tmp_path / "small", full=True)
+    conversations = len({r["rel_path"].rsplit("/", 1)[0] for r in _frame_rows(tmp_path / "default")})
+    assert conversations == 2  # SID1 and SID2
+    groups = pq.ParquetFile(tmp_path / "small" / "entries" / "frames7.parquet").metadata.num_row_groups
+    assert groups >= conversations
+    assert _frame_rows(tmp_path / "small") == _frame_rows(tmp_path / "default")
+    scan_home(home, out=tmp_path / "small")  # a rescan reads the small groups back
+    assert _frame_rows(tmp_path / "small") == _frame_rows(tmp_path / "default")

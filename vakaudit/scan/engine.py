@@ -76,6 +76,7 @@ from vakaudit.scan.manifest import (
     _manifest_entry,
 )
 from vakaudit.scan.parts import (
+    FRAMES_GROUP_BYTES,
     _EntriesPart,
     _findings_table,
     _keep_rows,
@@ -394,7 +395,7 @@ def scan_home(
         # the ledgers' frames: what the last scan verified and 7.0 keeps immutable is not read again
         # each conversation's rows stream into the part as they are read (the last scan's part is
         # read first, for what it may keep, and replaced once the new one is complete)
-        frame_part = _EntriesPart(str(out_p / "entries"), f".{FRAMES_PART}.tmp")
+        frame_part = _EntriesPart(str(out_p / "entries"), f".{FRAMES_PART}.tmp", FRAMES_GROUP_BYTES)
         locked = [0]
 
         def to_part(t: pa.Table) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -206,17 +206,18 @@ class RowsByPath:
     """A table's rows by their ``rel_path``, grouped in one pass (a rescan asks for every segment's).
 
     The table is in memory (``RowsByPath(table)``) or the last scan's Parquet part
-    (:meth:`of_file`): then only its ``rel_path`` column is read whole, and the rows asked for come
-    from the row groups that hold them, one row group held at a time (a rescan's memory does not
-    grow with the home). A scan writes a file's rows together, so a path's rows are one run, a
-    slice; rows of a path in several runs are the slices of its runs, in table order."""
+    (:meth:`of_file`): then only its ``rel_path`` column is read, a row group at a time, and the rows
+    asked for come from the row groups that hold them, one row group held at a time. A scan writes
+    a file's rows together, so a path's rows are one run, a slice; rows of a path in several runs
+    are the slices of its runs, in table order. The index holds each path's runs, not its rows, so
+    a rescan's memory grows with the home's paths, not with its frames."""
 
     def __init__(self, table: pa.Table) -> None:
         self.table: pa.Table | None = table
         self.schema = table.schema
         self._file = None
         self._path: Path | None = None
-        self._at: dict[str, list[int]] | None = None
+        self._at: dict[str, list[list[int]]] | None = None  # path -> its runs [first row, rows]
         self._group: tuple[int, pa.Table] | None = None  # the row group read last: (index, rows)
         self._starts: list[int] = []  # first row of each row group
 
@@ -236,39 +237,44 @@ class RowsByPath:
     def rows(self, rel: str) -> pa.Table:
         if self._at is None:
             self._at = self._index()
-        at = self._at.get(rel)
-        if not at:
+        runs = self._at.get(rel)
+        if not runs:
             return self.schema.empty_table()
-        runs, first = [], 0
-        for j in range(1, len(at) + 1):
-            if j == len(at) or at[j] != at[j - 1] + 1:
-                runs.append(self._slice(at[first], j - first))
-                first = j
-        return runs[0] if len(runs) == 1 else pa.concat_tables(runs)
+        parts = [self._slice(first, n) for first, n in runs]
+        return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
-    def _index(self) -> dict[str, list[int]]:
-        at: dict[str, list[int]] = {}
+    def _index(self) -> dict[str, list[list[int]]]:
+        at: dict[str, list[list[int]]] = {}
+        last: list[int] | None = None  # the open run
+        last_path: object = None
+        row = 0
+        for values in self._paths():
+            for path in values:
+                if last is not None and path == last_path:
+                    last[1] += 1
+                else:
+                    last, last_path = [row, 1], path
+                    at.setdefault(path, []).append(last)
+                row += 1
+        return at
+
+    def _paths(self) -> Iterator[list]:
+        """The ``rel_path`` values in table order, a chunk at a time."""
         if self._file is None:
-            for i, path in enumerate(self.table["rel_path"].to_pylist()):
-                at.setdefault(path, []).append(i)
-            return at
-        # the paths column a row group at a time, as its dictionary (a few hundred strings) and
-        # codes: a dense read of it cost a 600-conversation rescan ~100 MB of peak memory
+            yield from (chunk.to_pylist() for chunk in self.table["rel_path"].chunks)
+            return
+        # a row group at a time, as its dictionary (a few hundred strings) and codes: a dense read
+        # of the column cost a 600-conversation rescan ~100 MB of peak memory
         import pyarrow.parquet as pq
 
         f = pq.ParquetFile(self._path, read_dictionary=["rel_path"])
-        row = 0
         for g in range(f.metadata.num_row_groups):
             for chunk in f.read_row_group(g, columns=["rel_path"])["rel_path"].chunks:
                 if pa.types.is_dictionary(chunk.type):
                     names = chunk.dictionary.to_pylist()
-                    paths = [names[c] for c in chunk.indices.to_pylist()]
+                    yield [names[c] for c in chunk.indices.to_pylist()]
                 else:
-                    paths = chunk.to_pylist()
-                for i, path in enumerate(paths, row):
-                    at.setdefault(path, []).append(i)
-                row += len(chunk)
-        return at
+                    yield chunk.to_pylist()
 
     def _slice(self, start: int, n: int) -> pa.Table:
         if self._file is None:

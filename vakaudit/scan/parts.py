@@ -54,6 +54,10 @@ ENTRIES_DICTIONARY_COLUMNS = [
 # ENTRIES_GROUP_BYTES Arrow bytes (what a worker holds at most)
 ENTRIES_GROUP_ROWS = 65_536
 ENTRIES_GROUP_BYTES = 32 << 20
+# a 7.0 home's frame rows (one part for the whole home, written by the scan's own process): smaller
+# row groups, because a rescan holds one row group of the last scan's part while it writes the new
+# one (decoded, a 32 MiB group costs about twice that in resident memory)
+FRAMES_GROUP_BYTES = 8 << 20
 
 
 class _EntriesPart:
@@ -61,13 +65,14 @@ class _EntriesPart:
 
     Rows gather in ``buffer`` (shared by the task's scanners, converted to Arrow every
     ``ENTRIES_BATCH_ROWS``), then in record batches written as one row group once they reach
-    ``ENTRIES_GROUP_ROWS`` rows or ``ENTRIES_GROUP_BYTES``: a worker's memory stays bounded
+    ``ENTRIES_GROUP_ROWS`` rows or ``group_bytes`` (``ENTRIES_GROUP_BYTES``): a worker's memory stays bounded
     whatever the ledgers' sizes, and a small ledger adds rows, not a Parquet file or row group.
     """
 
-    def __init__(self, out: str, name: str) -> None:
+    def __init__(self, out: str, name: str, group_bytes: int = ENTRIES_GROUP_BYTES) -> None:
         self.out = out
         self.name = name
+        self.group_bytes = group_bytes
         self.buffer = EntriesBuffer()
         self._batches: list[pa.RecordBatch] = []
         self._rows = 0
@@ -80,7 +85,7 @@ class _EntriesPart:
         self._batches.append(batch)
         self._rows += batch.num_rows
         self._bytes += batch.nbytes
-        if self._rows >= ENTRIES_GROUP_ROWS or self._bytes >= ENTRIES_GROUP_BYTES:
+        if self._rows >= ENTRIES_GROUP_ROWS or self._bytes >= self.group_bytes:
             self._write()
 
     def _write(self) -> None:
