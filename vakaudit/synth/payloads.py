@@ -13,8 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
-from vakaudit.ledger.digest import canonical
-from vakaudit.ledger.jsonenc import dumps
+from vakaudit.ledger.digest import canonical, payload_digest
 from vakaudit.replay.prefix import estimate_tokens
 
 if TYPE_CHECKING:
@@ -126,7 +125,7 @@ class _TurnPayloads:
             "title": title,
         }
         payload = canonical(payload)
-        payload_digest = hashlib.sha256(dumps(payload)).hexdigest()
+        digest = payload_digest(payload)
         derived = [c[1] for c in turn.calls[:2]]
         if turn.calls and rng.random() < 0.5:
             source = {"kind": "tool_call", "tool_use_id": turn.calls[-1][1]}
@@ -142,7 +141,7 @@ class _TurnPayloads:
                 "skill_version": "1.0.0",
                 "schema_version": 1,
                 "payload": payload,
-                "payload_digest": payload_digest,
+                "payload_digest": digest,
                 "derived_from": derived,
                 "title": title,
                 "identity_digest": hashlib.sha256(f"{sem}\x00{title}".encode()).hexdigest(),
@@ -179,7 +178,7 @@ class _TurnPayloads:
                         "id": pres.id,
                         "semantic_type": sem,
                         "title": title,
-                        "digest": payload_digest,
+                        "digest": digest,
                         "derived_from": derived,
                     }
                 ],

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from vakaudit.artifacts.sandbox_executions import TELEMETRY_EVENT
-from vakaudit.ledger.digest import canonical
+from vakaudit.ledger.digest import payload_digest
 from vakaudit.ledger.ids import parse_ts
 from vakaudit.ledger.jsonenc import dumps
 from vakaudit.ledger.keys import workspace_key
@@ -188,9 +188,7 @@ class SynthRecord:
 
 def binding_digest(entry: dict) -> str:
     """SHA-256 hex of the canonical JSON of a bound entry's payload without ``epoch`` (§8.2)."""
-    payload = {k: v for k, v in entry.items() if k not in ("id", "parent_id", "ts", "at_turn", "kind", "epoch")}
-    text = json.dumps(canonical(payload), separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return payload_digest({k: v for k, v in entry.items() if k not in ("id", "parent_id", "ts", "at_turn", "kind", "epoch")})
 
 
 def _derived_entry_id(of: str, n: int, seed: int) -> str:
