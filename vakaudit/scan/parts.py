@@ -65,8 +65,9 @@ class _EntriesPart:
 
     Rows gather in ``buffer`` (shared by the task's scanners, converted to Arrow every
     ``ENTRIES_BATCH_ROWS``), then in record batches written as one row group once they reach
-    ``ENTRIES_GROUP_ROWS`` rows or ``group_bytes`` (``ENTRIES_GROUP_BYTES``): a worker's memory stays bounded
-    whatever the ledgers' sizes, and a small ledger adds rows, not a Parquet file or row group.
+    ``ENTRIES_GROUP_ROWS`` rows or ``group_bytes`` (default ``ENTRIES_GROUP_BYTES``): a worker's
+    memory stays bounded whatever the ledgers' sizes, and a small ledger adds rows, not a Parquet
+    file or row group.
     """
 
     def __init__(self, out: str, name: str, group_bytes: int = ENTRIES_GROUP_BYTES) -> None:
