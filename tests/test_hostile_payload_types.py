@@ -82,3 +82,24 @@ def test_any_value_of_another_type_never_crashes_scan_analyze_report_or_timeline
     assert doc
     timeline = build_timeline(home)
     assert timeline.num_rows > 0
+
+
+@pytest.mark.parametrize("content", [2.5, 7, True, {"type": "text", "text": "x"}, "plain"])
+def test_a_message_content_of_another_type_is_shown_without_its_blocks_on_the_timeline(
+    tmp_path: Path, content: object
+) -> None:
+    """A case the property above found: a message entry whose ``content`` is not a list (vak writes a
+    list of blocks) still gives its timeline row, with no block text."""
+    from vakaudit.forensics import build_timeline
+
+    lines = (TINY / LEDGER).read_bytes().split(b"\n")
+    n = next(i for i, line in enumerate(lines) if b'"kind":"message"' in line)
+    d = json.loads(lines[n])
+    d["message"]["content"] = content
+    lines[n] = json.dumps(d, separators=(",", ":")).encode()
+    home = _small_home(tmp_path / "home")
+    (home / LEDGER).write_bytes(b"\n".join(lines))
+    rows = build_timeline(home).to_pylist()
+    row = next(r for r in rows if r.get("entry_id") == d["id"])
+    role = d["message"]["role"]
+    assert row["message"] == f"{role}:"  # the role, then no block (the row's text is whitespace-trimmed)

@@ -82,7 +82,8 @@ def _entry_message(d: dict) -> str:
     if kind == "message":
         m = d.get("message") if isinstance(d.get("message"), dict) else {}
         parts = []
-        for block in m.get("content") or []:
+        content = m.get("content")
+        for block in content if isinstance(content, list) else ():  # any other type: no blocks to show
             if not isinstance(block, dict):
                 continue
             t = block.get("type")
