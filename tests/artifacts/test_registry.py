@@ -183,3 +183,41 @@ def test_classify_prefers_priority_then_the_most_specific_pattern() -> None:
         assert classify(rel).name == "session_ledger"
     # other files in a sessions directory are not ledgers
     assert classify("agents/vak/sessions/k/agent-admission.lock").name != "session_ledger"
+
+
+def test_the_registry_loads_without_pyarrow_and_builds_a_schema_on_first_use() -> None:
+    """Classification imports every kind module; none builds an Arrow object at import (a fresh
+    process). The first use of a kind's ``schema`` imports pyarrow and gives the declared columns."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "import vakaudit.artifacts as a\n"
+        "kinds = a.all_kinds()\n"
+        "a.classify('agents/vak/cost-log.jsonl')\n"
+        "print('pyarrow' in sys.modules, len(kinds))\n"
+        "s = a.get_kind('cost_log').schema\n"
+        "import pyarrow as pa\n"
+        "print(isinstance(s, pa.Schema), s.field('usd').type == pa.float64(), s.field('ts_at').type)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after = out.stdout.splitlines()
+    assert before.split()[0] == "False" and int(before.split()[1]) > 40, out.stdout
+    assert after == "True True timestamp[us, tz=UTC]", out.stdout
+
+
+def test_a_declared_schema_is_the_pyarrow_schema_written_by_hand() -> None:
+    # the kind's declaration against the same columns written with pyarrow directly
+    from vakaudit.artifacts.cost_log import ROWS
+
+    common = [pa.field("rel_path", pa.string(), nullable=False), pa.field("home_scope", pa.string(), nullable=False),
+              pa.field("line_no", pa.int64(), nullable=False), pa.field("offset_bytes", pa.int64(), nullable=False),
+              pa.field("size_bytes", pa.int64(), nullable=False)]  # fmt: skip
+    ts = pa.timestamp("us", tz="UTC")
+    rows = [pa.field("ts", pa.string()), pa.field("ts_at", ts), pa.field("model", pa.string()),
+            pa.field("provider", pa.string()), pa.field("input_tokens", pa.int64()),
+            pa.field("output_tokens", pa.int64()), pa.field("cache_read_input_tokens", pa.int64()),
+            pa.field("usd", pa.float64()), pa.field("source", pa.string()), pa.field("session_id", pa.string())]  # fmt: skip
+    trace = [pa.field(n, pa.string()) for n in ("actor", "trace", "trace_run", "trace_session")]
+    assert get_kind("cost_log").schema.equals(pa.schema(common + rows + trace), check_metadata=True)
+    assert ROWS.schema.equals(get_kind("cost_log").schema)

@@ -70,6 +70,8 @@ _RANK: list[tuple[int, int, str]] = []
 _RANKED: dict[tuple[frozenset[str], bool], tuple[int, ...]] = {}
 # a directory -> its key components (a home has few directories next to its files)
 _DIR_KEYS: dict[str, frozenset[str]] = {}
+# (keyed candidates, unkeyed candidates of a file name) -> both, best first (few distinct pairs)
+_MERGED: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
 
 
 def _load() -> dict[str, ArtifactKind]:
@@ -117,6 +119,7 @@ def _load() -> dict[str, ArtifactKind]:
         _RANK[:] = [_rank(kind, pattern) for kind, pattern in pairs]
         _RANKED.clear()
         _DIR_KEYS.clear()
+        _MERGED.clear()
         _KINDS = dict(sorted(kinds.items()))
         return _KINDS
 
@@ -162,10 +165,15 @@ def _tried(rel_path: str, layout: str | None) -> tuple[int, ...]:
         if jsonl_era:  # a kind's 7.0 patterns do not apply to a JSONL-era home
             pool = {i for i in pool if _PAIRS[i][1] in _PAIRS[i][0].patterns}
         tried = _RANKED[(keys, jsonl_era)] = tuple(sorted(pool, key=lambda i: (_RANK[i], i)))
-    unkeyed = [i for i, h, t in _UNKEYED if name.startswith(h) and name.endswith(t)
-               and (not jsonl_era or _PAIRS[i][1] in _PAIRS[i][0].patterns)]
+    unkeyed = tuple(i for i, h, t in _UNKEYED if name.startswith(h) and name.endswith(t)
+                    and (not jsonl_era or _PAIRS[i][1] in _PAIRS[i][0].patterns))
     if unkeyed:
-        tried = tuple(sorted({*tried, *unkeyed}, key=lambda i: (_RANK[i], i)))
+        merged = _MERGED.get((tried, unkeyed))
+        if merged is None:
+            if len(_MERGED) > 65_536:
+                _MERGED.clear()
+            merged = _MERGED[(tried, unkeyed)] = tuple(sorted({*tried, *unkeyed}, key=lambda i: (_RANK[i], i)))
+        tried = merged
     return tried
 
 

@@ -12,11 +12,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
-import pyarrow as pa
-
+from vakaudit.artifacts._declare import DSchema, arrow
 from vakaudit.findings import Finding
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 
 
 class WriteGroup(StrEnum):
@@ -175,7 +178,9 @@ class ArtifactKind:
     card: WriteCard
     registry_class: RegistryClass
     description: str                # what it is, where it lives, who writes it (the module docstring)
-    schema: pa.Schema | None = None  # rows table; None when the kind only contributes to `files`
+    # rows table (declared: built on first use of :attr:`schema`); None when the kind only contributes
+    # to `files`
+    declared_schema: DSchema | pa.Schema | None = None
     reader: Reader | None = None
     append_only: bool = False       # seal / verify --since treat it as append-only
     secret: bool = False            # sized, never opened
@@ -184,6 +189,11 @@ class ArtifactKind:
     session_id_of: Callable[[str], str | None] | None = None
     # its place in the 7.0 REGISTRY and its 7.0 paths; None for a kind of JSONL-era homes only
     v7: Baseline7 | None = None
+
+    @property
+    def schema(self) -> pa.Schema | None:
+        """The rows table's schema (pyarrow is imported on the first use)."""
+        return arrow(self.declared_schema)
 
     @property
     def all_patterns(self) -> tuple[str, ...]:
@@ -242,6 +252,8 @@ def _compile(pattern: str) -> re.Pattern[str]:
 def repeated(values: list[object], counts: list[int], type_: pa.DataType) -> pa.Array:
     """A column holding ``values[i]`` on ``counts[i]`` consecutive rows (a file's fixed values over its
     rows, for a batch of several files), built without Arrow's compute kernels."""
+    import pyarrow as pa
+
     parts = [pa.repeat(pa.scalar(v, type_), n) for v, n in zip(values, counts, strict=True)]
     if len(parts) == 1:
         return parts[0]

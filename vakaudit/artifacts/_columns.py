@@ -25,29 +25,34 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pyarrow as pa
 
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import ReadContext
+from vakaudit.artifacts._declare import CATEGORY, DField, DSchema, DType
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp, timestamps
 
-COMMON_FIELDS: tuple[pa.Field, ...] = (
-    pa.field("rel_path", pa.string(), nullable=False),
-    pa.field("home_scope", pa.string(), nullable=False),
-    pa.field("line_no", pa.int64(), nullable=False),  # 1-based physical line number
-    pa.field("offset_bytes", pa.int64(), nullable=False),  # absolute byte offset of the line
-    pa.field("size_bytes", pa.int64(), nullable=False),  # line bytes including its terminator
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+COMMON_FIELDS: tuple[DField, ...] = (
+    decl.field("rel_path", decl.string(), nullable=False),
+    decl.field("home_scope", decl.string(), nullable=False),
+    decl.field("line_no", decl.int64(), nullable=False),  # 1-based physical line number
+    decl.field("offset_bytes", decl.int64(), nullable=False),  # absolute byte offset of the line
+    decl.field("size_bytes", decl.int64(), nullable=False),  # line bytes including its terminator
 )
 
 
 # home.md §0.4: G2 rows carry optional `actor` and `trace`; trace.run / trace.session are pulled out.
-TRACE_FIELDS: tuple[pa.Field, ...] = (
-    pa.field("actor", pa.string()),
-    pa.field("trace", pa.string()),  # JSON text of the trace object
-    pa.field("trace_run", pa.string()),
-    pa.field("trace_session", pa.string()),
+TRACE_FIELDS: tuple[DField, ...] = (
+    decl.field("actor", decl.string()),
+    decl.field("trace", decl.string()),  # JSON text of the trace object
+    decl.field("trace_run", decl.string()),
+    decl.field("trace_session", decl.string()),
 )
 
 
@@ -91,21 +96,32 @@ def _as_bool(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def coercer(type_: pa.DataType, *, json: bool = False) -> Callable[[Any], Any]:
-    """The function that turns a decoded JSON value into a value of Arrow type ``type_`` (or None)."""
+def _category(type_: DType | pa.DataType) -> str | None:
+    """string | integer | floating | boolean | timestamp: what a declared or pyarrow type holds."""
+    if isinstance(type_, DType):
+        return CATEGORY.get(type_.name)
+    import pyarrow as pa
+
+    for name in ("string", "integer", "floating", "boolean", "timestamp"):
+        if getattr(pa.types, f"is_{name}")(type_):
+            return name
+    return None
+
+
+_COERCE: dict[str | None, Callable[[Any], Any]] = {
+    "string": _as_str, "integer": _as_int, "floating": _as_float, "boolean": _as_bool, "timestamp": timestamp,
+}  # fmt: skip
+
+
+def coercer(type_: DType | pa.DataType, *, json: bool = False) -> Callable[[Any], Any]:
+    """The function that turns a decoded JSON value into a value of Arrow type ``type_`` (declared or
+    pyarrow's), or None."""
     if json:
         return to_json
-    if pa.types.is_string(type_):
-        return _as_str
-    if pa.types.is_integer(type_):
-        return _as_int
-    if pa.types.is_floating(type_):
-        return _as_float
-    if pa.types.is_boolean(type_):
-        return _as_bool
-    if pa.types.is_timestamp(type_):
-        return timestamp
-    raise TypeError(f"no coercion for Arrow type {type_}")
+    conv = _COERCE.get(_category(type_))
+    if conv is None:
+        raise TypeError(f"no coercion for Arrow type {type_}")
+    return conv
 
 
 # --------------------------------------------------------------------------- column declarations
@@ -126,6 +142,8 @@ _NONE = type(None)
 
 def _fast_types(type_: pa.DataType) -> frozenset[type]:
     """Python types a column takes as is (the common case: the JSON already has the right type)."""
+    import pyarrow as pa
+
     if pa.types.is_string(type_):
         return frozenset({str, _NONE})
     if pa.types.is_integer(type_):
@@ -141,17 +159,23 @@ def _fast_types(type_: pa.DataType) -> frozenset[type]:
 class Col:
     """One typed row column and how its value is taken from a decoded JSON object."""
 
-    field: pa.Field
+    decl: DField  # the column, declared (``field`` is its pyarrow field)
     source: Callable[[dict[str, Any]], Any]  # the value as decoded, before coercion
     conv: Callable[[Any], Any]  # decoded value -> value of the column's type (or None)
     json: bool = False
     key: str | None = None  # set when the source is one top-level key (a faster path)
+
+    @property
+    def field(self) -> pa.Field:
+        return self.decl.arrow()
 
     def get(self, obj: dict[str, Any]) -> Any:
         return self.conv(self.source(obj))
 
     def array(self, objs: list[dict[str, Any] | None], has_none: bool | None = None) -> pa.Array:
         """The column for a batch of rows (None = a row that did not parse)."""
+        import pyarrow as pa
+
         if has_none is None:
             has_none = None in objs
         src = self.source
@@ -199,7 +223,7 @@ class _Dig:
         return dig(obj, self.path)
 
 
-def col(name: str, type_: pa.DataType, src: Source | None = None, *, json: bool = False) -> Col:
+def col(name: str, type_: DType | pa.DataType, src: Source | None = None, *, json: bool = False) -> Col:
     """Declare a column. ``src``: a key (default ``name``), a key path tuple, or a function of the row.
 
     ``json=True`` stores the value as JSON text (``type_`` must then be string).
@@ -216,7 +240,7 @@ def col(name: str, type_: pa.DataType, src: Source | None = None, *, json: bool 
     else:
         source = src
     key = src if isinstance(src, str) else None
-    return Col(pa.field(name, type_), source, coercer(type_, json=json), json, key)
+    return Col(decl.field(name, type_), source, coercer(type_, json=json), json, key)
 
 
 def ts_cols(src: str = "ts") -> tuple[Col, ...]:
@@ -227,7 +251,7 @@ def ts_cols(src: str = "ts") -> tuple[Col, ...]:
     """
     if src.endswith("_at"):
         return (col(src, TIMESTAMP),)
-    return col(src, pa.string()), col(f"{src}_at", TIMESTAMP, src)
+    return col(src, decl.string()), col(f"{src}_at", TIMESTAMP, src)
 
 
 def utf8_len(key: str) -> Callable[[dict[str, Any]], int | None]:
@@ -268,27 +292,31 @@ def count_of(key: str) -> Callable[[dict[str, Any]], int | None]:
 
 
 TRACE_COLS: tuple[Col, ...] = (
-    col("actor", pa.string()),
-    col("trace", pa.string(), json=True),
-    col("trace_run", pa.string(), ("trace", "run")),
-    col("trace_session", pa.string(), ("trace", "session")),
+    col("actor", decl.string()),
+    col("trace", decl.string(), json=True),
+    col("trace_run", decl.string(), ("trace", "run")),
+    col("trace_session", decl.string(), ("trace", "session")),
 )
-assert tuple(c.field for c in TRACE_COLS) == TRACE_FIELDS
+assert tuple(c.decl for c in TRACE_COLS) == TRACE_FIELDS
 
 
 def row_schema(
-    cols: Iterable[Col], *, trace: bool = True, common: Iterable[pa.Field] = COMMON_FIELDS
-) -> pa.Schema:
-    """``common`` + the declared columns (+ the G2 trace columns)."""
-    fields = list(common) + [c.field for c in cols]
+    cols: Iterable[Col], *, trace: bool = True, common: Iterable[DField] = COMMON_FIELDS
+) -> DSchema:
+    """``common`` + the declared columns (+ the G2 trace columns), declared."""
+    fields = list(common) + [c.decl for c in cols]
     if trace:
         fields += TRACE_FIELDS
-    return pa.schema(fields)
+    return decl.schema(fields)
 
 
 @dataclass(frozen=True, slots=True)
 class FileCol:
     """A per-file column (same value on every row of a file), e.g. the session id in a file name."""
 
-    field: pa.Field
+    decl: DField  # the column, declared (``field`` is its pyarrow field)
     get: Callable[[ReadContext], Any]
+
+    @property
+    def field(self) -> pa.Field:
+        return self.decl.arrow()

@@ -28,10 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
-import pyarrow as pa
 
 from vakaudit._native import arrow_column
 from vakaudit._native import linescan as _linescan
@@ -54,6 +53,11 @@ from vakaudit.artifacts._lines import (
 )
 from vakaudit.artifacts._timestamps import timestamps
 from vakaudit.ledger.framing import LongLine
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from vakaudit.artifacts._declare import DSchema
 
 _loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
@@ -79,9 +83,13 @@ class RowSpec:
     fast_when: tuple[str, ...] = ()
 
     @property
-    def schema(self) -> pa.Schema:
-        common = COMMON_FIELDS + tuple(c.field for c in self.file_cols)
+    def declared_schema(self) -> DSchema:
+        common = COMMON_FIELDS + tuple(c.decl for c in self.file_cols)
         return row_schema(self.cols, trace=self.trace, common=common)
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self.declared_schema.arrow()
 
     @property
     def columns(self) -> tuple[Col, ...]:
@@ -94,7 +102,7 @@ class RowSpec:
 
     def kind(self, doc: str | None, *, names: tuple[str, ...] = (), **fields: Any) -> ArtifactKind:
         """The ArtifactKind of a JSONL sidecar: description, schema and reader come from here."""
-        return ArtifactKind(description=doc or "", schema=self.schema, reader=self.reader(names), **fields)
+        return ArtifactKind(description=doc or "", declared_schema=self.declared_schema, reader=self.reader(names), **fields)
 
 
 # --------------------------------------------------------------------------- the Python block reader
@@ -117,6 +125,8 @@ def read_jsonl(
     reference the tests compare against). Columns are then built a batch at a time
     (:func:`_batch_columns`).
     """
+    import pyarrow as pa
+
     if not fast:
         yield from _read_jsonl_lines(ctx, spec, batch_rows)
         return
@@ -278,6 +288,8 @@ class _NativeSpec:
         required: tuple[int, ...],
         finish: list[Callable[[list[Any]], list[Any]] | None],
     ) -> None:
+        import pyarrow as pa
+
         self.columns = columns
         self.keys = keys
         self.cols = cols
@@ -289,6 +301,8 @@ class _NativeSpec:
 
     @classmethod
     def of(cls, spec: RowSpec, columns: tuple[Col, ...], plans: list[_Plan | None]) -> _NativeSpec | None:
+        import pyarrow as pa
+
         if spec.prepare is not None and not spec.fast_when:
             return None
         ls = _J
@@ -334,6 +348,8 @@ class _NativeSpec:
     def read(self, block: Any, line_no: int = 1, offset: int = 0) -> _NativePart | None:
         """The rows of a chunk of complete LF-terminated lines (the first one numbered ``line_no``, at
         ``offset``), or None when the extension declines the chunk."""
+        import pyarrow as pa
+
         ls = _linescan
         got = ls.jsonl_columns(block, self.keys, self.cols, self.required, line_no, offset)  # type: ignore[union-attr]
         if got is None:
@@ -403,6 +419,8 @@ class _ObjPart:
         return head, tail
 
     def located(self) -> list[pa.Array]:
+        import pyarrow as pa
+
         offsets = list(accumulate(self.sizes, initial=self.offset))
         offsets.pop()
         return [
@@ -429,6 +447,8 @@ class _ObjPart:
 def _timestamps_of(parts: list[Any]) -> pa.Array:
     """:func:`~vakaudit.artifacts._timestamps.timestamps` of the concatenated values of ``parts``
     (string arrays or value lists)."""
+    import pyarrow as pa
+
     if all(isinstance(p, pa.Array) or all(v is None or type(v) is str for v in p) for p in parts):
         arrs = [p if isinstance(p, pa.Array) else pa.array(p, type=pa.string()) for p in parts]
         return timestamps(arrs[0] if len(arrs) == 1 else pa.concat_arrays(arrs))
@@ -440,6 +460,8 @@ def _part_columns(
 ) -> list[pa.Array]:
     """The row columns of a batch made of compiled and Python-decoded parts, in order; a batch of
     one Python-decoded part is exactly the Python fast path's."""
+    import pyarrow as pa
+
     if len(parts) == 1 and isinstance(parts[0], _ObjPart):
         return _batch_columns(columns, plans, parts[0].objs)
     assert native is not None
@@ -458,6 +480,8 @@ def _read_jsonl_native(
     ctx: ReadContext, spec: RowSpec, batch_rows: int, native: _NativeSpec
 ) -> Iterator[pa.RecordBatch]:
     """:func:`read_jsonl` with the compiled chunk reader: the same batches, rows and findings."""
+    import pyarrow as pa
+
     schema, columns, plans, _ = _compiled(spec)
     fixed_values, fixed_types = _fixed(ctx, spec, schema)
     queue: list[_NativePart | _ObjPart] = []
@@ -523,6 +547,8 @@ def _read_jsonl_lines(
     ctx: ReadContext, spec: RowSpec, batch_rows: int = BATCH_ROWS
 ) -> Iterator[pa.RecordBatch]:
     """:func:`read_jsonl` one line and one column at a time: the reference the fast path must equal."""
+    import pyarrow as pa
+
     per_file = [c.get(ctx) for c in spec.file_cols]
     schema = spec.schema
     columns = spec.columns
@@ -631,6 +657,8 @@ class _ObjRun(_ObjPart):
         self.count = count
 
     def located(self) -> list[pa.Array]:
+        import pyarrow as pa
+
         i64 = pa.int64()
         return [pa.array(self.line_nos, i64), pa.array(self.offsets, i64), pa.array(self.sizes, i64)]
 
@@ -751,6 +779,8 @@ class JsonlBundle:
         return line_no - first, start, offset
 
     def _build(self) -> pa.RecordBatch:
+        import pyarrow as pa
+
         n = self._rows
         files = self._files
         segs = self._segs

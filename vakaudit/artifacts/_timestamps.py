@@ -20,16 +20,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from vakaudit._native import linescan as _linescan
+from vakaudit.artifacts import _declare as decl
 from vakaudit.ledger.ids import ts_ns
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 
 __all__ = ["TIMESTAMP", "timestamp", "timestamps", "ts_us"]
 
-TIMESTAMP = pa.timestamp("us", tz="UTC")
+#: every ``*_at`` column's type, declared (``TIMESTAMP.arrow()`` is the pyarrow type)
+TIMESTAMP = decl.timestamp("us", "UTC")
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MIN_US = (datetime(1, 1, 1, tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1)
@@ -61,26 +65,29 @@ def timestamp(value: Any) -> datetime | None:
 
 def timestamps(values: pa.Array | Sequence[Any]) -> pa.Array:
     """:func:`ts_us` of every value (a string array, or a list of any values) as a ``TIMESTAMP`` array."""
+    import pyarrow as pa
+
+    ts_type = TIMESTAMP.arrow()
     if not isinstance(values, pa.Array):
         if not all(v is None or type(v) is str for v in values):
-            return pa.array([ts_us(v) for v in values], TIMESTAMP)
+            return pa.array([ts_us(v) for v in values], ts_type)
         values = pa.array(values, pa.string())
     if values.null_count == len(values):
-        return pa.nulls(len(values), TIMESTAMP)
+        return pa.nulls(len(values), ts_type)
     if _linescan is not None and values.type == pa.string():  # vak's own form, by the compiled reader's rule
         valid, offsets, data = values.buffers()
         got = _linescan.ts_column(offsets, b"" if data is None else data, valid, values.offset, len(values))
         if got is not None:
-            return pa.Array.from_buffers(TIMESTAMP, len(values), [valid, pa.py_buffer(got)],
+            return pa.Array.from_buffers(ts_type, len(values), [valid, pa.py_buffer(got)],
                                          null_count=values.null_count, offset=values.offset)  # fmt: skip
     if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
         import pyarrow.compute as pc
 
         try:
             if pc.all(pc.match_substring_regex(values, _ARROW_FORM)).as_py() is not False:
-                return values.cast(TIMESTAMP)
+                return values.cast(ts_type)
             if pc.all(pc.match_substring_regex(values, _ARROW_FORM_NS)).as_py() is not False:
-                return pc.replace_substring_regex(values, _PAST_MICROS, r"\1").cast(TIMESTAMP)
+                return pc.replace_substring_regex(values, _PAST_MICROS, r"\1").cast(ts_type)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # a day the month does not have: value by value, which gives null for it
-    return pa.array([ts_us(v) for v in values.to_pylist()], TIMESTAMP)
+    return pa.array([ts_us(v) for v in values.to_pylist()], ts_type)

@@ -12,8 +12,7 @@ In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``agents/<a>/act
 
 from __future__ import annotations
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import col, ts_cols
@@ -22,13 +21,13 @@ from vakaudit.artifacts._jsonl import RowSpec
 ROWS = RowSpec(
     (
         *ts_cols(),
-        col("kind", pa.string()),
-        col("name", pa.string()),
-        col("success", pa.bool_()),
-        col("duration_ms", pa.int64()),
-        col("session_id", pa.string()),
-        col("plugin", pa.string()),
-        col("tool_use_id", pa.string()),
+        col("kind", decl.string()),
+        col("name", decl.string()),
+        col("success", decl.bool_()),
+        col("duration_ms", decl.int64()),
+        col("session_id", decl.string()),
+        col("plugin", decl.string()),
+        col("tool_use_id", decl.string()),
     )
 )
 

@@ -11,8 +11,7 @@ In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``budget-alerts/
 
 from __future__ import annotations
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Baseline7, Bound, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import col, ts_cols
@@ -20,11 +19,11 @@ from vakaudit.artifacts._jsonl import RowSpec
 
 ROWS = RowSpec(
     (
-        col("kind", pa.string()),  # always "budget_alert"
+        col("kind", decl.string()),  # always "budget_alert"
         *ts_cols(),
-        col("level", pa.string()),  # eighty | full
-        col("day_total_usd", pa.float64()),
-        col("session_id", pa.string()),
+        col("level", decl.string()),  # eighty | full
+        col("day_total_usd", decl.float64()),
+        col("session_id", decl.string()),
     )
 )
 

@@ -21,10 +21,9 @@ import re
 from collections.abc import Iterator
 from itertools import chain
 from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
@@ -50,24 +49,27 @@ from vakaudit.artifacts._jsonstream import (
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 from vakaudit.findings import Finding, FindingCode, Severity
 
-SCHEMA = pa.schema(
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_SCHEMA = decl.schema(
     [
-        pa.field("rel_path", pa.string(), nullable=False),
-        pa.field("home_scope", pa.string(), nullable=False),
-        pa.field("session_id", pa.string()),
-        pa.field("seq", pa.int64()),
-        pa.field("created_at", TIMESTAMP),
-        pa.field("format", pa.string()),  # base64 | hashed | blob
-        pa.field("label_bytes", pa.int64()),  # the prompt text is user content: only its size is kept
-        pa.field("files_count", pa.int64()),
-        pa.field("observed_count", pa.int64()),
-        pa.field("snapshot_content_bytes", pa.int64()),  # sum of content_bytes over the snapshot
-        pa.field("entry_index", pa.int64()),  # position in files[]
-        pa.field("file_rel_path", pa.string()),  # workspace-relative path of the snapshotted file
-        pa.field("content_bytes", pa.int64()),  # decoded size (base64) / declared size (hashed)
-        pa.field("encoded_bytes", pa.int64()),  # bytes the entry's content string takes in the file
-        pa.field("hash", pa.string()),
-        pa.field("mtime_ns", pa.int64()),
+        decl.field("rel_path", decl.string(), nullable=False),
+        decl.field("home_scope", decl.string(), nullable=False),
+        decl.field("session_id", decl.string()),
+        decl.field("seq", decl.int64()),
+        decl.field("created_at", TIMESTAMP),
+        decl.field("format", decl.string()),  # base64 | hashed | blob
+        decl.field("label_bytes", decl.int64()),  # the prompt text is user content: only its size is kept
+        decl.field("files_count", decl.int64()),
+        decl.field("observed_count", decl.int64()),
+        decl.field("snapshot_content_bytes", decl.int64()),  # sum of content_bytes over the snapshot
+        decl.field("entry_index", decl.int64()),  # position in files[]
+        decl.field("file_rel_path", decl.string()),  # workspace-relative path of the snapshotted file
+        decl.field("content_bytes", decl.int64()),  # decoded size (base64) / declared size (hashed)
+        decl.field("encoded_bytes", decl.int64()),  # bytes the entry's content string takes in the file
+        decl.field("hash", decl.string()),
+        decl.field("mtime_ns", decl.int64()),
     ]
 )
 
@@ -193,8 +195,8 @@ def _leaf(value: Any) -> bool:
     return not value or type(value) not in (dict, list)
 
 
-_COMMON = tuple(f for f in SCHEMA if f.name not in ("entry_index", *_ENTRY_KEYS))
-_ENTRY_FIELDS = tuple(SCHEMA.field(k) for k in _ENTRY_KEYS)
+_COMMON = tuple(f for f in _SCHEMA if f.name not in ("entry_index", *_ENTRY_KEYS))
+_ENTRY_FIELDS = tuple(_SCHEMA.field(k) for k in _ENTRY_KEYS)
 
 
 def _snapshot_rows(
@@ -255,23 +257,25 @@ def _blob_rows(ctx: ReadContext) -> tuple[dict[str, Any], list[int | None], list
 def _batch(files: list[tuple[dict[str, Any], list[int | None], list[dict]]]) -> pa.RecordBatch:
     """One batch of the rows of ``files``: the common columns are built once per column (one value
     per file, repeated over its rows), the entry columns from the entries of all files."""
+    import pyarrow as pa
+
     counts = [len(rows) for _, _, rows in files]
     n = sum(counts)
     columns: dict[str, pa.Array] = {}
     if len(files) == 1:
         common = files[0][0]
-        for f in _COMMON:
+        for f in (d.arrow() for d in _COMMON):
             columns[f.name] = pa.repeat(pa.scalar(common[f.name], f.type), n)
         order, rows = files[0][1], files[0][2]
     else:
-        for f in _COMMON:
+        for f in (d.arrow() for d in _COMMON):
             columns[f.name] = repeated([common[f.name] for common, _, _ in files], counts, f.type)
         order = list(chain.from_iterable(o for _, o, _ in files))
         rows = list(chain.from_iterable(r for _, _, r in files))
     columns["entry_index"] = pa.array(order, pa.int64())
-    for f in _ENTRY_FIELDS:
+    for f in (d.arrow() for d in _ENTRY_FIELDS):
         columns[f.name] = pa.array(list(map(itemgetter(f.name), rows)), f.type)
-    return pa.RecordBatch.from_arrays([columns[name] for name in SCHEMA.names], schema=SCHEMA)
+    return pa.RecordBatch.from_arrays([columns[name] for name in _SCHEMA.arrow().names], schema=_SCHEMA.arrow())
 
 
 def _snapshot(ctx: ReadContext, fast: bool = True) -> Iterator[pa.RecordBatch]:
@@ -296,7 +300,9 @@ class CheckpointBundle:
     """The rows of many checkpoint files, built into batches for many files at once (a snapshot has
     ~100 rows: building its 16 columns alone cost more than folding it)."""
 
-    schema = SCHEMA
+    @property
+    def schema(self) -> pa.Schema:
+        return _SCHEMA.arrow()
 
     def __init__(self) -> None:
         self._files: list[tuple[dict[str, Any], list[int | None], list[dict]]] = []
@@ -371,8 +377,10 @@ KIND = ArtifactKind(
     v7=Baseline7(('**/checkpoints/**',), (10, 44), vak_class='Record', owner='vak-core'),
     registry_class=RegistryClass.LEDGER,
     description=__doc__,
-    schema=SCHEMA,
+    declared_schema=_SCHEMA,
     reader=reader,
     priority=25,  # the whole tree is this kind's, whatever a file inside is called
     session_id_of=session_of,
 )
+
+__getattr__ = decl.exports(__name__, SCHEMA=_SCHEMA)

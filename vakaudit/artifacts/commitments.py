@@ -13,8 +13,7 @@ In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``agents/<a>/com
 
 from __future__ import annotations
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import col, ts_cols
@@ -22,26 +21,26 @@ from vakaudit.artifacts._jsonl import RowSpec
 
 ROWS = RowSpec(
     (
-        col("event_id", pa.string()),
-        col("commitment_id", pa.string()),
+        col("event_id", decl.string()),
+        col("commitment_id", decl.string()),
         *ts_cols(),
-        col("kind", pa.string()),  # kebab-case: opened, episode-started, closed, ...
-        col("objective", pa.string(), ("spec", "objective")),
-        col("cwd", pa.string(), ("spec", "cwd")),
-        col("episode_id", pa.string()),
-        col("session_id", pa.string()),
-        col("spend_usd", pa.float64()),
-        col("advancement_kind", pa.string(), ("advancement", "kind")),
-        col("suspension_kind", pa.string(), ("suspension", "kind")),
-        col("criterion_id", pa.string()),
-        col("strength", pa.string()),
-        col("verdict", pa.string()),
-        col("reason", pa.string()),
-        col("by", pa.string()),
-        col("spec", pa.string(), json=True),
-        col("advancement", pa.string(), json=True),
-        col("suspension", pa.string(), json=True),
-        col("evidence", pa.string(), json=True),
+        col("kind", decl.string()),  # kebab-case: opened, episode-started, closed, ...
+        col("objective", decl.string(), ("spec", "objective")),
+        col("cwd", decl.string(), ("spec", "cwd")),
+        col("episode_id", decl.string()),
+        col("session_id", decl.string()),
+        col("spend_usd", decl.float64()),
+        col("advancement_kind", decl.string(), ("advancement", "kind")),
+        col("suspension_kind", decl.string(), ("suspension", "kind")),
+        col("criterion_id", decl.string()),
+        col("strength", decl.string()),
+        col("verdict", decl.string()),
+        col("reason", decl.string()),
+        col("by", decl.string()),
+        col("spec", decl.string(), json=True),
+        col("advancement", decl.string(), json=True),
+        col("suspension", decl.string(), json=True),
+        col("evidence", decl.string(), json=True),
     )
 )
 

@@ -28,11 +28,11 @@ from __future__ import annotations
 import stat
 import tomllib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pyarrow as pa
 
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
@@ -46,6 +46,9 @@ from vakaudit.artifacts._base import (
 from vakaudit.artifacts._columns import to_json
 from vakaudit.artifacts._files import read_small, too_large
 from vakaudit.findings import Finding, FindingCode, Severity
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 CAP_BYTES = 16 * 1024 * 1024
 
@@ -84,18 +87,18 @@ OPAQUE = frozenset({"auth"})  # sized only: key material and digests
 # top-level keys whose value is "the" collection of a config document
 _COLLECTIONS = ("bindings", "entries", "bots", "definitions", "sources", "workspaces", "sessions", "tasks")
 
-SCHEMA = pa.schema(
+_SCHEMA = decl.schema(
     [
-        pa.field("rel_path", pa.string(), nullable=False),
-        pa.field("home_scope", pa.string(), nullable=False),
-        pa.field("config_name", pa.string(), nullable=False),
-        pa.field("format", pa.string(), nullable=False),  # json | toml | text | opaque
-        pa.field("size_bytes", pa.int64(), nullable=False),
-        pa.field("parsed", pa.bool_()),  # null when the format is not parsed
-        pa.field("top_level_type", pa.string()),  # object | array | table
-        pa.field("entry_count", pa.int64()),  # array length, or size of the main collection
-        pa.field("top_level_keys", pa.string()),  # JSON array of key names (no values)
-        pa.field("schema_version", pa.int64()),  # schema_version / schema / version when an integer
+        decl.field("rel_path", decl.string(), nullable=False),
+        decl.field("home_scope", decl.string(), nullable=False),
+        decl.field("config_name", decl.string(), nullable=False),
+        decl.field("format", decl.string(), nullable=False),  # json | toml | text | opaque
+        decl.field("size_bytes", decl.int64(), nullable=False),
+        decl.field("parsed", decl.bool_()),  # null when the format is not parsed
+        decl.field("top_level_type", decl.string()),  # object | array | table
+        decl.field("entry_count", decl.int64()),  # array length, or size of the main collection
+        decl.field("top_level_keys", decl.string()),  # JSON array of key names (no values)
+        decl.field("schema_version", decl.int64()),  # schema_version / schema / version when an integer
     ]
 )
 
@@ -145,12 +148,14 @@ def _summary(doc: Any) -> dict[str, Any]:
 
 def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
     """One summary row per configuration file."""
+    import pyarrow as pa
+
     st = ctx.path.lstat()
     if not stat.S_ISREG(st.st_mode):
         return
     name = config_name(ctx.rel_path)
     fmt = _format(ctx.rel_path, name)
-    row: dict[str, Any] = dict.fromkeys(SCHEMA.names)
+    row: dict[str, Any] = dict.fromkeys(_SCHEMA.arrow().names)
     row.update(
         rel_path=ctx.rel_path, home_scope=ctx.home_scope, config_name=name, format=fmt, size_bytes=st.st_size
     )
@@ -176,7 +181,7 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
                 row.update(_summary(doc))
                 if fmt == "toml":
                     row["top_level_type"] = "table"
-    yield pa.RecordBatch.from_pylist([row], schema=SCHEMA)
+    yield pa.RecordBatch.from_pylist([row], schema=_SCHEMA.arrow())
 
 
 KIND = ArtifactKind(
@@ -203,7 +208,9 @@ KIND = ArtifactKind(
     ),
     registry_class=RegistryClass.CONFIG,
     description=__doc__,
-    schema=SCHEMA,
+    declared_schema=_SCHEMA,
     reader=reader,
     priority=4,  # its trees keep their own *.lock / *.log files
 )
+
+__getattr__ = decl.exports(__name__, SCHEMA=_SCHEMA)

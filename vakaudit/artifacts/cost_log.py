@@ -13,8 +13,7 @@ In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``agents/<a>/cos
 
 from __future__ import annotations
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Baseline7, Bound, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import col, ts_cols
@@ -23,14 +22,14 @@ from vakaudit.artifacts._jsonl import RowSpec
 ROWS = RowSpec(
     (
         *ts_cols(),
-        col("model", pa.string()),
-        col("provider", pa.string()),  # "" on legacy rows without the key: kept null here
-        col("input_tokens", pa.int64()),
-        col("output_tokens", pa.int64()),
-        col("cache_read_input_tokens", pa.int64()),
-        col("usd", pa.float64()),
-        col("source", pa.string()),
-        col("session_id", pa.string()),
+        col("model", decl.string()),
+        col("provider", decl.string()),  # "" on legacy rows without the key: kept null here
+        col("input_tokens", decl.int64()),
+        col("output_tokens", decl.int64()),
+        col("cache_read_input_tokens", decl.int64()),
+        col("usd", decl.float64()),
+        col("source", decl.string()),
+        col("session_id", decl.string()),
     )
 )
 

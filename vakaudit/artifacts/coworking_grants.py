@@ -9,8 +9,7 @@ In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``grants/`` at t
 
 from __future__ import annotations
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import col, count_of, ts_cols
@@ -18,14 +17,14 @@ from vakaudit.artifacts._jsonl import RowSpec
 
 ROWS = RowSpec(
     (
-        col("grant_id", pa.string()),
-        col("principal_id", pa.string()),
-        col("display_name", pa.string()),
-        col("conversation_id", pa.string()),
-        col("audience_id", pa.string()),
-        col("capability_count", pa.int64(), count_of("capabilities")),
-        col("capabilities", pa.string(), json=True),
-        col("token_hash", pa.string()),
+        col("grant_id", decl.string()),
+        col("principal_id", decl.string()),
+        col("display_name", decl.string()),
+        col("conversation_id", decl.string()),
+        col("audience_id", decl.string()),
+        col("capability_count", decl.int64(), count_of("capabilities")),
+        col("capabilities", decl.string(), json=True),
+        col("token_hash", decl.string()),
         *ts_cols("created_at"),
         *ts_cols("expires_at"),
     )

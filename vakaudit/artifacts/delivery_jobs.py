@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Discipline,
@@ -49,22 +48,22 @@ def _text(obj: dict[str, Any]) -> Any:
 
 ROWS = RowSpec(
     (
-        col("schema_version", pa.int64()),
-        col("job_id", pa.string(), ("job", "job_id")),
-        col("target", pa.string(), ("job", "target")),
-        col("kind", pa.string(), ("job", "kind")),
-        col("content_type", pa.string(), ("job", "content", "type")),
-        col("markup", pa.string(), ("job", "profile", "markup")),
-        col("text", pa.string(), _text),
-        col("state", pa.string()),  # pending | delivered | dead_letter
-        col("attempts", pa.int64()),
-        col("created_at_ms", pa.int64()),
-        col("updated_at_ms", pa.int64()),
-        col("packet_surface", pa.string(), ("packet", "surface")),
-        col("last_error", pa.string()),
+        col("schema_version", decl.int64()),
+        col("job_id", decl.string(), ("job", "job_id")),
+        col("target", decl.string(), ("job", "target")),
+        col("kind", decl.string(), ("job", "kind")),
+        col("content_type", decl.string(), ("job", "content", "type")),
+        col("markup", decl.string(), ("job", "profile", "markup")),
+        col("text", decl.string(), _text),
+        col("state", decl.string()),  # pending | delivered | dead_letter
+        col("attempts", decl.int64()),
+        col("created_at_ms", decl.int64()),
+        col("updated_at_ms", decl.int64()),
+        col("packet_surface", decl.string(), ("packet", "surface")),
+        col("last_error", decl.string()),
     ),
     trace=False,
-    file_cols=(FileCol(pa.field("file_job_id", pa.string()), _job_id_from_name),),
+    file_cols=(FileCol(decl.field("file_job_id", decl.string()), _job_id_from_name),),
 )
 
 
@@ -94,7 +93,7 @@ KIND = ArtifactKind(
     ),
     registry_class=RegistryClass.LEDGER,
     description=__doc__,
-    schema=ROWS.schema,
+    declared_schema=ROWS.declared_schema,
     reader=reader,
     append_only=True,
 )

@@ -10,8 +10,7 @@ relation is an edge ``id`` -> ``target_entity_id`` (kept as JSON in ``relations`
 
 from __future__ import annotations
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._columns import FileCol, col, count_of, ts_cols
 from vakaudit.artifacts._files import parent_dir
@@ -19,18 +18,18 @@ from vakaudit.artifacts._jsonl import RowSpec
 
 ROWS = RowSpec(
     (
-        col("id", pa.string()),
-        col("name", pa.string()),
-        col("entity_type", pa.string()),
-        col("summary", pa.string()),
-        col("attribute_count", pa.int64(), count_of("attributes")),
-        col("attributes", pa.string(), json=True),
-        col("relation_count", pa.int64(), count_of("relations")),
-        col("relations", pa.string(), json=True),
+        col("id", decl.string()),
+        col("name", decl.string()),
+        col("entity_type", decl.string()),
+        col("summary", decl.string()),
+        col("attribute_count", decl.int64(), count_of("attributes")),
+        col("attributes", decl.string(), json=True),
+        col("relation_count", decl.int64(), count_of("relations")),
+        col("relations", decl.string(), json=True),
         *ts_cols("updated_at"),
     ),
     trace=False,
-    file_cols=(FileCol(pa.field("entities_scope", pa.string()), parent_dir),),
+    file_cols=(FileCol(decl.field("entities_scope", decl.string()), parent_dir),),
 )
 
 KIND = ROWS.kind(

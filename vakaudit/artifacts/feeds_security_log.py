@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._columns import col, ts_cols
 from vakaudit.artifacts._jsonl import RowSpec
@@ -24,8 +23,8 @@ def _context(obj: dict[str, Any]) -> dict[str, Any]:
 ROWS = RowSpec(
     (
         *ts_cols("timestamp"),
-        col("event", pa.string()),
-        col("context", pa.string(), _context, json=True),
+        col("event", decl.string()),
+        col("context", decl.string(), _context, json=True),
     ),
     trace=False,
 )

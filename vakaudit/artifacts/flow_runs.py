@@ -13,11 +13,11 @@ node outputs are not stored. Files that are not ``.json`` give no rows.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pyarrow as pa
 
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
@@ -32,22 +32,25 @@ from vakaudit.artifacts._files import read_small, too_large
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 from vakaudit.findings import Finding, FindingCode, Severity
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 CAP_BYTES = 64 * 1024 * 1024
 STATUSES = ("pending", "running", "completed", "failed", "skipped")
 
-SCHEMA = pa.schema(
+_SCHEMA = decl.schema(
     [
-        pa.field("rel_path", pa.string(), nullable=False),
-        pa.field("home_scope", pa.string(), nullable=False),
-        pa.field("run_kind", pa.string()),  # cli | plan | managed
-        pa.field("run_id", pa.string()),
-        pa.field("flow_name", pa.string()),
-        pa.field("started_at", TIMESTAMP),
-        pa.field("definition_bytes", pa.int64()),
-        pa.field("node_count", pa.int64()),
-        *(pa.field(f"nodes_{s}", pa.int64()) for s in STATUSES),
-        pa.field("node_status", pa.string()),  # JSON object node id -> status
-        pa.field("output_bytes", pa.int64()),  # JSON size of every node output together
+        decl.field("rel_path", decl.string(), nullable=False),
+        decl.field("home_scope", decl.string(), nullable=False),
+        decl.field("run_kind", decl.string()),  # cli | plan | managed
+        decl.field("run_id", decl.string()),
+        decl.field("flow_name", decl.string()),
+        decl.field("started_at", TIMESTAMP),
+        decl.field("definition_bytes", decl.int64()),
+        decl.field("node_count", decl.int64()),
+        *(decl.field(f"nodes_{s}", decl.int64()) for s in STATUSES),
+        decl.field("node_status", decl.string()),  # JSON object node id -> status
+        decl.field("output_bytes", decl.int64()),  # JSON size of every node output together
     ]
 )
 
@@ -61,7 +64,7 @@ def _run_kind(rel_path: str) -> str:
 
 
 def _row(ctx: ReadContext, doc: dict[str, Any] | None) -> dict[str, Any]:
-    row: dict[str, Any] = dict.fromkeys(SCHEMA.names)
+    row: dict[str, Any] = dict.fromkeys(_SCHEMA.arrow().names)
     row.update(rel_path=ctx.rel_path, home_scope=ctx.home_scope, run_kind=_run_kind(ctx.rel_path))
     if doc is None:
         return row
@@ -86,6 +89,8 @@ def _row(ctx: ReadContext, doc: dict[str, Any] | None) -> dict[str, Any]:
 
 def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
     """One row per flow-run document."""
+    import pyarrow as pa
+
     if not ctx.rel_path.endswith(".json"):
         return
     data = read_small(ctx, CAP_BYTES)
@@ -109,7 +114,7 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
                     f"flow run document does not parse ({why})",
                 )
             )
-    yield pa.RecordBatch.from_pylist([_row(ctx, doc)], schema=SCHEMA)
+    yield pa.RecordBatch.from_pylist([_row(ctx, doc)], schema=_SCHEMA.arrow())
 
 
 KIND = ArtifactKind(
@@ -130,7 +135,9 @@ KIND = ArtifactKind(
     v7=Baseline7(('**/flow-runs/**',), (18, 53), vak_class='Record', owner='vak-flow'),
     registry_class=RegistryClass.LEDGER,
     description=__doc__,
-    schema=SCHEMA,
+    declared_schema=_SCHEMA,
     reader=reader,
     priority=5,  # the whole tree is this kind's
 )
+
+__getattr__ = decl.exports(__name__, SCHEMA=_SCHEMA)

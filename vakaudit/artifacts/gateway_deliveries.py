@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import col, ts_cols
@@ -34,14 +33,14 @@ def _first(*keys: str):
 ROWS = RowSpec(
     (
         *ts_cols(),
-        col("kind", pa.string()),
-        col("target", pa.string(), _first("target", "key", "chat")),
-        col("surface", pa.string()),
-        col("session_id", pa.string()),
-        col("job_id", pa.string()),
-        col("state", pa.string()),
-        col("ok", pa.bool_(), _first("ok", "success", "delivered")),
-        col("keys", pa.string(), lambda o: sorted(o), json=True),
+        col("kind", decl.string()),
+        col("target", decl.string(), _first("target", "key", "chat")),
+        col("surface", decl.string()),
+        col("session_id", decl.string()),
+        col("job_id", decl.string()),
+        col("state", decl.string()),
+        col("ok", decl.bool_(), _first("ok", "success", "delivered")),
+        col("keys", decl.string(), lambda o: sorted(o), json=True),
     )
 )
 

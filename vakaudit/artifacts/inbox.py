@@ -13,8 +13,7 @@ In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``inbox/`` (and 
 
 from __future__ import annotations
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import col, ts_cols
@@ -22,17 +21,17 @@ from vakaudit.artifacts._jsonl import RowSpec
 
 ROWS = RowSpec(
     (
-        col("row_type", pa.string(), lambda o: "ack" if "ack_of" in o else "entry"),
-        col("id", pa.string()),
-        col("ack_of", pa.string()),
+        col("row_type", decl.string(), lambda o: "ack" if "ack_of" in o else "entry"),
+        col("id", decl.string()),
+        col("ack_of", decl.string()),
         *ts_cols(),
-        col("kind", pa.string()),
-        col("title", pa.string()),
-        col("body", pa.string()),
-        col("session_id", pa.string()),
-        col("task_id", pa.string()),
-        col("result_id", pa.string()),
-        col("dedupe_key", pa.string()),
+        col("kind", decl.string()),
+        col("title", decl.string()),
+        col("body", decl.string()),
+        col("session_id", decl.string()),
+        col("task_id", decl.string()),
+        col("result_id", decl.string()),
+        col("dedupe_key", decl.string()),
     )
 )
 

@@ -10,8 +10,7 @@ In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``agents/<a>/int
 
 from __future__ import annotations
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import col, ts_cols
@@ -20,13 +19,13 @@ from vakaudit.artifacts._jsonl import RowSpec
 ROWS = RowSpec(
     (
         *ts_cols(),
-        col("act", pa.string()),
-        col("stakes", pa.string()),
-        col("tier", pa.string()),
-        col("resolver_version", pa.int64()),
-        col("outcome", pa.string()),  # held | escalated | overridden | restated | abandoned
-        col("wanted", pa.string()),
-        col("sliced", pa.bool_()),
+        col("act", decl.string()),
+        col("stakes", decl.string()),
+        col("tier", decl.string()),
+        col("resolver_version", decl.int64()),
+        col("outcome", decl.string()),  # held | escalated | overridden | restated | abandoned
+        col("wanted", decl.string()),
+        col("sliced", decl.bool_()),
     )
 )
 

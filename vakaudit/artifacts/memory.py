@@ -18,10 +18,9 @@ note vak drops for its empty body. The note text itself is not stored.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
@@ -37,23 +36,26 @@ from vakaudit.artifacts._lines import Line, iter_lines
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 from vakaudit.ledger.keys import fnv1a64
 
-SCHEMA = pa.schema(
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_SCHEMA = decl.schema(
     [
-        pa.field("rel_path", pa.string(), nullable=False),
-        pa.field("home_scope", pa.string(), nullable=False),
-        pa.field("memory_scope", pa.string()),  # the <wskey> directory, or "user"
-        pa.field("tier", pa.string()),  # workspace | profile
-        pa.field("line_no", pa.int64(), nullable=False),  # of the header line
-        pa.field("offset_bytes", pa.int64(), nullable=False),
-        pa.field("size_bytes", pa.int64(), nullable=False),  # header through the line before the next header
-        pa.field("note_id", pa.string()),
-        pa.field("ts", pa.string()),
-        pa.field("ts_at", TIMESTAMP),
-        pa.field("kind", pa.string()),
-        pa.field("tag", pa.string()),
-        pa.field("session", pa.string()),
-        pa.field("text_bytes", pa.int64()),  # trimmed body size
-        pa.field("body_lines", pa.int64()),
+        decl.field("rel_path", decl.string(), nullable=False),
+        decl.field("home_scope", decl.string(), nullable=False),
+        decl.field("memory_scope", decl.string()),  # the <wskey> directory, or "user"
+        decl.field("tier", decl.string()),  # workspace | profile
+        decl.field("line_no", decl.int64(), nullable=False),  # of the header line
+        decl.field("offset_bytes", decl.int64(), nullable=False),
+        decl.field("size_bytes", decl.int64(), nullable=False),  # header through the line before the next header
+        decl.field("note_id", decl.string()),
+        decl.field("ts", decl.string()),
+        decl.field("ts_at", TIMESTAMP),
+        decl.field("kind", decl.string()),
+        decl.field("tag", decl.string()),
+        decl.field("session", decl.string()),
+        decl.field("text_bytes", decl.int64()),  # trimmed body size
+        decl.field("body_lines", decl.int64()),
     ]
 )
 
@@ -102,7 +104,7 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
         "memory_scope": scope,
         "tier": "profile" if name == "USER.md" else "workspace",
     }
-    builder = BatchBuilder(SCHEMA)
+    builder = BatchBuilder(_SCHEMA.arrow())
     note: dict[str, Any] | None = None
     body: list[bytes] = []
 
@@ -114,7 +116,7 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
             "text_bytes": len(text) if note.get("note_id") else None,
             "body_lines": len(body),
         }
-        return builder.add(row[n] for n in SCHEMA.names)
+        return builder.add(row[n] for n in _SCHEMA.arrow().names)
 
     with ctx.open() as f:
         line: Line
@@ -162,7 +164,9 @@ KIND = ArtifactKind(
     v7=Baseline7(('**/learning/**',), (45,), vak_class='Record', owner='vak-core'),
     registry_class=RegistryClass.DOCUMENT,
     description=__doc__,
-    schema=SCHEMA,
+    declared_schema=_SCHEMA,
     reader=reader,
     priority=5,  # the whole tree is this kind's (its *.lock and *.tmp.* files included)
 )
+
+__getattr__ = decl.exports(__name__, SCHEMA=_SCHEMA)

@@ -8,8 +8,7 @@ In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``operations/act
 
 from __future__ import annotations
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import col, ts_cols
@@ -17,15 +16,15 @@ from vakaudit.artifacts._jsonl import RowSpec
 
 ROWS = RowSpec(
     (
-        col("receipt_id", pa.string()),
-        col("service", pa.string()),
-        col("action", pa.string()),
+        col("receipt_id", decl.string()),
+        col("service", decl.string()),
+        col("action", decl.string()),
         *ts_cols("requested_at"),
         *ts_cols("completed_at"),
-        col("succeeded", pa.bool_()),
-        col("persisted", pa.bool_()),
-        col("verification_status", pa.string(), ("verification", "status")),
-        col("verification", pa.string(), json=True),
+        col("succeeded", decl.bool_()),
+        col("persisted", decl.bool_()),
+        col("verification_status", decl.string(), ("verification", "status")),
+        col("verification", decl.string(), json=True),
     )
 )
 

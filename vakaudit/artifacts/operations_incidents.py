@@ -11,8 +11,7 @@ In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``operations/inc
 
 from __future__ import annotations
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import col, ts_cols
@@ -27,20 +26,20 @@ def _inc(key: str) -> tuple[str, str]:
 ROWS = RowSpec(
     (
         *ts_cols(),
-        col("event", pa.string()),  # opened | observed | reopened | resolved
-        col("incident_id", pa.string(), _inc("id")),
-        col("fingerprint", pa.string(), _inc("fingerprint")),
-        col("severity", pa.string(), _inc("severity")),
-        col("status", pa.string(), _inc("status")),
-        col("source", pa.string(), _inc("source")),
-        col("title", pa.string(), _inc("title")),
-        col("detail", pa.string(), _inc("detail")),
+        col("event", decl.string()),  # opened | observed | reopened | resolved
+        col("incident_id", decl.string(), _inc("id")),
+        col("fingerprint", decl.string(), _inc("fingerprint")),
+        col("severity", decl.string(), _inc("severity")),
+        col("status", decl.string(), _inc("status")),
+        col("source", decl.string(), _inc("source")),
+        col("title", decl.string(), _inc("title")),
+        col("detail", decl.string(), _inc("detail")),
         col("first_seen_at", TIMESTAMP, _inc("first_seen")),
         col("last_seen_at", TIMESTAMP, _inc("last_seen")),
-        col("occurrences", pa.int64(), _inc("occurrences")),
-        col("workspace", pa.string(), _inc("workspace")),
-        col("evidence", pa.string(), _inc("evidence"), json=True),
-        col("resolution", pa.string(), _inc("resolution")),
+        col("occurrences", decl.int64(), _inc("occurrences")),
+        col("workspace", decl.string(), _inc("workspace")),
+        col("evidence", decl.string(), _inc("evidence"), json=True),
+        col("resolution", decl.string(), _inc("resolution")),
     )
 )
 

@@ -11,8 +11,7 @@ In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``agents/<a>/rou
 
 from __future__ import annotations
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import col, ts_cols
@@ -21,10 +20,10 @@ from vakaudit.artifacts._jsonl import RowSpec
 ROWS = RowSpec(
     (
         *ts_cols(),
-        col("provider", pa.string()),
-        col("model", pa.string()),
-        col("outcome", pa.string()),  # success | failure | unknown
-        col("latency_ms", pa.int64()),
+        col("provider", decl.string()),
+        col("model", decl.string()),
+        col("outcome", decl.string()),  # success | failure | unknown
+        col("latency_ms", decl.int64()),
     )
 )
 

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import (
     Baseline7,
     Discipline,
@@ -54,30 +53,30 @@ def _unwrap(obj: dict[str, Any]) -> dict[str, Any] | None:
 
 ROWS = RowSpec(
     (
-        col("kind", pa.string()),
+        col("kind", decl.string()),
         *ts_cols(),
-        col("execution_id", pa.string()),
-        col("tool_use_id", pa.string()),
-        col("tool", pa.string()),
-        col("language", pa.string()),
-        col("scratch_dir", pa.string()),
-        col("code_preview_bytes", pa.int64(), utf8_len("code_preview")),
-        col("stream", pa.string()),
-        col("chunk_bytes", pa.int64(), utf8_len("chunk")),
-        col("package_count", pa.int64(), count_of("packages")),
-        col("path", pa.string()),
-        col("mime_type", pa.string()),
-        col("artifact_size_bytes", pa.int64(), "size_bytes"),
-        col("elapsed_ms", pa.int64()),
-        col("cpu_percent", pa.float64()),
-        col("memory_bytes", pa.int64()),
-        col("exit_code", pa.int64()),
-        col("duration_ms", pa.int64()),
-        col("artifact_count", pa.int64(), count_of("artifacts")),
+        col("execution_id", decl.string()),
+        col("tool_use_id", decl.string()),
+        col("tool", decl.string()),
+        col("language", decl.string()),
+        col("scratch_dir", decl.string()),
+        col("code_preview_bytes", decl.int64(), utf8_len("code_preview")),
+        col("stream", decl.string()),
+        col("chunk_bytes", decl.int64(), utf8_len("chunk")),
+        col("package_count", decl.int64(), count_of("packages")),
+        col("path", decl.string()),
+        col("mime_type", decl.string()),
+        col("artifact_size_bytes", decl.int64(), "size_bytes"),
+        col("elapsed_ms", decl.int64()),
+        col("cpu_percent", decl.float64()),
+        col("memory_bytes", decl.int64()),
+        col("exit_code", decl.int64()),
+        col("duration_ms", decl.int64()),
+        col("artifact_count", decl.int64(), count_of("artifacts")),
     ),
     prepare=_unwrap,
     fast_when=("kind",),  # _unwrap keeps an object with a top-level kind as it is
-    file_cols=(FileCol(pa.field("session_id", pa.string()), lambda ctx: ctx.session_id or file_stem(ctx)),),
+    file_cols=(FileCol(decl.field("session_id", decl.string()), lambda ctx: ctx.session_id or file_stem(ctx)),),
 )
 
 KIND = ROWS.kind(

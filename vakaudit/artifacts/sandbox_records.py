@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import col, ts_cols
@@ -39,17 +38,17 @@ def record_type(obj: dict[str, Any]) -> str | None:
 
 ROWS = RowSpec(
     (
-        col("record_type", pa.string(), record_type),
-        col("record_id", pa.string()),
-        col("session_id", pa.string()),
-        col("turn_id", pa.string()),
-        col("result_id", pa.string()),
-        col("execution_id", pa.string()),
-        col("environment_id", pa.string()),
-        col("candidate_id", pa.string()),
-        col("candidate_digest", pa.string()),
-        col("state", pa.string()),
-        col("verified", pa.bool_()),
+        col("record_type", decl.string(), record_type),
+        col("record_id", decl.string()),
+        col("session_id", decl.string()),
+        col("turn_id", decl.string()),
+        col("result_id", decl.string()),
+        col("execution_id", decl.string()),
+        col("environment_id", decl.string()),
+        col("candidate_id", decl.string()),
+        col("candidate_digest", decl.string()),
+        col("state", decl.string()),
+        col("verified", decl.bool_()),
         *ts_cols("updated_at"),
     )
 )

@@ -10,8 +10,7 @@ In a 7.0 home it is a record chain (baseline7.md §3.7, §9.2): ``security-event
 
 from __future__ import annotations
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import col, ts_cols
@@ -20,10 +19,10 @@ from vakaudit.artifacts._jsonl import RowSpec
 ROWS = RowSpec(
     (
         *ts_cols(),
-        col("kind", pa.string()),
-        col("label", pa.string()),
-        col("detail", pa.string()),
-        col("ip", pa.string()),
+        col("kind", decl.string()),
+        col("label", decl.string()),
+        col("detail", decl.string()),
+        col("ip", decl.string()),
     )
 )
 

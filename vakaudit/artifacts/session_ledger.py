@@ -31,12 +31,12 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
-import pyarrow as pa
 
 from vakaudit._native import arrow_column, linescan
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
@@ -49,6 +49,7 @@ from vakaudit.artifacts._base import (
     repeated,
     stem_session_id,
 )
+from vakaudit.artifacts._declare import arrow
 from vakaudit.artifacts._entry_facts import payload_facts
 from vakaudit.artifacts._entry_fields import field_sizes, kind_end
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamps
@@ -60,78 +61,81 @@ from vakaudit.ledger.verdict import verify_ledger
 from vakaudit.ledger.vocab import PREP_KINDS, turn_step
 from vakaudit.names import shown
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 CHUNK_BYTES = 4 << 20
 BATCH_ROWS = 4_096  # rows per record batch: bounds a worker's memory on any ledger size
 HEAD_ANCHOR_BYTES = 4096
 
-ENTRIES_SCHEMA = pa.schema(
+_ENTRIES_SCHEMA = decl.schema(
     [
-        pa.field("rel_path", pa.string(), nullable=False),
-        pa.field("session_id", pa.string()),
-        pa.field("agent_id", pa.string()),
-        pa.field("workspace_key", pa.string()),
-        pa.field("line_no", pa.int64(), nullable=False),
-        pa.field("offset_bytes", pa.int64(), nullable=False),
-        pa.field("size_bytes", pa.int64(), nullable=False),
-        pa.field("kind", pa.string()),
-        pa.field("id", pa.string()),
-        pa.field("parent_id", pa.string()),
-        pa.field("ts", pa.string()),
-        pa.field("ts_at", TIMESTAMP),
-        pa.field("prev_hash", pa.string()),
-        pa.field("line_sha256", pa.string()),
-        pa.field("chain_ok", pa.bool_()),
-        pa.field("chain_status", pa.string()),
-        pa.field("turn_no", pa.int64()),
-        pa.field("turn_id", pa.string()),
-        pa.field("role", pa.string()),
-        pa.field("control", pa.string()),
-        pa.field("is_directive", pa.bool_()),
-        pa.field("model", pa.string()),
-        pa.field("provider", pa.string()),
-        pa.field("stop_reason", pa.string()),
-        pa.field("input_tokens", pa.int64()),
-        pa.field("output_tokens", pa.int64()),
-        pa.field("cache_read_input_tokens", pa.int64()),
-        pa.field("cache_creation_input_tokens", pa.int64()),
-        pa.field("tool_use_count", pa.int64()),
-        pa.field("tool_result_count", pa.int64()),
-        pa.field("tool_result_bytes", pa.int64()),
-        pa.field("activity_kind", pa.string()),
-        pa.field("activity_label", pa.string()),
-        pa.field("purpose", pa.string()),
-        pa.field("attempt_count", pa.int64()),
-        pa.field("prefix_digest", pa.string()),
-        pa.field("prefix_tokens", pa.int64()),
-        pa.field("epoch", pa.int64()),
-        pa.field("app_version", pa.string()),
+        decl.field("rel_path", decl.string(), nullable=False),
+        decl.field("session_id", decl.string()),
+        decl.field("agent_id", decl.string()),
+        decl.field("workspace_key", decl.string()),
+        decl.field("line_no", decl.int64(), nullable=False),
+        decl.field("offset_bytes", decl.int64(), nullable=False),
+        decl.field("size_bytes", decl.int64(), nullable=False),
+        decl.field("kind", decl.string()),
+        decl.field("id", decl.string()),
+        decl.field("parent_id", decl.string()),
+        decl.field("ts", decl.string()),
+        decl.field("ts_at", TIMESTAMP),
+        decl.field("prev_hash", decl.string()),
+        decl.field("line_sha256", decl.string()),
+        decl.field("chain_ok", decl.bool_()),
+        decl.field("chain_status", decl.string()),
+        decl.field("turn_no", decl.int64()),
+        decl.field("turn_id", decl.string()),
+        decl.field("role", decl.string()),
+        decl.field("control", decl.string()),
+        decl.field("is_directive", decl.bool_()),
+        decl.field("model", decl.string()),
+        decl.field("provider", decl.string()),
+        decl.field("stop_reason", decl.string()),
+        decl.field("input_tokens", decl.int64()),
+        decl.field("output_tokens", decl.int64()),
+        decl.field("cache_read_input_tokens", decl.int64()),
+        decl.field("cache_creation_input_tokens", decl.int64()),
+        decl.field("tool_use_count", decl.int64()),
+        decl.field("tool_result_count", decl.int64()),
+        decl.field("tool_result_bytes", decl.int64()),
+        decl.field("activity_kind", decl.string()),
+        decl.field("activity_label", decl.string()),
+        decl.field("purpose", decl.string()),
+        decl.field("attempt_count", decl.int64()),
+        decl.field("prefix_digest", decl.string()),
+        decl.field("prefix_tokens", decl.int64()),
+        decl.field("epoch", decl.int64()),
+        decl.field("app_version", decl.string()),
         # duplication accounting (analyze): SHA-256 of the payload bytes after the envelope's kind, and
         # of the system prompt (header contract / capability binding) with its serialized size
-        pa.field("body_sha256", pa.string()),
-        pa.field("system_prompt_sha256", pa.string()),
-        pa.field("system_prompt_bytes", pa.int64()),
+        decl.field("body_sha256", decl.string()),
+        decl.field("system_prompt_sha256", decl.string()),
+        decl.field("system_prompt_bytes", decl.int64()),
         # a 7.0 ledger's frame (baseline7.md §3, §5): null on JSONL rows
-        pa.field("segment", pa.int64()),
-        pa.field("frame_index", pa.int64()),
-        pa.field("stored_bytes", pa.int64()),
-        pa.field("plain_bytes", pa.int64()),
-        pa.field("sealed", pa.bool_()),
+        decl.field("segment", decl.int64()),
+        decl.field("frame_index", decl.int64()),
+        decl.field("stored_bytes", decl.int64()),
+        decl.field("plain_bytes", decl.int64()),
+        decl.field("sealed", decl.bool_()),
         # whether vak's group commit syncs right after this frame (storage.commit; null when locked)
-        pa.field("commit_point", pa.bool_()),
+        decl.field("commit_point", decl.bool_()),
     ]
 )
 
 #: the ``entries`` columns only a 7.0 frame fills (:mod:`vakaudit.scan.frames7`)
 FRAME_COLUMNS = ("segment", "frame_index", "stored_bytes", "plain_bytes", "sealed", "commit_point")
 
-ENTRY_FIELDS_SCHEMA = pa.schema(
+_ENTRY_FIELDS_SCHEMA = decl.schema(
     [
-        pa.field("rel_path", pa.string(), nullable=False),
-        pa.field("session_id", pa.string()),
-        pa.field("kind", pa.string()),
-        pa.field("field", pa.string(), nullable=False),
-        pa.field("entry_count", pa.int64(), nullable=False),
-        pa.field("size_bytes", pa.int64(), nullable=False),
+        decl.field("rel_path", decl.string(), nullable=False),
+        decl.field("session_id", decl.string()),
+        decl.field("kind", decl.string()),
+        decl.field("field", decl.string(), nullable=False),
+        decl.field("entry_count", decl.int64(), nullable=False),
+        decl.field("size_bytes", decl.int64(), nullable=False),
     ]
 )
 
@@ -158,7 +162,7 @@ _ROW_COLUMNS = (
 )  # fmt: skip
 _N_COLS = len(_ROW_COLUMNS)
 # EntryCols.take gives these columns' buffers, then chain_ok's and ts_at's
-_BUFFER_TYPES = tuple(ENTRIES_SCHEMA.field(name).type for name in _ROW_COLUMNS) + (pa.bool_(), TIMESTAMP)
+_BUFFER_TYPES = tuple(_ENTRIES_SCHEMA.field(name).type for name in _ROW_COLUMNS) + (decl.bool_(), TIMESTAMP)
 
 # One read buffer per process, lent to one scan at a time: no fresh zero-filled buffer per ledger.
 # A buffer grown past _KEEP_READ_BYTES (a line longer than a chunk) is not kept.
@@ -627,7 +631,7 @@ class EntriesBuffer:
         self._marked = 0
         if self.cols is None:
             n, buffers, ts_other = self.native.take()
-            arrays = [arrow_column(t, n, c) for c, t in zip(buffers, _BUFFER_TYPES, strict=True)]
+            arrays = [arrow_column(arrow(t), n, c) for c, t in zip(buffers, _BUFFER_TYPES, strict=True)]
             # ts_at from the buffers when every ts is a plain vak timestamp (what timestamps() gives
             # them), else from ts as for the Python lists
             return _entries_batch(arrays[:-2], arrays[-2], runs, None if ts_other else arrays[-1])
@@ -639,6 +643,8 @@ class EntriesBuffer:
 
 def _run_column(values: list[str | None], counts: list[int]) -> pa.Array:
     """A string column holding ``values[i]`` (as tables show it) on ``counts[i]`` consecutive rows."""
+    import pyarrow as pa
+
     return repeated([None if v is None else shown(v) for v in values], counts, pa.string())
 
 
@@ -647,6 +653,8 @@ def _entries_batch(
 ) -> pa.RecordBatch:
     """One ``ENTRIES_SCHEMA`` batch from the row columns (Arrow arrays or Python lists, in the order of
     ``_ROW_COLUMNS``), chain_ok, the runs of rows per file and ts_at (None: derived from ts)."""
+    import pyarrow as pa
+
     counts = [n for _, n in runs]
     arrays: dict[str, Any] = dict(zip(_ROW_COLUMNS, cols, strict=True))
     ts = arrays["ts"]
@@ -657,18 +665,20 @@ def _entries_batch(
         arrays[name] = _run_column([f[i] for f, _ in runs], counts)
     n_rows = sum(counts)
     for name in FRAME_COLUMNS:
-        arrays[name] = pa.nulls(n_rows, ENTRIES_SCHEMA.field(name).type)
+        arrays[name] = pa.nulls(n_rows, _ENTRIES_SCHEMA.arrow().field(name).type)
     return pa.RecordBatch.from_arrays(
         [
             a if isinstance(a, pa.Array) else pa.array(a, f.type)
-            for a, f in zip((arrays[f.name] for f in ENTRIES_SCHEMA), ENTRIES_SCHEMA, strict=True)
+            for a, f in zip((arrays[f.name] for f in _ENTRIES_SCHEMA.arrow()), _ENTRIES_SCHEMA.arrow(), strict=True)
         ],
-        schema=ENTRIES_SCHEMA,
+        schema=_ENTRIES_SCHEMA.arrow(),
     )
 
 
 def fields_table(scanners: Iterable[LedgerScanner]) -> pa.Table:
     """The ``entry_fields`` rows of what ``scanners`` read: file by file, by kind then field."""
+    import pyarrow as pa
+
     rel: list[str] = []
     sid: list[str | None] = []
     kinds: list[str | None] = []
@@ -684,7 +694,7 @@ def fields_table(scanners: Iterable[LedgerScanner]) -> pa.Table:
             names.append(name)
             counts.append(count)
             sizes.append(size)
-    return pa.table([rel, sid, kinds, names, counts, sizes], schema=ENTRY_FIELDS_SCHEMA)
+    return pa.table([rel, sid, kinds, names, counts, sizes], schema=_ENTRY_FIELDS_SCHEMA.arrow())
 
 
 _CHAIN_OK_BY_VALUE: dict[str | None, bool] = {s.value: ok for s, ok in _CHAIN_OK.items()}
@@ -733,7 +743,7 @@ KIND = ArtifactKind(
     ),
     registry_class=RegistryClass.LEDGER,
     description=__doc__,
-    schema=ENTRIES_SCHEMA,
+    declared_schema=_ENTRIES_SCHEMA,
     reader=read_entries,
     append_only=True,
     priority=20,
@@ -757,3 +767,5 @@ KIND = ArtifactKind(
         ),
     ),
 )
+
+__getattr__ = decl.exports(__name__, ENTRIES_SCHEMA=_ENTRIES_SCHEMA, ENTRY_FIELDS_SCHEMA=_ENTRY_FIELDS_SCHEMA)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Discipline,
@@ -28,19 +28,22 @@ from vakaudit.artifacts._files import parent_name
 from vakaudit.artifacts._markdown import scan_document
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 
-SCHEMA = pa.schema(
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_SCHEMA = decl.schema(
     [
-        pa.field("rel_path", pa.string(), nullable=False),
-        pa.field("home_scope", pa.string(), nullable=False),
-        pa.field("proposals_scope", pa.string()),  # the <wskey> directory
-        pa.field("proposal_id", pa.string()),  # file stem, or the id in the trailing comment
-        pa.field("name", pa.string()),
-        pa.field("description", pa.string()),
-        pa.field("duplicate_of", pa.string()),
-        pa.field("proposed_by", pa.string()),  # session
-        pa.field("proposed_at", TIMESTAMP),
-        pa.field("size_bytes", pa.int64(), nullable=False),
-        pa.field("line_count", pa.int64(), nullable=False),
+        decl.field("rel_path", decl.string(), nullable=False),
+        decl.field("home_scope", decl.string(), nullable=False),
+        decl.field("proposals_scope", decl.string()),  # the <wskey> directory
+        decl.field("proposal_id", decl.string()),  # file stem, or the id in the trailing comment
+        decl.field("name", decl.string()),
+        decl.field("description", decl.string()),
+        decl.field("duplicate_of", decl.string()),
+        decl.field("proposed_by", decl.string()),  # session
+        decl.field("proposed_at", TIMESTAMP),
+        decl.field("size_bytes", decl.int64(), nullable=False),
+        decl.field("line_count", decl.int64(), nullable=False),
     ]
 )
 
@@ -49,6 +52,8 @@ _TRAILER = re.compile(r"<!--\s*proposed-by:\s*(\S+)\s+at\s+(\S+?);\s*proposal id
 
 def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
     """One row per proposal file."""
+    import pyarrow as pa
+
     if not ctx.rel_path.endswith(".md"):
         return
     doc = scan_document(ctx, b"proposed-by:")
@@ -68,7 +73,7 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
         "size_bytes": doc.size_bytes,
         "line_count": doc.line_count,
     }
-    yield pa.RecordBatch.from_pylist([row], schema=SCHEMA)
+    yield pa.RecordBatch.from_pylist([row], schema=_SCHEMA.arrow())
 
 
 KIND = ArtifactKind(
@@ -88,7 +93,9 @@ KIND = ArtifactKind(
     ),
     registry_class=RegistryClass.DOCUMENT,
     description=__doc__,
-    schema=SCHEMA,
+    declared_schema=_SCHEMA,
     reader=reader,
     priority=5,  # the whole tree is this kind's
 )
+
+__getattr__ = decl.exports(__name__, SCHEMA=_SCHEMA)

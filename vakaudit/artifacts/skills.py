@@ -11,9 +11,9 @@ only count in the file table.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Baseline7,
@@ -26,21 +26,26 @@ from vakaudit.artifacts._base import (
 from vakaudit.artifacts._files import parent_name
 from vakaudit.artifacts._markdown import scan_document
 
-SCHEMA = pa.schema(
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_SCHEMA = decl.schema(
     [
-        pa.field("rel_path", pa.string(), nullable=False),
-        pa.field("home_scope", pa.string(), nullable=False),
-        pa.field("skill_dir", pa.string()),  # the <name> directory
-        pa.field("name", pa.string()),
-        pa.field("description", pa.string()),
-        pa.field("size_bytes", pa.int64(), nullable=False),
-        pa.field("line_count", pa.int64(), nullable=False),
+        decl.field("rel_path", decl.string(), nullable=False),
+        decl.field("home_scope", decl.string(), nullable=False),
+        decl.field("skill_dir", decl.string()),  # the <name> directory
+        decl.field("name", decl.string()),
+        decl.field("description", decl.string()),
+        decl.field("size_bytes", decl.int64(), nullable=False),
+        decl.field("line_count", decl.int64(), nullable=False),
     ]
 )
 
 
 def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
     """One row per SKILL.md."""
+    import pyarrow as pa
+
     if ctx.rel_path.rsplit("/", 1)[-1] != "SKILL.md":
         return
     doc = scan_document(ctx)
@@ -54,7 +59,7 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
         "size_bytes": doc.size_bytes,
         "line_count": doc.line_count,
     }
-    yield pa.RecordBatch.from_pylist([row], schema=SCHEMA)
+    yield pa.RecordBatch.from_pylist([row], schema=_SCHEMA.arrow())
 
 
 KIND = ArtifactKind(
@@ -75,7 +80,9 @@ KIND = ArtifactKind(
     v7=Baseline7(('**/skills/**',), (11, 54, 60), vak_class='Desired', owner='vak-core'),
     registry_class=RegistryClass.CONFIG,
     description=__doc__,
-    schema=SCHEMA,
+    declared_schema=_SCHEMA,
     reader=reader,
     priority=6,  # the whole tree is this kind's, `.vak/skills` included (beats the .vak config tree)
 )
+
+__getattr__ = decl.exports(__name__, SCHEMA=_SCHEMA)

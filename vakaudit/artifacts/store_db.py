@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from vakaudit._sqlite import ROW_LIMIT, TIME_BUDGET_S, open_private_copy
+from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import (
     ArtifactKind,
     Discipline,
@@ -34,22 +34,25 @@ from vakaudit.artifacts._base import (
 )
 from vakaudit.findings import Finding, FindingCode, Severity
 
-SCHEMA = pa.schema(
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_SCHEMA = decl.schema(
     [
-        pa.field("rel_path", pa.string(), nullable=False),
-        pa.field("home_scope", pa.string(), nullable=False),
-        pa.field("object_name", pa.string(), nullable=False),  # b-tree name, or (freelist) / (database)
-        pa.field("object_type", pa.string()),  # table | index | virtual | shadow | freelist | database
-        pa.field("tbl_name", pa.string()),  # the table an index belongs to / the FTS table of a shadow
-        pa.field("row_count", pa.int64()),  # tables only
-        pa.field("page_count", pa.int64()),
-        pa.field("size_bytes", pa.int64()),  # pages × page size
-        pa.field("payload_bytes", pa.int64()),
-        pa.field("unused_bytes", pa.int64()),
-        pa.field("page_size", pa.int64()),
-        pa.field("schema_version", pa.string()),  # meta 'schema' (v2) or 'version' (v1)
-        pa.field("size_method", pa.string()),  # dbstat | page_count
-        pa.field("wal_bytes", pa.int64()),  # size of store.db-wal beside it: frames these rows do not see
+        decl.field("rel_path", decl.string(), nullable=False),
+        decl.field("home_scope", decl.string(), nullable=False),
+        decl.field("object_name", decl.string(), nullable=False),  # b-tree name, or (freelist) / (database)
+        decl.field("object_type", decl.string()),  # table | index | virtual | shadow | freelist | database
+        decl.field("tbl_name", decl.string()),  # the table an index belongs to / the FTS table of a shadow
+        decl.field("row_count", decl.int64()),  # tables only
+        decl.field("page_count", decl.int64()),
+        decl.field("size_bytes", decl.int64()),  # pages × page size
+        decl.field("payload_bytes", decl.int64()),
+        decl.field("unused_bytes", decl.int64()),
+        decl.field("page_size", decl.int64()),
+        decl.field("schema_version", decl.string()),  # meta 'schema' (v2) or 'version' (v1)
+        decl.field("size_method", decl.string()),  # dbstat | page_count
+        decl.field("wal_bytes", decl.int64()),  # size of store.db-wal beside it: frames these rows do not see
     ]
 )
 
@@ -186,6 +189,8 @@ def _rows(con: sqlite3.Connection, ctx: ReadContext) -> list[dict[str, object]]:
 
 def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
     """One row per b-tree of a ``store.db`` file; its companions give no rows."""
+    import pyarrow as pa
+
     if not ctx.rel_path.endswith("store.db"):
         return
     try:
@@ -213,7 +218,7 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
             )
         )
     if rows:
-        yield pa.RecordBatch.from_pylist(rows, schema=SCHEMA)
+        yield pa.RecordBatch.from_pylist(rows, schema=_SCHEMA.arrow())
 
 
 KIND = ArtifactKind(
@@ -234,7 +239,9 @@ KIND = ArtifactKind(
     ),
     registry_class=RegistryClass.DERIVED,
     description=__doc__,
-    schema=SCHEMA,
+    declared_schema=_SCHEMA,
     reader=reader,
     priority=10,  # beats the generic cache-directory kind
 )
+
+__getattr__ = decl.exports(__name__, SCHEMA=_SCHEMA)

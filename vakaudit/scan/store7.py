@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
+from vakaudit.artifacts import _declare as decl
 from vakaudit.errors import ObjectUnavailableError
 from vakaudit.findings import Finding
 from vakaudit.scan.walk import HomeFile, has_tenants_tree
@@ -24,52 +24,55 @@ from vakaudit.storage import KeyRing, Store, TenantKeys
 from vakaudit.storage.documents import DOC_PREFIX, FORGOTTEN, document_scope, document_versions
 from vakaudit.storage.objects import StoreListing, is_object_id, object_rel_path
 
-OBJECTS_SCHEMA = pa.schema(
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_OBJECTS_SCHEMA = decl.schema(
     [
-        pa.field("tenant", pa.string(), nullable=False),
-        pa.field("object_id", pa.string(), nullable=False),
-        pa.field("rel_path", pa.string()),
-        pa.field("stored_bytes", pa.int64()),
-        pa.field("scopes", pa.list_(pa.string()), nullable=False),
-        pa.field("referenced_by", pa.list_(pa.string()), nullable=False),
+        decl.field("tenant", decl.string(), nullable=False),
+        decl.field("object_id", decl.string(), nullable=False),
+        decl.field("rel_path", decl.string()),
+        decl.field("stored_bytes", decl.int64()),
+        decl.field("scopes", decl.list_(decl.string()), nullable=False),
+        decl.field("referenced_by", decl.list_(decl.string()), nullable=False),
     ]
 )
 
-REFS_SCHEMA = pa.schema(
+_REFS_SCHEMA = decl.schema(
     [
-        pa.field("tenant", pa.string(), nullable=False),
-        pa.field("rel_path", pa.string(), nullable=False),
-        pa.field("name", pa.string(), nullable=False),
-        pa.field("generation", pa.int64(), nullable=False),
-        pa.field("epoch", pa.int64(), nullable=False),
-        pa.field("target", pa.string()),
-        pa.field("target_bytes", pa.int64(), nullable=False),
-        pa.field("target_object_id", pa.string()),
+        decl.field("tenant", decl.string(), nullable=False),
+        decl.field("rel_path", decl.string(), nullable=False),
+        decl.field("name", decl.string(), nullable=False),
+        decl.field("generation", decl.int64(), nullable=False),
+        decl.field("epoch", decl.int64(), nullable=False),
+        decl.field("target", decl.string()),
+        decl.field("target_bytes", decl.int64(), nullable=False),
+        decl.field("target_object_id", decl.string()),
     ]
 )
 
-DOCUMENTS_SCHEMA = pa.schema(
+_DOCUMENTS_SCHEMA = decl.schema(
     [
-        pa.field("tenant", pa.string(), nullable=False),
-        pa.field("name", pa.string(), nullable=False),
-        pa.field("scope", pa.string(), nullable=False),
-        pa.field("forgotten", pa.bool_(), nullable=False),
-        pa.field("version_id", pa.string()),
-        pa.field("content_id", pa.string()),
-        pa.field("seq", pa.int64()),
-        pa.field("content_bytes", pa.int64()),
-        pa.field("version_count", pa.int64()),
+        decl.field("tenant", decl.string(), nullable=False),
+        decl.field("name", decl.string(), nullable=False),
+        decl.field("scope", decl.string(), nullable=False),
+        decl.field("forgotten", decl.bool_(), nullable=False),
+        decl.field("version_id", decl.string()),
+        decl.field("content_id", decl.string()),
+        decl.field("seq", decl.int64()),
+        decl.field("content_bytes", decl.int64()),
+        decl.field("version_count", decl.int64()),
     ]
 )
 
 #: the tables of a 7.0 home's tenant stores, with what one row is
-STORE_TABLES: dict[str, tuple[pa.Schema, str]] = {
+_STORE_TABLES: dict[str, tuple[decl.DSchema, str]] = {
     "objects": (
-        OBJECTS_SCHEMA,
+        _OBJECTS_SCHEMA,
         "one row per object of a 7.0 tenant store (a body on disk or a grant directory without one)",
     ),
-    "refs": (REFS_SCHEMA, "one row per ref of a 7.0 tenant store's `refs.db`"),
-    "documents": (DOCUMENTS_SCHEMA, "one row per Document (`doc/` ref) of a 7.0 tenant store"),
+    "refs": (_REFS_SCHEMA, "one row per ref of a 7.0 tenant store's `refs.db`"),
+    "documents": (_DOCUMENTS_SCHEMA, "one row per Document (`doc/` ref) of a 7.0 tenant store"),
 }
 
 STORE_COLUMN_NOTES: dict[tuple[str, str], str] = {
@@ -141,7 +144,7 @@ def store_listing(files: Iterable[HomeFile] | None, store_rel: str) -> StoreList
 def read_store_tables(root: Path, keys: KeyRing | None = None, files: Iterable[HomeFile] | None = None) -> StoreTables:
     """The ``objects``, ``refs`` and ``documents`` rows of every tenant store of the home ``root``
     (``files``: a walk of the home already made, whose listing of the stores is used)."""
-    rows: dict[str, list[dict]] = {name: [] for name in STORE_TABLES}
+    rows: dict[str, list[dict]] = {name: [] for name in _STORE_TABLES}
     findings: list[Finding] = []
     files = None if files is None else list(files)
     for tenant in tenant_dirs(root):
@@ -152,7 +155,7 @@ def read_store_tables(root: Path, keys: KeyRing | None = None, files: Iterable[H
         store = Store(store_dir, keys, rel_dir=rel, listing=store_listing(files, rel))
         _tenant_rows(store, tenant.name, rows)
         findings.extend(store.findings)
-    return StoreTables({name: _table(rows[name], STORE_TABLES[name][0]) for name in STORE_TABLES}, findings)
+    return StoreTables({name: _table(rows[name], _STORE_TABLES[name][0].arrow()) for name in _STORE_TABLES}, findings)
 
 
 def _tenant_rows(store: Store, tenant: str, rows: dict[str, list[dict]]) -> None:
@@ -211,6 +214,8 @@ def _document_row(store: Store, tenant: str, doc: str, target: bytes, referenced
 def with_entry_references(objects: pa.Table, referenced: dict[str, list[str]]) -> pa.Table:
     """``objects`` with each object's ``referenced_by`` extended by the ledger entries naming it
     (``entry:<segment rel_path>#<frame_index>``, read from unlocked frames), sorted like the rest."""
+    import pyarrow as pa
+
     if not referenced or not objects.num_rows:
         return objects
     ids = objects["object_id"].to_pylist()
@@ -221,4 +226,9 @@ def with_entry_references(objects: pa.Table, referenced: dict[str, list[str]]) -
 
 
 def _table(rows: list[dict], schema: pa.Schema) -> pa.Table:
+    import pyarrow as pa
+
     return pa.Table.from_pylist(rows, schema=schema) if rows else schema.empty_table()
+
+__getattr__ = decl.exports(__name__, OBJECTS_SCHEMA=_OBJECTS_SCHEMA, REFS_SCHEMA=_REFS_SCHEMA,
+                           DOCUMENTS_SCHEMA=_DOCUMENTS_SCHEMA, STORE_TABLES=_STORE_TABLES)

@@ -11,11 +11,13 @@ from __future__ import annotations
 import pyarrow as pa
 
 from vakaudit.artifacts import all_kinds
-from vakaudit.artifacts._timestamps import TIMESTAMP
+from vakaudit.artifacts._timestamps import TIMESTAMP as _TIMESTAMP
 from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA, ENTRY_FIELDS_SCHEMA
 from vakaudit.findings import FINDINGS_SCHEMA
 from vakaudit.scan.chains7 import CHAIN_COLUMN_NOTES, CHAIN_TABLES
 from vakaudit.scan.store7 import STORE_COLUMN_NOTES, STORE_TABLES
+
+TS = _TIMESTAMP.arrow()  # the pyarrow type of every ``*_at`` column
 
 FILES_SCHEMA = pa.schema(
     [
@@ -25,7 +27,7 @@ FILES_SCHEMA = pa.schema(
         pa.field("file_type", pa.string(), nullable=False),
         pa.field("size_bytes", pa.int64(), nullable=False),
         pa.field("allocated_bytes", pa.int64(), nullable=False),
-        pa.field("mtime", TIMESTAMP),
+        pa.field("mtime", TS),
         pa.field("mtime_ns", pa.int64(), nullable=False),
         pa.field("inode", pa.int64()),
         pa.field("home_scope", pa.string(), nullable=False),
@@ -44,8 +46,8 @@ TURNS_SCHEMA = pa.schema(
         pa.field("workspace_key", pa.string()),
         pa.field("turn_no", pa.int64(), nullable=False),
         pa.field("turn_id", pa.string()),
-        pa.field("started_at", TIMESTAMP),
-        pa.field("ended_at", TIMESTAMP),
+        pa.field("started_at", TS),
+        pa.field("ended_at", TS),
         pa.field("entry_count", pa.int64(), nullable=False),
         pa.field("size_bytes", pa.int64(), nullable=False),
         pa.field("binding_bytes", pa.int64(), nullable=False),
@@ -76,8 +78,8 @@ SESSIONS_SCHEMA = pa.schema(
         pa.field("app_version", pa.string()),
         pa.field("provider", pa.string()),
         pa.field("model", pa.string()),
-        pa.field("first_at", TIMESTAMP),
-        pa.field("last_at", TIMESTAMP),
+        pa.field("first_at", TS),
+        pa.field("last_at", TS),
         pa.field("entry_count", pa.int64(), nullable=False),
         pa.field("turn_count", pa.int64(), nullable=False),
         pa.field("size_bytes", pa.int64(), nullable=False),
