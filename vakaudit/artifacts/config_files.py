@@ -26,7 +26,6 @@ legacy ``coworking/`` and ``mail-calendar/``), plus ``social-x-usage.json``.
 from __future__ import annotations
 
 import stat
-import tomllib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -164,6 +163,8 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
         if data is None:
             ctx.emit(too_large(ctx, CAP_BYTES))
         else:
+            import tomllib
+
             try:
                 doc = orjson.loads(data) if fmt == "json" else tomllib.loads(data.decode("utf-8"))
             except (orjson.JSONDecodeError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
