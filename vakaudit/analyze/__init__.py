@@ -28,10 +28,11 @@ from typing import Any
 
 from vakaudit.analyze import projection as _projection
 from vakaudit.analyze import readscale
-from vakaudit.analyze._open import LEDGER_KIND, ScanReused, open_scan, resolve_scan, scan_home_of
+from vakaudit.analyze._open import ScanReused, open_scan, resolve_scan, scan_home_of
 from vakaudit.analyze.metrics import MetricResult, metric_names, run_metric
 from vakaudit.analyze.projection import NON_GROWING_GROUPS, ArtifactGrowth, HomeRates, Projection, project
 from vakaudit.analyze.scorecard import Scorecard, build_scorecard
+from vakaudit.artifacts import LEDGER_KIND
 from vakaudit.scan.manifest import read_manifest
 
 HEADLINE_SOURCES = {

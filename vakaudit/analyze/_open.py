@@ -20,15 +20,13 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from vakaudit.artifacts._base import V7_LAYOUTS, Discipline
+from vakaudit.artifacts._base import LEDGER_KIND, V7_LAYOUTS, Discipline
 from vakaudit.errors import HomeNotFoundError, ScanError
 from vakaudit.scan.manifest import MANIFEST, is_scan_dir, read_manifest
 from vakaudit.scan.result import open_scan as read_scan
 from vakaudit.scan.result import sql_str as _sql_str
 from vakaudit.scan.result import table_views
 from vakaudit.storage.commit import REQUEST_REF_PREFIX, SEAL_SYNCS, commit_point_sql
-
-LEDGER_KIND = "session_ledger"
 
 
 def _quote(name: str) -> str:

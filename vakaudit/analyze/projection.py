@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from vakaudit.artifacts import get_kind
+from vakaudit.artifacts import LEDGER_KIND, get_kind
 from vakaudit.storage.segments import ROTATE_BYTES
 
 MIB = 1024 * 1024
@@ -235,7 +235,7 @@ def project(
     rates: HomeRates,
     *,
     turns: Iterable[int] = DEFAULT_TURNS,
-    ledger_kind: str = "session_ledger",
+    ledger_kind: str = LEDGER_KIND,
     ledger_without_bindings_bytes: int | None = None,
     gb: Iterable[float] = DEFAULT_GB,
     layout: str | None = None,

@@ -17,6 +17,7 @@ import threading
 from functools import lru_cache
 
 from vakaudit.artifacts._base import (
+    LEDGER_KIND,
     ArtifactKind,
     Baseline7,
     Bound,
@@ -35,6 +36,7 @@ __all__ = [
     "Bound",
     "Discipline",
     "DuplicateKindError",
+    "LEDGER_KIND",
     "ReadContext",
     "RegistryClass",
     "UNCLASSIFIED",

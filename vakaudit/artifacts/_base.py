@@ -110,6 +110,11 @@ class WriteCard:
     levers: tuple[str, ...] = ()  # the reference report's growth levers that act on these writes
 
 
+#: The session ledger kind's name: its table is ``entries`` (JSONL lines and 7.0 frames alike). Every
+#: module that treats the ledger apart from the side files names it through this.
+LEDGER_KIND = "session_ledger"
+
+
 #: The on-disk layouts (home.md §0.1): G1 and G2 are the JSONL-era homes, G3 the 7.0 data baseline.
 JSONL_LAYOUTS: tuple[str, ...] = ("g1", "g2")
 V7_LAYOUTS: tuple[str, ...] = ("g3",)

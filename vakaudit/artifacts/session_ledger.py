@@ -38,6 +38,7 @@ import orjson
 from vakaudit._native import arrow_column, linescan
 from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import (
+    LEDGER_KIND,
     ArtifactKind,
     Baseline7,
     Discipline,
@@ -726,7 +727,7 @@ def read_entries(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
 
 
 KIND = ArtifactKind(
-    name="session_ledger",
+    name=LEDGER_KIND,
     title="Session ledgers",
     patterns=("**/sessions/*/*.jsonl",),
     card=WriteCard(

@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         baseline) and path patterns."""
         import json
 
-        from vakaudit.artifacts import all_kinds
+        from vakaudit.artifacts import LEDGER_KIND, all_kinds
 
         kinds = all_kinds()
         if json_out:
@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
                         "secret": k.secret,
                         "table": None
                         if k.schema is None
-                        else ("entries" if k.name == "session_ledger" else k.name),
+                        else ("entries" if k.name == LEDGER_KIND else k.name),
                         "columns": [] if k.schema is None else k.schema.names,
                         "card": {
                             "writer": k.card.writer,

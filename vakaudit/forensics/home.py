@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vakaudit.artifacts import ReadContext
+from vakaudit.artifacts import LEDGER_KIND, ReadContext
 from vakaudit.findings import Finding, FindingCode, FindingFold, Severity, folded_count
 from vakaudit.forensics.crosscheck import RAW_KINDS, CrossCollector
 from vakaudit.ledger.policy import TornPolicy, regrade, severity_of
@@ -112,7 +112,7 @@ class _Ticker:
         if progress is None:
             self.files_total = self.bytes_total = 0
             return
-        read = [hf for hf in files if hf.should_read and (hf.kind.name == "session_ledger" or hf.kind.reader is not None)]
+        read = [hf for hf in files if hf.should_read and (hf.kind.name == LEDGER_KIND or hf.kind.reader is not None)]
         self.files_total = len(read)
         self.bytes_total = sum(hf.size_bytes for hf in read)
         self._dir_bytes: dict[str, int] = {}
@@ -192,7 +192,7 @@ def verify_home(
         if not hf.should_read:  # 7.0 segments are not JSONL: their verification is the frame chain's
             return
         name = hf.kind.name
-        if name == "session_ledger":
+        if name == LEDGER_KIND:
             sid = hf.session_id or Path(hf.rel_path).stem
             done = _take(pending.pop(hf.rel_path, None))
             if done is not None:  # verified by a worker: replay its entries into the collector
@@ -264,7 +264,7 @@ def _start_workers(root, files, torn, deep, cross, jobs) -> tuple[Any, dict[str,
     (line bytes only for :data:`~vakaudit.forensics.crosscheck.RAW_KINDS`), replayed into the collector
     in walk order, so the cross checks see exactly what a verification in this process would have fed
     them. ``(None, {})`` when the ledgers are verified in this process."""
-    ledgers = [hf for hf in files if hf.should_read and hf.kind.name == "session_ledger"]
+    ledgers = [hf for hf in files if hf.should_read and hf.kind.name == LEDGER_KIND]
     if jobs is not None:
         n = jobs
     elif sum(hf.size_bytes for hf in ledgers) < PARALLEL_MIN_BYTES:

@@ -30,6 +30,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from vakaudit.artifacts import LEDGER_KIND
 from vakaudit.artifacts._timestamps import ts_us
 from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
 from vakaudit.names import shown
@@ -148,7 +149,7 @@ def iter_timeline_rows(
             continue
         if progress is not None:
             progress(rel, hf.size_bytes)
-        ledger = hf.kind.name == "session_ledger"
+        ledger = hf.kind.name == LEDGER_KIND
         try:
             fd = open_evidence(root / hf.rel_path)
         except OSError:

@@ -102,7 +102,7 @@ def read_chain_tables(root: Path, files: list, keys: KeyRing | None = None, *,
     open ``.log`` that only grew is read from its last verified frame. A chain row depends on its
     frame alone, so unlike a ledger's it is kept whether or not the frame was readable, as long as
     this scan opens the chain the way the last one did (with or without its key)."""
-    from vakaudit.scan.frames7 import LEDGER_SEGMENT_KIND, segment_states, tenant_keys, trusted_segments
+    from vakaudit.scan.frames7 import LEDGER_KIND, segment_states, tenant_keys, trusted_segments
     from vakaudit.scan.store7 import chain_key
 
     tenants = tenant_keys(root, keys)
@@ -113,7 +113,7 @@ def read_chain_tables(root: Path, files: list, keys: KeyRing | None = None, *,
             by_dir.setdefault(hf.rel_path.rsplit("/", 1)[0], []).append(hf)
     out = ChainTables({})
     parts: dict[str, list[pa.Table]] = {}
-    for rel_dir, hf in chain_dirs(files, LEDGER_SEGMENT_KIND).items():
+    for rel_dir, hf in chain_dirs(files, LEDGER_KIND).items():
         key = chain_key(root / rel_dir, rel_dir, tenants)
         resume: dict = {}
         kept: dict = {}

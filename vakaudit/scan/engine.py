@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from vakaudit.artifacts import LEDGER_KIND
 from vakaudit.artifacts.session_ledger import ENTRY_FIELDS_SCHEMA
 from vakaudit.errors import UsageError
 from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
@@ -87,7 +88,7 @@ from vakaudit.scan.parts import (
 from vakaudit.scan.plan import _group, _Item, _load_manifest, _plan, default_out
 from vakaudit.scan.result import ScanResult
 from vakaudit.scan.store7 import STORE_TABLES, read_store_tables, with_entry_references
-from vakaudit.scan.tables import CORE_TABLES, FILES_SCHEMA, LEDGER_KIND, all_tables
+from vakaudit.scan.tables import CORE_TABLES, FILES_SCHEMA, all_tables
 from vakaudit.scan.walk import detect_layout, has_tenants_tree, iter_home_files, resolve_home
 from vakaudit.scan.worker import _named, _run_task
 

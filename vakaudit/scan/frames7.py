@@ -21,6 +21,7 @@ from pathlib import Path
 import orjson
 import pyarrow as pa
 
+from vakaudit.artifacts import LEDGER_KIND
 from vakaudit.artifacts.session_ledger import (
     BLANK_FIELD,
     ENTRIES_SCHEMA,
@@ -37,7 +38,6 @@ from vakaudit.storage.commit import commit_point, is_commit_point
 from vakaudit.storage.frames import HASH_LEN
 
 #: a conversation directory holds its ledger's segments (baseline7.md §8)
-LEDGER_SEGMENT_KIND = "session_ledger"
 #: the entry_fields pseudo-fields that hold a line's terminator (exactly one per line)
 _LINE_FIELDS = (ENVELOPE_FIELD, UNPARSED_FIELD, BLANK_FIELD)
 #: the ``entries`` part holding every frame row of a 7.0 home (rewritten on every scan)
@@ -380,7 +380,7 @@ def ledger_dirs(files: list) -> list[str]:
     """Directories (relative to the home) of the session ledger kind's segment files, sorted."""
     dirs = set()
     for hf in files:
-        if hf.kind.name == LEDGER_SEGMENT_KIND and hf.file_type == "file" and "/" in hf.rel_path:
+        if hf.kind.name == LEDGER_KIND and hf.file_type == "file" and "/" in hf.rel_path:
             parent, name = hf.rel_path.rsplit("/", 1)
             if name.startswith("seg-"):
                 dirs.add(parent)

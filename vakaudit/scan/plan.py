@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vakaudit.artifacts import LEDGER_KIND
 from vakaudit.errors import ScanError, UsageError
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.outputs import check_output
@@ -26,7 +27,6 @@ from vakaudit.scan.manifest import (
     read_manifest,
     scan_unfinished,
 )
-from vakaudit.scan.tables import LEDGER_KIND
 from vakaudit.scan.walk import HomeFile
 
 SMALL_TASK_FILES = 256  # files bundled into one task at most

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts import all_kinds
+from vakaudit.artifacts import LEDGER_KIND, all_kinds
 from vakaudit.artifacts._timestamps import TIMESTAMP as _TIMESTAMP
 from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA, ENTRY_FIELDS_SCHEMA
 from vakaudit.findings import FINDINGS_SCHEMA
@@ -123,7 +123,6 @@ CORE_TABLES: dict[str, tuple[pa.Schema, str]] = {
 }
 
 #: the session ledger kind's rows are the ``entries`` table
-LEDGER_KIND = "session_ledger"
 
 COLUMN_NOTES: dict[tuple[str, str], str] = {
     ("files", "kind"): "artifact kind (`vakaudit kinds`); `unclassified` when no kind claims the path",

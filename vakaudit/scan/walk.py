@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vakaudit.artifacts import UNCLASSIFIED, ArtifactKind, classify
+from vakaudit.artifacts import LEDGER_KIND, UNCLASSIFIED, ArtifactKind, classify
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.names import shown
 from vakaudit.scan.paths import default_home, open_read_only, resolve_home
@@ -104,7 +104,7 @@ def detect_layout(home: str | os.PathLike[str], files: list[HomeFile] | None = N
         return "g3"
     for hf in files if files is not None else iter_home_files(root, layout="g1"):
         kind = hf.kind
-        if not hf.readable or kind.name in (UNCLASSIFIED, "session_ledger") or kind.reader is None:
+        if not hf.readable or kind.name in (UNCLASSIFIED, LEDGER_KIND) or kind.reader is None:
             continue
         if not hf.rel_path.endswith(".jsonl"):
             continue

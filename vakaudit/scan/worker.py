@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from vakaudit.artifacts import get_kind
+from vakaudit.artifacts import LEDGER_KIND, get_kind
 from vakaudit.artifacts._base import ReadContext
 from vakaudit.artifacts._jsonl import Bundle, Bundled
 from vakaudit.artifacts.session_ledger import (
@@ -35,7 +35,6 @@ from vakaudit.names import shown
 from vakaudit.scan.manifest import ScanState, _ItemResult
 from vakaudit.scan.parts import PARQUET_COMPRESSION, SIDE_DICTIONARY, _EntriesPart
 from vakaudit.scan.plan import _file_key, _Item, _violation
-from vakaudit.scan.tables import LEDGER_KIND
 from vakaudit.scan.walk import open_read_only
 
 SIDE_PART_BYTES = 1 << 20  # side files whose rows take this many Arrow bytes stream into their own part

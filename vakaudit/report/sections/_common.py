@@ -33,7 +33,6 @@ GROUP_TITLES = {
     "other": "Locks, logs and everything else",
 }
 
-LEDGER_KIND = "session_ledger"
 
 
 def kind_title(kinds: dict[str, Any], name: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vakaudit.artifacts import all_kinds
+from vakaudit.artifacts import LEDGER_KIND, all_kinds
 from vakaudit.artifacts._base import V7_LAYOUTS
 from vakaudit.report.inputs import ReportInputs
 from vakaudit.report.sections._common import by_key
@@ -140,7 +140,7 @@ def build(inputs: ReportInputs) -> Levers:
                 Figure("bindings", w.get("binding_share"), "share", "of ledger bytes"),
                 Figure(
                     f"ledger at {nlast:,} turns" if nlast else "ledger",
-                    projected.get("session_ledger"),
+                    projected.get(LEDGER_KIND),
                     "bytes",
                 ),
             ],
@@ -149,7 +149,7 @@ def build(inputs: ReportInputs) -> Levers:
                 Figure("repeated bindings removed", w.get("repeated_bindings"), "count"),
                 Figure(
                     f"ledger at {nlast:,} turns" if nlast else "ledger",
-                    projected.get("session_ledger_without_repeated_bindings"),
+                    projected.get(f"{LEDGER_KIND}_without_repeated_bindings"),
                     "bytes",
                 ),
             ],
@@ -404,8 +404,8 @@ def _scale_points(
             )
         )  # fmt: skip
         total = float(inputs.analysis.projection.total_bytes.get(str(nlast)) or 0)
-        ledger_save = float(projected.get("session_ledger") or 0) - float(
-            projected.get("session_ledger_without_repeated_bindings") or projected.get("session_ledger") or 0
+        ledger_save = float(projected.get(LEDGER_KIND) or 0) - float(
+            projected.get(f"{LEDGER_KIND}_without_repeated_bindings") or projected.get(LEDGER_KIND) or 0
         )
         ck_proj = float(projected.get("checkpoints") or 0)
         ratio = (dedupe["b"] / entries["b"]) if dedupe and entries.get("b") else 1.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vakaudit.artifacts import LEDGER_KIND
 from vakaudit.report.inputs import ReportInputs
 
 TITLE = "What was measured"
@@ -68,7 +69,7 @@ def build(inputs: ReportInputs) -> Masthead:
         "SELECT coalesce(app_version, 'unknown') AS app_version, count(*) AS sessions FROM sessions "
         "GROUP BY 1 ORDER BY 1"
     )
-    disk = next((r for r in inputs.rows("disk_by_kind") if r["kind"] == "session_ledger"), {})
+    disk = next((r for r in inputs.rows("disk_by_kind") if r["kind"] == LEDGER_KIND), {})
     shape = sorted(
         (KindRate(r["kind"], r["entry_count"] / turns) for r in by_kind if turns),
         key=lambda k: (-k.per_turn, k.kind),

@@ -15,11 +15,10 @@ from typing import Any
 
 from markupsafe import Markup
 
-from vakaudit.artifacts import all_kinds
+from vakaudit.artifacts import LEDGER_KIND, all_kinds
 from vakaudit.artifacts._base import V7_LAYOUTS, Discipline
 from vakaudit.report import charts
 from vakaudit.report.inputs import ReportInputs
-from vakaudit.report.sections._common import LEDGER_KIND
 
 TITLE = "One turn, every write"
 ORDER = 50

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vakaudit.artifacts import LEDGER_KIND
 from vakaudit.report.inputs import ReportInputs
-from vakaudit.report.sections._common import GROUP_ORDER, GROUP_TITLES, LEDGER_KIND, by_key
+from vakaudit.report.sections._common import GROUP_ORDER, GROUP_TITLES, by_key
 
 TITLE = "The write map"
 ORDER = 40
