@@ -107,6 +107,17 @@ def test_scan_and_verify_identical(
         assert (s1, x1, b1) == (s2, x2, b2), (path, name)
         v1, v2 = verify_both(f, monkeypatch)
         assert v1 == v2, (path, name)
+        assert verify_with_scan_digests(f) == v1[0], (path, name)
+
+
+def verify_with_scan_digests(path: Path) -> dict:
+    """verify_ledger given the line digests the compiled scanner computed (what ``scan`` does)."""
+    digests = fl.LineDigests()
+    s = sl.LedgerScanner("agents/vak/sessions/ws/s1.jsonl", digests=digests)
+    with path.open("rb") as f:
+        for _ in s.scan(f, f.seek(0, 2)):
+            pass
+    return fl.verify_ledger(path, "s1.jsonl", known=digests).to_dict()
 
 
 def test_long_lines_and_chunk_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,6 +137,7 @@ def test_long_lines_and_chunk_boundaries(tmp_path: Path, monkeypatch: pytest.Mon
         assert t1.equals(t2) and f1.equals(f2) and s1 == s2 and x1 == x2
         v1, v2 = verify_both(path, monkeypatch)
         assert v1 == v2
+        assert verify_with_scan_digests(path) == v1[0]
         assert v1[0]["line_count"] == variant.count(b"\n") + (not variant.endswith(b"\n"))
 
 

@@ -272,22 +272,36 @@ static void ts_key(cp s, cp t, unsigned char key[29]) {
 }
 
 PyDoc_STRVAR(verify_run_doc,
-"verify_run(buf, pos, end, max_lines, expected, ts_key, long_line) -> tuple\n\n"
+"verify_run(buf, pos, end, max_lines, expected, ts_key, long_line[, known, known_at]) -> tuple\n\n"
 "Check consecutive complete lines of buf[pos:end] while each is a plain entry: vak's envelope and\n"
 "either (a) attested by the next line's prev_hash and nested at most 128 levels, or (b) strict JSON\n"
 "in vak's compact form. Stops before the first other line (the caller reads it) or after max_lines.\n"
 "expected is the digest the first line's prev_hash should carry (None: unchecked); ts_key the\n"
 "previous entry's 29-byte timestamp key (None: none). Returns (next_pos, starts, ids, parents, kinds,\n"
 "tss, digests, flagged, expected, ts_key) where flagged lists (index, bits, prev_hash) of the lines\n"
-"with bits V_BROKEN=1, V_UNCHAINED=2, V_TS_BACK=4, V_LONG=8, V_PARENT=16.");
+"with bits V_BROKEN=1, V_UNCHAINED=2, V_TS_BACK=4, V_LONG=8, V_PARENT=16. known (bytes-like or None):\n"
+"the 64 hex digits of SHA-256 of consecutive lines, the first line at pos being known[64*known_at:];\n"
+"a line found there (not all zero bytes) is not hashed again (the scan computed it from the same bytes).");
 
 static PyObject *verify_run(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos, end, max_lines, long_line;
-    PyObject *expected_obj, *ts_obj;
-    if (!PyArg_ParseTuple(args, "y*nnnOOn:verify_run", &view, &pos, &end, &max_lines, &expected_obj, &ts_obj,
-                          &long_line))
+    PyObject *expected_obj, *ts_obj, *known_obj = Py_None;
+    Py_ssize_t known_at = 0;
+    if (!PyArg_ParseTuple(args, "y*nnnOOn|On:verify_run", &view, &pos, &end, &max_lines, &expected_obj, &ts_obj,
+                          &long_line, &known_obj, &known_at))
         return NULL;
+    Py_buffer kview = {0};
+    const char *known = NULL;
+    Py_ssize_t known_lines = 0;
+    if (known_obj != Py_None) {
+        if (PyObject_GetBuffer(known_obj, &kview, PyBUF_SIMPLE) < 0) {
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        known = (const char *)kview.buf;
+        known_lines = kview.len / 64;
+    }
     PyObject *starts = NULL, *ids = NULL, *parents = NULL, *kinds = NULL, *tss = NULL, *digests = NULL,
              *flagged = NULL, *result = NULL;
     if (pos < 0 || end > view.len || pos > end || max_lines < 1) {
@@ -342,7 +356,11 @@ static PyObject *verify_run(PyObject *self, PyObject *args) {
         int attested = 0;
         have_cur = 0;
         char hex[64];
-        hex64(s, lf - s, hex);
+        Py_ssize_t k = known_at + n;
+        if (known && k >= 0 && k < known_lines && known[64 * k] != 0)
+            memcpy(hex, known + 64 * k, 64);
+        else
+            hex64(s, lf - s, hex);
         cp ns = lf + 1;
         cp nlf = ns < bend ? memchr(ns, '\n', bend - ns) : NULL;
         next_lf = nlf;
@@ -443,6 +461,7 @@ done:
     Py_XDECREF(tss);
     Py_XDECREF(digests);
     Py_XDECREF(flagged);
+    if (known) PyBuffer_Release(&kview);
     PyBuffer_Release(&view);
     return result;
 }

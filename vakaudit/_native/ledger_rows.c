@@ -461,6 +461,26 @@ static PyObject *ec_truncate(EntryCols *ec, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(ec_digests_doc,
+"digests(start) -> bytes: the line_sha256 of rows start.. (64 hex digits each, in a row); empty when\n"
+"one of them has none.");
+
+static PyObject *ec_digests(EntryCols *ec, PyObject *arg) {
+    Py_ssize_t start = PyLong_AsSsize_t(arg);
+    if (start == -1 && PyErr_Occurred()) return NULL;
+    if (start < 0 || start > ec->n) {
+        PyErr_SetString(PyExc_ValueError, "digests: start out of range");
+        return NULL;
+    }
+    if (start == ec->n) return PyBytes_FromStringAndSize(NULL, 0);
+    ECol *c = &ec->c[C_DIGEST];
+    int32_t o0, o1;
+    memcpy(&o0, c->offs.p + 4 * start, 4);
+    memcpy(&o1, c->offs.p + 4 * ec->n, 4);
+    if ((Py_ssize_t)o1 - o0 != 64 * (ec->n - start)) return PyBytes_FromStringAndSize(NULL, 0); /* a null */
+    return PyBytes_FromStringAndSize((const char *)c->data.p + o0, o1 - o0);
+}
+
 PyDoc_STRVAR(ec_last_offset_doc, "last_offset() -> int: offset_bytes of the last row.");
 
 static PyObject *ec_last_offset(EntryCols *ec, PyObject *unused) {
@@ -478,6 +498,7 @@ static PyMethodDef ec_methods[] = {
     {"take", (PyCFunction)ec_take, METH_NOARGS, ec_take_doc},
     {"truncate", (PyCFunction)ec_truncate, METH_O, ec_truncate_doc},
     {"last_offset", (PyCFunction)ec_last_offset, METH_NOARGS, ec_last_offset_doc},
+    {"digests", (PyCFunction)ec_digests, METH_O, ec_digests_doc},
     {NULL, NULL, 0, NULL},
 };
 

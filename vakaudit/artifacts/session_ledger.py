@@ -58,7 +58,7 @@ from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.ledger.chain import ChainVerifier, LineStatus
 from vakaudit.ledger.entry import KNOWN_KINDS, EntryParseError, parse_envelope
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLineBuilder
-from vakaudit.ledger.verdict import verify_ledger
+from vakaudit.ledger.verdict import LineDigests, verify_ledger
 from vakaudit.ledger.vocab import PREP_KINDS, turn_step
 from vakaudit.names import shown
 
@@ -248,8 +248,10 @@ class LedgerScanner:
         session_id: str | None = None,
         buffer: EntriesBuffer | None = None,
         batch_rows: int = BATCH_ROWS,
+        digests: LineDigests | None = None,
     ) -> None:
         sid, agent, wskey = path_facts(rel_path)
+        self.digests = digests  # receives the line digests of the compiled scanner's rows
         self.rel_path = rel_path
         self.session_id = session_id or sid
         self.agent_id = agent
@@ -343,12 +345,15 @@ class LedgerScanner:
             while True:
                 if native is not None:  # the compiled scanner takes every line it vouches for
                     before = len(native)
+                    first = st.line_no + 1
                     state = [self._chain.expected, st.turn_no, st.turn_id, st.in_prep]
                     nxt = _scan_entries(
                         buf, pos, limit, batch_rows - before, offset - pos, st.line_no, native, self.fields,
                         state, KNOWN_KINDS, PREP_KINDS,
                     )  # fmt: skip
                     if nxt > pos:
+                        if self.digests is not None:
+                            self.digests.add(first, native.digests(before))
                         self._run(buf, pos, nxt, offset, len(native) - before, state)
                         offset += nxt - pos
                         pos = nxt

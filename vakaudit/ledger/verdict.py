@@ -78,6 +78,42 @@ _NATIVE_CHUNK = 1 << 20  # fits the cache while it is hashed
 _V_PARENT = 16  # verify_run's flag: parent_id is not the previous line's id
 
 
+class LineDigests:
+    """The SHA-256 of consecutive lines of one ledger as the scan computed them from the same bytes
+    (the ``entries`` rows' ``line_sha256``): 64 hex digits a line from line ``first``, zero bytes
+    where a line's is not known. :func:`verify_ledger`'s compiled pass takes a line's digest from
+    here instead of hashing the line again; a line not here is hashed. At most ``limit`` lines are
+    kept (64 bytes each), so the memory stays bounded whatever the file's size."""
+
+    __slots__ = ("first", "hexes", "limit")
+
+    def __init__(self, limit: int = 1 << 20) -> None:
+        self.first = 0
+        self.hexes = bytearray()
+        self.limit = limit
+
+    @property
+    def lines(self) -> int:
+        return len(self.hexes) // 64
+
+    def add(self, line_no: int, hexes: bytes | memoryview) -> None:
+        """The digests of lines ``line_no``, ``line_no + 1``, ... (64 hex digits each, in a row)."""
+        if len(hexes) % 64:
+            raise ValueError("a line digest is 64 hex digits")
+        if not self.hexes:
+            self.first = line_no
+        at = self.first + self.lines
+        if line_no < at:  # lines already known: only the ones after them
+            hexes = hexes[(at - line_no) * 64 :]
+            line_no = at
+        room = self.limit - self.lines
+        gap = line_no - at
+        if room <= gap or not hexes:
+            return
+        self.hexes += bytes(64 * gap)  # lines between: unknown
+        self.hexes += hexes[: (room - gap) * 64]
+
+
 @dataclass(slots=True)
 class LedgerReport:
     """What :func:`verify_ledger` found in one ledger. Iterating it yields the findings."""
@@ -187,12 +223,14 @@ def verify_ledger(
     long_line_bytes: int = LONG_LINE_BYTES,
     progress: Callable[[int], None] | None = None,
     on_entry: Callable[[int, str, str, str | None, bytes], None] | None = None,
+    known: LineDigests | None = None,
 ) -> LedgerReport:
     """Verify one session ledger file; see the module docstring for what is checked.
 
     ``rel_path`` names the file in findings (default: the file name). ``progress`` is called with the
     number of bytes verified so far, about once per MiB. ``on_entry(line_no, id, kind, parent_id, raw)``
-    is called for every line that reads as an entry (cross-artifact checks collect from it). Data
+    is called for every line that reads as an entry (cross-artifact checks collect from it). ``known``:
+    line digests the caller computed from the same bytes (a scan's), not computed again. Data
     problems are findings; nothing raises for them (an unreadable file is an ``unreadable_file``
     finding).
     """
@@ -220,7 +258,8 @@ def verify_ledger(
             add(C.EMPTY_LEDGER, "the ledger is empty (0 bytes): no header, no entries")
             report.findings = out.findings()
             return report
-        entry_lines, entry_ids = _scan(fd, size, rel, report, add, deep, long_line_bytes, progress, on_entry)
+        entry_lines, entry_ids = _scan(fd, size, rel, report, add, deep, long_line_bytes, progress, on_entry,
+                                       known)
         if not entry_lines and not any(f.line_no is not None and f.code not in _FRAMING_CODES for f in out.findings()):
             # every line was skipped as blank (a line that is not blank is an entry or a finding)
             add(C.EMPTY_LEDGER, f"the ledger holds only blank lines ({report.line_count} line(s), {size} bytes): "
@@ -236,7 +275,7 @@ def verify_ledger(
 
 
 def _scan(
-    fd, size, rel, report, add, deep, long_line_bytes, progress, on_entry
+    fd, size, rel, report, add, deep, long_line_bytes, progress, on_entry, line_digests=None
 ) -> tuple[list[int], list[str]]:  # noqa: ANN001, C901
     verifier = ChainVerifier(rel)
     link = verifier.link
@@ -474,7 +513,11 @@ def _scan(
             n = len(buf)
             while pos < n:
                 key = prev_ts_key.encode("ascii") if prev_ts_key is not None else None  # 29 ASCII bytes
-                r = _verify_run(buf, pos, n, 4096, verifier.expected, key, long_line_bytes)
+                if line_digests is not None and line_digests.hexes:  # lines from line_no + 1 on
+                    r = _verify_run(buf, pos, n, 4096, verifier.expected, key, long_line_bytes, line_digests.hexes,
+                                    line_no + 1 - line_digests.first)
+                else:
+                    r = _verify_run(buf, pos, n, 4096, verifier.expected, key, long_line_bytes)
                 if r[0] > pos:
                     line_no = run(r, buf, base, line_no)
                     pos = r[0]
