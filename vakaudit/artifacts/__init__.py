@@ -66,6 +66,10 @@ _KINDS: dict[str, ArtifactKind] | None = None
 _PAIRS: list[tuple[ArtifactKind, str]] = []
 _BY_COMPONENT: dict[str, list[int]] = {}
 _UNKEYED: list[tuple[int, str, str]] = []  # (index, name prefix, name suffix)
+# what a file name must end with or start with for an unkeyed pattern to be possible (the suffixes
+# of those that have one, the prefixes of the others): two C-level tests rule most names out;
+# None when some pattern has neither (every name is possible)
+_UNKEYED_HINT: list[tuple[tuple[str, ...], tuple[str, ...]] | None] = [((), ())]
 # each pair's rank, best first: what classify's tie-break sorts by (see classify)
 _RANK: list[tuple[int, int, str]] = []
 # (key components, layout is JSONL-era) -> the keyed patterns to try, best first
@@ -118,6 +122,10 @@ def _load() -> dict[str, ArtifactKind]:
         _BY_COMPONENT.clear()
         _BY_COMPONENT.update(by_component)
         _UNKEYED[:] = unkeyed
+        _UNKEYED_HINT[0] = (
+            None if any(not h and not t for _i, h, t in unkeyed)
+            else (tuple(sorted({t for _i, _h, t in unkeyed if t})), tuple(sorted({h for _i, h, t in unkeyed if not t})))
+        )
         _RANK[:] = [_rank(kind, pattern) for kind, pattern in pairs]
         _RANKED.clear()
         _DIR_KEYS.clear()
@@ -167,6 +175,9 @@ def _tried(rel_path: str, layout: str | None) -> tuple[int, ...]:
         if jsonl_era:  # a kind's 7.0 patterns do not apply to a JSONL-era home
             pool = {i for i in pool if _PAIRS[i][1] in _PAIRS[i][0].patterns}
         tried = _RANKED[(keys, jsonl_era)] = tuple(sorted(pool, key=lambda i: (_RANK[i], i)))
+    hint = _UNKEYED_HINT[0]
+    if hint is not None and not name.endswith(hint[0]) and not (hint[1] and name.startswith(hint[1])):
+        return tried
     unkeyed = tuple(i for i, h, t in _UNKEYED if name.startswith(h) and name.endswith(t)
                     and (not jsonl_era or _PAIRS[i][1] in _PAIRS[i][0].patterns))
     if unkeyed:
