@@ -118,31 +118,6 @@ def test_the_sample_home_verifies_clean(keyed: bool) -> None:
     assert rep.frames == (1 + 4 * 3) + (1 + 4) + 3 + 3 + 1
 
 
-def test_keyless_verify_of_7_0_segments_and_chains_imports_no_pyarrow(tmp_path: Path) -> None:
-    """Without a side file read by an Arrow reader (a copy of the sample without its checkpoint),
-    keyless verify builds no Arrow object: pyarrow is never imported (a fresh process)."""
-    import shutil
-    import subprocess
-    import sys
-
-    home = tmp_path / "v7"
-    shutil.copytree(SAMPLES / "v7", home, symlinks=True)
-    shutil.rmtree(home / "agents/vak/checkpoints")
-    code = (
-        "import sys\n"
-        "from vakaudit.cli import main\n"
-        "sys.argv = ['vakaudit', 'verify', sys.argv[1], '--json']\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print('pyarrow' in sys.modules, file=sys.stderr)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code, str(home)], capture_output=True, text=True, check=False)
-    assert '"frames": 25' in out.stdout and '"layout": "g3"' in out.stdout, out.stderr
-    assert out.stderr.strip().splitlines()[-1] == "False", out.stderr
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_verify_reports_exactly_the_readme_findings(name: str) -> None:
     expected, keyed = _readme(name)
@@ -203,11 +178,9 @@ def test_verify_cli_exit_codes_and_fail_on_on_7_0_homes() -> None:
     assert missing.exit_code == 2
 
 
-def test_verify_of_a_7_0_home_imports_no_dataframe_engine() -> None:
-    """Keyless verify of a 7.0 home runs without pyarrow.compute, polars or DuckDB (a fresh process).
-
-    pyarrow itself is imported here: the sample's checkpoint is a JSONL-era side file, read through
-    its kind's Arrow reader (see the next test for a home without one)."""
+def _verify_in_a_fresh_process(home: Path, modules: tuple[str, ...]) -> tuple[str, list[str]]:
+    """``vakaudit verify HOME --json`` in a new interpreter: its stdout, and which of ``modules``
+    it had imported by the end."""
     import subprocess
     import sys
 
@@ -219,12 +192,36 @@ def test_verify_of_a_7_0_home_imports_no_dataframe_engine() -> None:
         "    main()\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print([m for m in ('pyarrow.compute', 'polars', 'duckdb') if m in sys.modules], file=sys.stderr)\n"
+        f"print('loaded:' + ','.join(m for m in {modules!r} if m in sys.modules), file=sys.stderr)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(SAMPLES / "v7")], capture_output=True, text=True,
-                         check=False)
-    assert '"frames"' in out.stdout and '"layout": "g3"' in out.stdout, out.stderr
-    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+    out = subprocess.run([sys.executable, "-c", code, str(home)], capture_output=True, text=True, check=False)
+    assert '"layout": "g3"' in out.stdout, out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("loaded:"), out.stderr
+    return out.stdout, [m for m in last.removeprefix("loaded:").split(",") if m]
+
+
+def test_verify_of_a_7_0_home_imports_no_dataframe_engine() -> None:
+    """Keyless verify of a 7.0 home runs without pyarrow.compute, polars or DuckDB (a fresh process).
+
+    pyarrow itself is imported here: the sample's checkpoint is a JSONL-era side file, read through
+    its kind's Arrow reader (see the next test for a home without one)."""
+    out, loaded = _verify_in_a_fresh_process(SAMPLES / "v7", ("pyarrow", "pyarrow.compute", "polars", "duckdb"))
+    assert '"frames"' in out
+    assert loaded == ["pyarrow"]
+
+
+def test_keyless_verify_of_7_0_segments_and_chains_imports_no_pyarrow(tmp_path: Path) -> None:
+    """Without a side file read by an Arrow reader (a copy of the sample without its checkpoint),
+    keyless verify builds no Arrow object: pyarrow is never imported (a fresh process)."""
+    import shutil
+
+    home = tmp_path / "v7"
+    shutil.copytree(SAMPLES / "v7", home, symlinks=True)
+    shutil.rmtree(home / "agents/vak/checkpoints")
+    out, loaded = _verify_in_a_fresh_process(home, ("pyarrow",))
+    assert '"frames": 25' in out
+    assert loaded == []
 
 
 @pytest.mark.parametrize("name", NAMES)
