@@ -163,7 +163,7 @@ def _summed_fields(t: pa.Table) -> pa.Table:
 
     def order(key: tuple) -> tuple:
         rel, sid, kind, field = key
-        return tuple((v is None, v or "") for v in (rel, kind, field, sid))
+        return (rel is None, rel or "", kind is None, kind or "", field is None, field or "", sid is None, sid or "")
 
     keys = sorted(sums, key=order)
     out = {name: [k[i] for k in keys] for i, name in enumerate(("rel_path", "session_id", "kind", "field"))}
