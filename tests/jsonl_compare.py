@@ -13,7 +13,8 @@ from typing import Any
 import pyarrow as pa
 
 from vakaudit.artifacts._base import ReadContext
-from vakaudit.artifacts._jsonl import RowSpec, read_jsonl
+from vakaudit.artifacts._jsonl import read_jsonl
+from vakaudit.artifacts._rowspec import RowSpec
 from vakaudit.findings import Finding
 from vakaudit.scan.walk import iter_home_files
 

@@ -17,9 +17,10 @@ import pytest
 from jsonl_compare import assert_tables_equal
 from test_jsonl_fast_path import SPEC_MODULES, TRICKY_LINES, _random_file, _spec
 
-from vakaudit.artifacts import _jsonl, _lines
+from vakaudit.artifacts import _lines, _rowspec
 from vakaudit.artifacts._base import ReadContext
-from vakaudit.artifacts._jsonl import JsonlBundle, RowSpec, read_jsonl
+from vakaudit.artifacts._jsonl import JsonlBundle, read_jsonl
+from vakaudit.artifacts._rowspec import RowSpec
 from vakaudit.findings import Finding
 
 
@@ -160,7 +161,7 @@ def test_kind_readers_bundle_their_small_files_with_their_file_filter(tmp_path: 
     from vakaudit.artifacts import get_kind
 
     bundled = get_kind("cost_log").reader.bundle
-    assert bundled.file_bytes == _jsonl.BUNDLE_FILE_BYTES
+    assert bundled.file_bytes == _rowspec.BUNDLE_FILE_BYTES
     (tmp_path / "cost-log.jsonl").write_bytes(b'{"model":"m","usd":0.5}\n')
     (tmp_path / "cost-log.jsonl.compact.tmp").write_bytes(b'{"model":"m","usd":0.5}\n')
     bundle = bundled.new()

@@ -27,7 +27,7 @@ from jsonl_compare import assert_same, jsonl_files, spec_of
 
 from vakaudit._native import linescan
 from vakaudit.artifacts import _columns, _jsonl, _lines
-from vakaudit.artifacts._jsonl import RowSpec
+from vakaudit.artifacts._rowspec import RowSpec
 
 pytestmark = pytest.mark.skipif(
     linescan is None or not hasattr(linescan, "jsonl_columns"), reason="extension not built"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from vakaudit.artifacts import _jsonl, checkpoints
+from vakaudit.artifacts import _jsonl, _rowspec, checkpoints
 from vakaudit.scan import scan_home
 
 SID = "01920d6e-8f1a-7c3b-9a55-2f0e6b7d4c10"
@@ -43,7 +43,7 @@ def _home(root: Path) -> Path:
         for i in range(9000)
     ]
     (vak / "activity-log.jsonl").write_bytes(b"".join(json.dumps(x).encode() + b"\n" for x in big))
-    assert (vak / "activity-log.jsonl").stat().st_size > _jsonl.BUNDLE_FILE_BYTES
+    assert (vak / "activity-log.jsonl").stat().st_size > _rowspec.BUNDLE_FILE_BYTES
     ckpt = vak / "checkpoints" / SID
     ckpt.mkdir(parents=True)
     for seq in range(1, 4):

@@ -14,16 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from vakaudit.artifacts._columns import Col, _Dig, _fast_types, _key_values, to_json
+import pyarrow as pa
+
+from vakaudit.artifacts._columns import BATCH_ROWS, Col, _Dig, _fast_types, _key_values, to_json
 from vakaudit.artifacts._timestamps import timestamps
-
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-BATCH_ROWS = 65_536
-
 
 # --------------------------------------------------------------------------- batch building
 
@@ -47,8 +43,6 @@ class BatchBuilder:
         return None
 
     def flush(self) -> pa.RecordBatch | None:
-        import pyarrow as pa
-
         if not self._rows:
             return None
         arrays = [pa.array(vals, type=f.type) for vals, f in zip(self._cols, self.schema, strict=True)]
@@ -77,8 +71,6 @@ class _Plan:
 
 def _plan(c: Col) -> _Plan | None:
     """The key a column reads and how, or None for a column computed from the whole row."""
-    import pyarrow as pa
-
     src = c.source
     mode = "json" if c.json else "ts" if pa.types.is_timestamp(c.field.type) else "plain"
     if c.key is not None:
@@ -143,8 +135,6 @@ def _shape_parts(
     """The rows grouped by key tuple, and the ``take`` indices that restore file order (None when
     there is one group); ``(None, None)`` when there are too many shapes for grouping to pay, or
     several in a batch below ``SHAPE_TAKE_MIN_ROWS``."""
-    import pyarrow as pa
-
     n = len(objs)
     shapes = [None if o is None else tuple(o) for o in objs] if has_none else list(map(tuple, objs))
     uniq = dict.fromkeys(shapes)
@@ -202,8 +192,6 @@ class _Part:
 def _plan_column(
     c: Col, plan: _Plan, parts: list[_Part], order: pa.Array | None, nulls: dict[Any, pa.Array]
 ) -> pa.Array | None:
-    import pyarrow as pa
-
     type_ = c.field.type
     mode = plan.mode
     key = plan.key
@@ -243,8 +231,6 @@ def _plan_column(
 
 def _nulls(cache: dict[Any, pa.Array], n: int, type_: pa.DataType) -> pa.Array:
     """A null array of ``n`` values (immutable: shared by the columns of a batch)."""
-    import pyarrow as pa
-
     arr = cache.get((n, type_))
     if arr is None:
         arr = cache[(n, type_)] = pa.nulls(n, type_)

@@ -2,7 +2,7 @@
 becomes a value of its Arrow type.
 
 A kind module declares its row columns with :func:`col` (name, explicit Arrow type, where the value
-comes from) and hands them, in a :class:`~vakaudit.artifacts._jsonl.RowSpec`, to
+comes from) and hands them, in a :class:`~vakaudit.artifacts._rowspec.RowSpec`, to
 :func:`~vakaudit.artifacts._jsonl.read_jsonl`. The schema is never inferred from data: it is
 ``COMMON_FIELDS`` + the declared columns (+ ``TRACE_FIELDS``), all written out by hand.
 
@@ -37,6 +37,9 @@ from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp, timestamps
 if TYPE_CHECKING:
     import pyarrow as pa
 
+
+#: rows per record batch of the JSONL kinds' readers
+BATCH_ROWS = 65_536
 
 COMMON_FIELDS: tuple[DField, ...] = (
     decl.field("rel_path", decl.string(), nullable=False),

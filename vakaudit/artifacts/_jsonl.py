@@ -1,11 +1,11 @@
-"""The reader of the JSONL sidecar kinds: a kind's :class:`RowSpec`, :func:`read_jsonl` over it,
-and :class:`JsonlBundle` for many small files.
+"""The reader of the JSONL sidecar kinds: :func:`read_jsonl` over a kind's
+:class:`~vakaudit.artifacts._rowspec.RowSpec`, and :class:`JsonlBundle` for many small files.
 
 A kind declares its columns with :func:`~vakaudit.artifacts._columns.col` and gathers them in a
-:class:`RowSpec`, which gives the kind its reader (:func:`jsonl_reader`) and its ArtifactKind. Lines
-are framed by ``_lines`` and the columns of a batch of decoded rows are built by ``_batches``; this
-module joins them. The compiled-reader glue and the bundles stay here with the readers: they all
-take a RowSpec, and a RowSpec's reader is theirs.
+RowSpec (``_rowspec``, which imports no pyarrow), whose reader imports this module on its first
+file. Lines are framed by ``_lines`` and the columns of a batch of decoded rows are built by
+``_batches``; this module joins them. The compiled-reader glue and the bundles stay here with the
+readers.
 
 Reading (:func:`read_jsonl`) has three paths with identical output: the line-at-a-time reference
 (``fast=False``); the Python block path, which decodes a read chunk with one ``map(orjson.loads)``
@@ -26,18 +26,17 @@ Nothing here writes: files are read through ``ReadContext.open()`` only.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import orjson
+import pyarrow as pa
 
 from vakaudit._native import arrow_column
 from vakaudit._native import linescan as _linescan
-from vakaudit.artifacts._base import ArtifactKind, ReadContext, repeated
-from vakaudit.artifacts._batches import BATCH_ROWS, _batch_columns, _Plan, _plan
-from vakaudit.artifacts._columns import COMMON_FIELDS, TRACE_COLS, Col, FileCol, _Dig, row_schema
-from vakaudit.artifacts._files import basename
+from vakaudit.artifacts._base import ReadContext, repeated
+from vakaudit.artifacts._batches import _batch_columns, _Plan, _plan
+from vakaudit.artifacts._columns import BATCH_ROWS, COMMON_FIELDS, Col, _Dig
 from vakaudit.artifacts._lines import (
     Line,
     _block_pieces,
@@ -55,54 +54,10 @@ from vakaudit.artifacts._timestamps import timestamps
 from vakaudit.ledger.framing import LongLine
 
 if TYPE_CHECKING:
-    import pyarrow as pa
-
-    from vakaudit.artifacts._declare import DSchema
+    from vakaudit.artifacts._rowspec import RowSpec
 
 _loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
-
-
-# --------------------------------------------------------------------------- row spec
-
-# reshapes one decoded object, or returns None when it is not a record of the kind; it sees the object
-# only (no line, no context), so a whole block of rows can be prepared with one ``map``
-Prepare = Callable[[dict[str, Any]], dict[str, Any] | None]
-
-
-@dataclass(frozen=True, slots=True)
-class RowSpec:
-    """The typed columns of a JSONL kind: ``schema`` is common fields + ``cols`` (+ trace columns)."""
-
-    cols: tuple[Col, ...]
-    trace: bool = True  # G2 rows may carry trace/actor
-    prepare: Prepare | None = None  # reshape a decoded object, or None = not a record of this kind
-    file_cols: tuple[FileCol, ...] = ()  # placed right after the common fields
-    # top-level keys whose presence makes ``prepare`` return the object unchanged: the compiled reader
-    # takes a chunk only when every line has them (a spec with a prepare and no such keys never does)
-    fast_when: tuple[str, ...] = ()
-
-    @property
-    def declared_schema(self) -> DSchema:
-        common = COMMON_FIELDS + tuple(c.decl for c in self.file_cols)
-        return row_schema(self.cols, trace=self.trace, common=common)
-
-    @property
-    def schema(self) -> pa.Schema:
-        return self.declared_schema.arrow()
-
-    @property
-    def columns(self) -> tuple[Col, ...]:
-        return self.cols + TRACE_COLS if self.trace else self.cols
-
-    def reader(self, names: tuple[str, ...] = ()) -> Callable[[ReadContext], Iterator[pa.RecordBatch]]:
-        """A reader; with ``names``, files of other basenames (locks, temp files) give no rows."""
-
-        return jsonl_reader(self, (lambda rel_path: basename(rel_path) in names) if names else None)
-
-    def kind(self, doc: str | None, *, names: tuple[str, ...] = (), **fields: Any) -> ArtifactKind:
-        """The ArtifactKind of a JSONL sidecar: description, schema and reader come from here."""
-        return ArtifactKind(description=doc or "", declared_schema=self.declared_schema, reader=self.reader(names), **fields)
 
 
 # --------------------------------------------------------------------------- the Python block reader
@@ -125,8 +80,6 @@ def read_jsonl(
     reference the tests compare against). Columns are then built a batch at a time
     (:func:`_batch_columns`).
     """
-    import pyarrow as pa
-
     if not fast:
         yield from _read_jsonl_lines(ctx, spec, batch_rows)
         return
@@ -288,8 +241,6 @@ class _NativeSpec:
         required: tuple[int, ...],
         finish: list[Callable[[list[Any]], list[Any]] | None],
     ) -> None:
-        import pyarrow as pa
-
         self.columns = columns
         self.keys = keys
         self.cols = cols
@@ -301,8 +252,6 @@ class _NativeSpec:
 
     @classmethod
     def of(cls, spec: RowSpec, columns: tuple[Col, ...], plans: list[_Plan | None]) -> _NativeSpec | None:
-        import pyarrow as pa
-
         if spec.prepare is not None and not spec.fast_when:
             return None
         ls = _J
@@ -348,8 +297,6 @@ class _NativeSpec:
     def read(self, block: Any, line_no: int = 1, offset: int = 0) -> _NativePart | None:
         """The rows of a chunk of complete LF-terminated lines (the first one numbered ``line_no``, at
         ``offset``), or None when the extension declines the chunk."""
-        import pyarrow as pa
-
         ls = _linescan
         got = ls.jsonl_columns(block, self.keys, self.cols, self.required, line_no, offset)  # type: ignore[union-attr]
         if got is None:
@@ -419,8 +366,6 @@ class _ObjPart:
         return head, tail
 
     def located(self) -> list[pa.Array]:
-        import pyarrow as pa
-
         offsets = list(accumulate(self.sizes, initial=self.offset))
         offsets.pop()
         return [
@@ -447,8 +392,6 @@ class _ObjPart:
 def _timestamps_of(parts: list[Any]) -> pa.Array:
     """:func:`~vakaudit.artifacts._timestamps.timestamps` of the concatenated values of ``parts``
     (string arrays or value lists)."""
-    import pyarrow as pa
-
     if all(isinstance(p, pa.Array) or all(v is None or type(v) is str for v in p) for p in parts):
         arrs = [p if isinstance(p, pa.Array) else pa.array(p, type=pa.string()) for p in parts]
         return timestamps(arrs[0] if len(arrs) == 1 else pa.concat_arrays(arrs))
@@ -460,8 +403,6 @@ def _part_columns(
 ) -> list[pa.Array]:
     """The row columns of a batch made of compiled and Python-decoded parts, in order; a batch of
     one Python-decoded part is exactly the Python fast path's."""
-    import pyarrow as pa
-
     if len(parts) == 1 and isinstance(parts[0], _ObjPart):
         return _batch_columns(columns, plans, parts[0].objs)
     assert native is not None
@@ -480,8 +421,6 @@ def _read_jsonl_native(
     ctx: ReadContext, spec: RowSpec, batch_rows: int, native: _NativeSpec
 ) -> Iterator[pa.RecordBatch]:
     """:func:`read_jsonl` with the compiled chunk reader: the same batches, rows and findings."""
-    import pyarrow as pa
-
     schema, columns, plans, _ = _compiled(spec)
     fixed_values, fixed_types = _fixed(ctx, spec, schema)
     queue: list[_NativePart | _ObjPart] = []
@@ -547,8 +486,6 @@ def _read_jsonl_lines(
     ctx: ReadContext, spec: RowSpec, batch_rows: int = BATCH_ROWS
 ) -> Iterator[pa.RecordBatch]:
     """:func:`read_jsonl` one line and one column at a time: the reference the fast path must equal."""
-    import pyarrow as pa
-
     per_file = [c.get(ctx) for c in spec.file_cols]
     schema = spec.schema
     columns = spec.columns
@@ -583,52 +520,6 @@ def _read_jsonl_lines(
 # --------------------------------------------------------------------------- many small files
 
 BUNDLE_FLUSH_BYTES = 4 << 20  # a bundle turns its pending rows into Arrow once this many file bytes are read
-BUNDLE_FILE_BYTES = 512 << 10  # a JSONL file this big is read alone (its rows may take their own part)
-
-
-class Bundle(Protocol):
-    """Reads many files of one kind and gives their rows as batches built for many files at once."""
-
-    schema: pa.Schema
-
-    def add(self, ctx: ReadContext) -> tuple[int, int | None]:
-        """Read one file: ``(rows, end)``, ``end`` the offset after its last row (None: no spans).
-        Should reading fail, the file's rows are dropped again and the error raised."""
-        ...
-
-    @property
-    def full(self) -> bool:
-        """Enough rows are pending that they should be taken (:meth:`batches`) now."""
-        ...
-
-    def batches(self) -> list[pa.RecordBatch]:
-        """The rows of the files added since the last call, in file order (raises on a bug building
-        them: the caller then reads those files one by one)."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class Bundled:
-    """Set as ``reader.bundle`` on a kind's reader whose files can be read together: ``new()`` makes a
-    :class:`Bundle`, for files smaller than ``file_bytes`` (a bigger file is read alone)."""
-
-    new: Callable[[], Bundle]
-    file_bytes: int
-
-
-def jsonl_reader(
-    spec: RowSpec, accepts: Callable[[str], bool] | None = None
-) -> Callable[[ReadContext], Iterator[pa.RecordBatch]]:
-    """The reader of a JSONL kind: :func:`read_jsonl` over ``spec`` for the files ``accepts`` (by
-    relative path; default all), no rows for the others. Its ``bundle`` reads small files together."""
-
-    def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
-        if accepts is not None and not accepts(ctx.rel_path):
-            return iter(())
-        return read_jsonl(ctx, spec)
-
-    reader.bundle = Bundled(lambda: JsonlBundle(spec, accepts=accepts), BUNDLE_FILE_BYTES)  # type: ignore[attr-defined]
-    return reader
 
 
 class _ObjRun(_ObjPart):
@@ -657,8 +548,6 @@ class _ObjRun(_ObjPart):
         self.count = count
 
     def located(self) -> list[pa.Array]:
-        import pyarrow as pa
-
         i64 = pa.int64()
         return [pa.array(self.line_nos, i64), pa.array(self.offsets, i64), pa.array(self.sizes, i64)]
 
@@ -779,8 +668,6 @@ class JsonlBundle:
         return line_no - first, start, offset
 
     def _build(self) -> pa.RecordBatch:
-        import pyarrow as pa
-
         n = self._rows
         files = self._files
         segs = self._segs

@@ -34,8 +34,7 @@ from vakaudit.artifacts._base import (
     WriteGroup,
     repeated,
 )
-from vakaudit.artifacts._batches import BATCH_ROWS
-from vakaudit.artifacts._jsonl import Bundled
+from vakaudit.artifacts._columns import BATCH_ROWS
 from vakaudit.artifacts._jsonstream import (
     _MARK,
     JsonStreamError,
@@ -46,6 +45,7 @@ from vakaudit.artifacts._jsonstream import (
     scan_document,
     string_len,
 )
+from vakaudit.artifacts._rowspec import Bundled
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 from vakaudit.findings import Finding, FindingCode, Severity
 

@@ -27,7 +27,7 @@ from vakaudit.artifacts._base import (
 )
 from vakaudit.artifacts._columns import FileCol, col, dig
 from vakaudit.artifacts._files import file_stem
-from vakaudit.artifacts._jsonl import RowSpec, jsonl_reader
+from vakaudit.artifacts._rowspec import RowSpec, jsonl_reader
 
 
 def _job_id_from_name(ctx: ReadContext) -> str | None:

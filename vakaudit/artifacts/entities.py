@@ -14,7 +14,7 @@ from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._columns import FileCol, col, count_of, ts_cols
 from vakaudit.artifacts._files import parent_dir
-from vakaudit.artifacts._jsonl import RowSpec
+from vakaudit.artifacts._rowspec import RowSpec
 
 ROWS = RowSpec(
     (

@@ -13,7 +13,7 @@ from typing import Any
 from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._columns import col, ts_cols
-from vakaudit.artifacts._jsonl import RowSpec
+from vakaudit.artifacts._rowspec import RowSpec
 
 
 def _context(obj: dict[str, Any]) -> dict[str, Any]:

@@ -30,7 +30,6 @@ from vakaudit.artifacts._base import (
     WriteCard,
     WriteGroup,
 )
-from vakaudit.artifacts._batches import BatchBuilder
 from vakaudit.artifacts._files import parent_name
 from vakaudit.artifacts._lines import Line, iter_lines
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
@@ -104,6 +103,8 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
         "memory_scope": scope,
         "tier": "profile" if name == "USER.md" else "workspace",
     }
+    from vakaudit.artifacts._batches import BatchBuilder  # the Arrow side, on the first file read
+
     builder = BatchBuilder(_SCHEMA.arrow())
     note: dict[str, Any] | None = None
     body: list[bytes] = []

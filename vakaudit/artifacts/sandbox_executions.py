@@ -32,7 +32,7 @@ from vakaudit.artifacts._base import (
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import FileCol, col, count_of, ts_cols, utf8_len
 from vakaudit.artifacts._files import file_stem
-from vakaudit.artifacts._jsonl import RowSpec
+from vakaudit.artifacts._rowspec import RowSpec
 
 _WRAPPERS = ("event", "sandbox_event")
 #: the event of the 500 ms process telemetry rows; in a 7.0 chain appended without a sync of its own,

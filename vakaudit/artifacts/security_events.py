@@ -14,7 +14,7 @@ from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import Baseline7, Discipline, RegistryClass, WriteCard, WriteGroup
 from vakaudit.artifacts._chain import chain_card, chain_patterns
 from vakaudit.artifacts._columns import col, ts_cols
-from vakaudit.artifacts._jsonl import RowSpec
+from vakaudit.artifacts._rowspec import RowSpec
 
 ROWS = RowSpec(
     (

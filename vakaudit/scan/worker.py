@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from vakaudit.artifacts import LEDGER_KIND, get_kind
 from vakaudit.artifacts._base import ReadContext
-from vakaudit.artifacts._jsonl import Bundle, Bundled
+from vakaudit.artifacts._rowspec import Bundle, Bundled
 from vakaudit.artifacts.session_ledger import (
     BATCH_ROWS,
     HEAD_ANCHOR_BYTES,
