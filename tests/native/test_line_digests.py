@@ -16,14 +16,15 @@ import pytest
 import vakaudit.artifacts.session_ledger as sl
 import vakaudit.ledger.verdict as fl
 from vakaudit.findings import FindingCode
+from vakaudit.ledger.chain import LineDigests
 
 ROOT = Path(__file__).resolve().parents[2]
 LEDGER = next(p for p in sorted((ROOT / "sample_homes/tiny/agents/vak/sessions").rglob("*.jsonl"))
               if p.stat().st_size > 20_000)  # fmt: skip
 
 
-def scanned_digests(path: Path, batch_rows: int = 4096) -> fl.LineDigests:
-    digests = fl.LineDigests()
+def scanned_digests(path: Path, batch_rows: int = 4096) -> LineDigests:
+    digests = LineDigests()
     s = sl.LedgerScanner("agents/vak/sessions/ws/s1.jsonl", digests=digests, batch_rows=batch_rows)
     with path.open("rb") as f:
         for _ in s.scan(f, f.seek(0, 2)):
@@ -73,7 +74,7 @@ def test_digests_from_any_line_on_and_with_gaps(first: int, tmp_path: Path) -> N
     path.write_bytes(LEDGER.read_bytes())
     want = hashlib_digests(path)
     clean = fl.verify_ledger(path, "s1.jsonl").to_dict()
-    d = fl.LineDigests(limit=len(want) // 2)
+    d = LineDigests(limit=len(want) // 2)
     d.add(first, b"".join(want[first - 1 : first + 1]))
     d.add(first + 4, b"".join(want[first + 3 :]))  # lines first + 2 and + 3 unknown
     assert d.first == first

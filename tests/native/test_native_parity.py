@@ -16,6 +16,7 @@ import pytest
 
 import vakaudit.artifacts.session_ledger as sl
 import vakaudit.ledger.verdict as fl
+from vakaudit.ledger.chain import LineDigests
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = sorted(
@@ -112,7 +113,7 @@ def test_scan_and_verify_identical(
 
 def verify_with_scan_digests(path: Path) -> dict:
     """verify_ledger given the line digests the compiled scanner computed (what ``scan`` does)."""
-    digests = fl.LineDigests()
+    digests = LineDigests()
     s = sl.LedgerScanner("agents/vak/sessions/ws/s1.jsonl", digests=digests)
     with path.open("rb") as f:
         for _ in s.scan(f, f.seek(0, 2)):

@@ -55,10 +55,10 @@ from vakaudit.artifacts._entry_facts import payload_facts
 from vakaudit.artifacts._entry_fields import field_sizes, kind_end
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamps
 from vakaudit.findings import Finding, FindingCode, Severity
-from vakaudit.ledger.chain import ChainVerifier, LineStatus
+from vakaudit.ledger.chain import ChainVerifier, LineDigests, LineStatus
 from vakaudit.ledger.entry import KNOWN_KINDS, EntryParseError, parse_envelope
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLineBuilder
-from vakaudit.ledger.verdict import LineDigests, verify_ledger
+from vakaudit.ledger.verdict import verify_ledger
 from vakaudit.ledger.vocab import PREP_KINDS, turn_step
 from vakaudit.names import shown
 

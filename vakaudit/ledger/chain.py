@@ -24,6 +24,7 @@ from vakaudit.ledger.entry import Entry, EntryParseError, parse_envelope
 from vakaudit.ledger.framing import iter_bounded_lines
 
 __all__ = [
+    "LineDigests",
     "line_digest",
     "LineStatus",
     "LineCheck",
@@ -117,6 +118,42 @@ def iter_raw_lines(f: BinaryIO) -> Iterator[RawLine]:
         raw = line[:-1] if line.endswith(b"\r") else line
         yield RawLine(line_no, offset, raw, terminated)
         offset += n
+
+
+class LineDigests:
+    """The SHA-256 of consecutive lines of one ledger as the scan computed them from the same bytes
+    (the ``entries`` rows' ``line_sha256``): 64 hex digits a line from line ``first``, zero bytes
+    where a line's is not known. :func:`verify_ledger`'s compiled pass takes a line's digest from
+    here instead of hashing the line again; a line not here is hashed. At most ``limit`` lines are
+    kept (64 bytes each), so the memory stays bounded whatever the file's size."""
+
+    __slots__ = ("first", "hexes", "limit")
+
+    def __init__(self, limit: int = 1 << 20) -> None:
+        self.first = 0
+        self.hexes = bytearray()
+        self.limit = limit
+
+    @property
+    def lines(self) -> int:
+        return len(self.hexes) // 64
+
+    def add(self, line_no: int, hexes: bytes | memoryview) -> None:
+        """The digests of lines ``line_no``, ``line_no + 1``, ... (64 hex digits each, in a row)."""
+        if len(hexes) % 64:
+            raise ValueError("a line digest is 64 hex digits")
+        if not self.hexes:
+            self.first = line_no
+        at = self.first + self.lines
+        if line_no < at:  # lines already known: only the ones after them
+            hexes = hexes[(at - line_no) * 64 :]
+            line_no = at
+        room = self.limit - self.lines
+        gap = line_no - at
+        if room <= gap or not hexes:
+            return
+        self.hexes += bytes(64 * gap)  # lines between: unknown
+        self.hexes += hexes[: (room - gap) * 64]
 
 
 class ChainVerifier:

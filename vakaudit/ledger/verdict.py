@@ -48,7 +48,7 @@ from typing import Any
 from vakaudit._native import linescan
 from vakaudit.findings import Finding, FindingCode, FindingFold, Severity, folded_count
 from vakaudit.ledger import KNOWN_KINDS, ChainVerifier, EntryParseError, LineStatus, format_ts, parse_ts
-from vakaudit.ledger.chain import is_blank
+from vakaudit.ledger.chain import LineDigests, is_blank
 from vakaudit.ledger.depth import MAX_JSON_DEPTH, REST_MIN_BYTES, attested_depth, json_depth
 from vakaudit.ledger.entry import WRITTEN_ENVELOPE, parse_envelope
 from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
@@ -76,42 +76,6 @@ _sha256 = hashlib.sha256
 _verify_run = linescan.verify_run if linescan is not None else None
 _NATIVE_CHUNK = 1 << 20  # fits the cache while it is hashed
 _V_PARENT = 16  # verify_run's flag: parent_id is not the previous line's id
-
-
-class LineDigests:
-    """The SHA-256 of consecutive lines of one ledger as the scan computed them from the same bytes
-    (the ``entries`` rows' ``line_sha256``): 64 hex digits a line from line ``first``, zero bytes
-    where a line's is not known. :func:`verify_ledger`'s compiled pass takes a line's digest from
-    here instead of hashing the line again; a line not here is hashed. At most ``limit`` lines are
-    kept (64 bytes each), so the memory stays bounded whatever the file's size."""
-
-    __slots__ = ("first", "hexes", "limit")
-
-    def __init__(self, limit: int = 1 << 20) -> None:
-        self.first = 0
-        self.hexes = bytearray()
-        self.limit = limit
-
-    @property
-    def lines(self) -> int:
-        return len(self.hexes) // 64
-
-    def add(self, line_no: int, hexes: bytes | memoryview) -> None:
-        """The digests of lines ``line_no``, ``line_no + 1``, ... (64 hex digits each, in a row)."""
-        if len(hexes) % 64:
-            raise ValueError("a line digest is 64 hex digits")
-        if not self.hexes:
-            self.first = line_no
-        at = self.first + self.lines
-        if line_no < at:  # lines already known: only the ones after them
-            hexes = hexes[(at - line_no) * 64 :]
-            line_no = at
-        room = self.limit - self.lines
-        gap = line_no - at
-        if room <= gap or not hexes:
-            return
-        self.hexes += bytes(64 * gap)  # lines between: unknown
-        self.hexes += hexes[: (room - gap) * 64]
 
 
 @dataclass(slots=True)

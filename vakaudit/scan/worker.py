@@ -30,7 +30,8 @@ from vakaudit.artifacts.session_ledger import (
     fields_table,
 )
 from vakaudit.findings import Finding, FindingCode, FindingFold, Severity
-from vakaudit.ledger.verdict import LineDigests, verify_ledger
+from vakaudit.ledger.chain import LineDigests
+from vakaudit.ledger.verdict import verify_ledger
 from vakaudit.names import shown
 from vakaudit.scan.manifest import ScanState, _ItemResult
 from vakaudit.scan.parts import PARQUET_COMPRESSION, SIDE_DICTIONARY, _EntriesPart
