@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -195,6 +194,7 @@ def _derive_turns_sessions(
     contiguous share of the groups, concatenated in order: the rows of one sequential pass), else here."""
     if jobs:
         import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
 
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
@@ -215,19 +215,31 @@ def _merge_derived(out: Path, results: list[dict[str, int]], carry: set[str]) ->
             os.replace(tmp[0], final)
             continue
         with pq.ParquetWriter(out / name / ".all.parquet.tmp", schema, compression=PARQUET_COMPRESSION) as w:
+            # ParquetFile, not pq.read_table, and no cast of a table already of the schema: neither
+            # Arrow's dataset layer nor its compute module is imported for it (~50 ms)
             if carry:
                 pf = pq.ParquetFile(final)
+                rows = pf.metadata.num_rows
                 for batch in pf.iter_batches(batch_size=ENTRIES_GROUP_ROWS):
-                    t = _keep_rows(pa.Table.from_batches([batch]), carry).cast(schema)
+                    t = _as_table(_keep_rows(pa.Table.from_batches([batch]), carry, rows=rows), schema)
                     w.write_table(t)
                     counts[name] += t.num_rows
                 pf.close()
             for path in tmp:
-                w.write_table(pq.read_table(path, schema=schema))
+                pf = pq.ParquetFile(path)
+                try:
+                    w.write_table(_as_table(pf.read(), schema))
+                finally:
+                    pf.close()
         for path in tmp:
             path.unlink()
         os.replace(out / name / ".all.parquet.tmp", final)
     return counts
+
+
+def _as_table(t: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``t`` as ``schema``: cast only when its schema differs (a cast imports Arrow's compute)."""
+    return t if t.schema == schema else t.cast(schema)
 
 
 def _derive_shard(
@@ -247,7 +259,12 @@ def _derive_shard(
             files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths)
             view = f"CREATE OR REPLACE VIEW entries AS SELECT * FROM read_parquet([{files}])"
             if only is not None:  # the parts hold other ledgers' rows too
-                con.register("derive_rel_paths", pa.table({"rel_path": pa.array(only, pa.string())}))
+                # a table of the connection, not a registered Arrow table: DuckDB 1.x imports Arrow's
+                # dataset layer and compute module (~50 ms) to scan a registered one
+                con.execute(
+                    "CREATE OR REPLACE TABLE derive_rel_paths AS SELECT unnest($paths::VARCHAR[]) AS rel_path",
+                    {"paths": only},
+                )
                 view += " WHERE rel_path IN (SELECT rel_path FROM derive_rel_paths)"
             con.execute(view)
             _derive_view(con, writers, counts)

@@ -42,7 +42,6 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -83,6 +82,7 @@ from vakaudit.scan.parts import (
     _keep_rows,
     _prune_parts,
     _read_part,
+    _rows_where,
     _write_table,
 )
 from vakaudit.scan.plan import _group, _Item, _load_manifest, _plan, default_out
@@ -119,8 +119,12 @@ def _entry_references(out: Path) -> dict[str, list[str]]:
         return {}
     import pyarrow.parquet as pq
 
-    try:
-        t = pq.read_table(path, columns=["object_id", "referenced_by"])
+    try:  # ParquetFile, not pq.read_table: no import of Arrow's dataset layer
+        pf = pq.ParquetFile(path)
+        try:
+            t = pf.read(columns=["object_id", "referenced_by"])
+        finally:
+            pf.close()
     except (OSError, pa.ArrowException):
         return {}
     out_refs: dict[str, list[str]] = {}
@@ -268,8 +272,9 @@ def scan_home(
             done_bytes += sum(i.size for i in task)
             if progress:
                 progress(ScanProgress(done_files, files_total, done_bytes, work_bytes))
-    else:
+    else:  # (the process pool's modules are imported only here: ~12 ms a scan without one spares)
         import multiprocessing as mp
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
         # forked workers share the parent's heap copy-on-write; frozen objects are never visited
@@ -367,7 +372,11 @@ def scan_home(
 
     fields_path = out_p / "entry_fields" / "all.parquet"
     if changed_any or not fields_path.is_file():
-        old = _keep_rows(_read_part(fields_path, ENTRY_FIELDS_SCHEMA), kept)
+        # a file read again (every file, in a full scan) has none of its old rows kept: the last
+        # scan's part is read only when some file's rows survive
+        old = ENTRY_FIELDS_SCHEMA.empty_table()
+        if kept:
+            old = _keep_rows(_read_part(fields_path, ENTRY_FIELDS_SCHEMA), kept)
         new = [r.fields for r in results if r.fields is not None]
         t = pa.concat_tables([old, *new]) if new else old
         if new and by_rel:
@@ -447,11 +456,12 @@ def scan_home(
     _write_table(out_p, "findings", _findings_table(walk_findings), "walk.parquet")
     files_path = out_p / "findings" / "files.parquet"
     if changed_any or not files_path.is_file() or manifest is None:
-        old = _keep_rows(_read_part(files_path, FINDINGS_SCHEMA), kept - reclassified)
+        survive = kept - reclassified  # none in a full scan: the last scan's part is not read
+        old = FINDINGS_SCHEMA.empty_table()
+        if survive:
+            old = _keep_rows(_read_part(files_path, FINDINGS_SCHEMA), survive)
         if old.num_rows:  # a "still being written" note only describes the scan that made it
-            import pyarrow.compute as pc
-
-            old = old.filter(pc.not_equal(old["code"], str(FindingCode.LEDGER_GROWING)))
+            old = _rows_where(old, "code", {str(FindingCode.LEDGER_GROWING)}, keep=False)
         new_f = [_named(f, r.rel_path) for r in results for f in r.findings]
         reader_findings = pa.concat_tables([old, _findings_table(new_f)])
         _write_table(out_p, "findings", reader_findings, "files.parquet")

@@ -8,6 +8,7 @@ columns; side tables are zstd alone.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -122,7 +123,7 @@ class _EntriesPart:
         self._writer.close()
         path = Path(self.out, self.name)
         if self._dropped:
-            keep = _rewrite_part(path, lambda t: _drop_rows(t, self._dropped))
+            keep = _rewrite_part(path, lambda t, rows: _drop_rows(t, self._dropped, rows=rows))
             if not keep:
                 path.unlink()
                 return False
@@ -157,7 +158,7 @@ def _prune_parts(out: Path, files: dict[str, dict[str, Any]], keep: set[str], *,
             continue
         referenced.add(part)
         if kept != rels and path.is_file():
-            _rewrite_part(path, lambda t, kept=kept: _keep_rows(t, kept))
+            _rewrite_part(path, lambda t, rows, kept=kept: _keep_rows(t, kept, rows=rows))
     if not sweep:
         return
     for name in all_tables():
@@ -168,8 +169,9 @@ def _prune_parts(out: Path, files: dict[str, dict[str, Any]], keep: set[str], *,
                     path.unlink()
 
 
-def _rewrite_part(path: Path, select: Callable[[pa.Table], pa.Table]) -> int:
+def _rewrite_part(path: Path, select: Callable[[pa.Table, int], pa.Table]) -> int:
     """Rewrite a part to the rows ``select`` keeps of it, a bounded slice at a time; the rows kept.
+    ``select`` gets a slice and the part's number of rows.
 
     The part keeps its schema, encoding and row groups of up to ``ENTRIES_GROUP_ROWS`` rows.
     """
@@ -184,8 +186,9 @@ def _rewrite_part(path: Path, select: Callable[[pa.Table], pa.Table]) -> int:
                 tmp, pf.schema_arrow, compression=PARQUET_COMPRESSION, use_dictionary=SIDE_DICTIONARY
             )
         with writer:
+            rows = pf.metadata.num_rows
             for batch in pf.iter_batches(batch_size=ENTRIES_GROUP_ROWS):
-                t = select(pa.Table.from_batches([batch]))
+                t = select(pa.Table.from_batches([batch]), rows)
                 if t.num_rows:
                     writer.write_table(t, row_group_size=ENTRIES_GROUP_ROWS)
                     kept += t.num_rows
@@ -204,28 +207,64 @@ def _write_table(out: Path, name: str, table: pa.Table, filename: str = "all.par
 
 
 def _read_part(path: Path, schema: pa.Schema) -> pa.Table:
+    """A part read whole, as ``schema``. Through ``ParquetFile``: ``pq.read_table`` goes through
+    Arrow's dataset layer, whose import (with Arrow's compute) costs a scan ~50 ms."""
     if not path.is_file():
         return schema.empty_table()
-    t = pq.read_table(path)
+    pf = pq.ParquetFile(path)
+    try:
+        t = pf.read()
+    finally:
+        pf.close()
     return t.cast(schema) if t.schema != schema else t
 
 
-def _keep_rows(table: pa.Table, keep: set[str]) -> pa.Table:
+def _keep_rows(table: pa.Table, keep: set[str], *, rows: int | None = None) -> pa.Table:
+    """The rows of ``table`` whose ``rel_path`` is one of the files ``keep``, in order. ``rows``:
+    how many rows the caller selects from in all (a part read by batches), which picks the way."""
+    return _rows_where(table, "rel_path", set(map(shown, keep)), keep=True, rows=rows)
+
+
+def _drop_rows(table: pa.Table, drop: set[str], *, rows: int | None = None) -> pa.Table:
+    """The rows of ``table`` whose ``rel_path`` is none of the files ``drop``, in order."""
+    return _rows_where(table, "rel_path", set(map(shown, drop)), keep=False, rows=rows)
+
+
+# up to this many rows, a selection is made in Python: importing Arrow's compute module costs
+# ~40 ms, what Python's membership test and the slicing spend on about this many rows
+PY_SELECT_ROWS = 262_144
+
+
+def _rows_where(table: pa.Table, column: str, values: set[str], *, keep: bool, rows: int | None = None) -> pa.Table:
+    """The rows of ``table`` whose ``column`` is (``keep``) or is not (not ``keep``) in ``values``,
+    in order; a null is in no set. With Arrow's compute when it is loaded already or the rows are
+    many, else in Python (runs of selected rows as zero-copy slices): same rows, same order."""
     if not table.num_rows:
         return table
-    import pyarrow.compute as pc
+    if (rows or table.num_rows) > PY_SELECT_ROWS or "pyarrow.compute" in sys.modules:
+        import pyarrow.compute as pc
 
-    mask = pc.is_in(table["rel_path"], value_set=pa.array(sorted(map(shown, keep)), pa.string()))
-    return table.filter(mask)
+        mask = pc.is_in(table[column], value_set=pa.array(sorted(values), pa.string()))
+        return table.filter(mask if keep else pc.invert(mask))
+    return _slice_runs(table, [(v in values) == keep for v in table[column].to_pylist()])
 
 
-def _drop_rows(table: pa.Table, drop: set[str]) -> pa.Table:
-    if not table.num_rows:
+def _slice_runs(table: pa.Table, selected: list[bool]) -> pa.Table:
+    """The rows of ``table`` where ``selected`` is true, in order, without Arrow's compute: each run
+    of selected rows is a zero-copy slice."""
+    pieces: list[pa.Table] = []
+    start = None
+    for i, sel in enumerate(selected):
+        if sel and start is None:
+            start = i
+        elif not sel and start is not None:
+            pieces.append(table.slice(start, i - start))
+            start = None
+    if start is not None:
+        pieces.append(table.slice(start))
+    if len(pieces) == 1 and pieces[0].num_rows == table.num_rows:
         return table
-    import pyarrow.compute as pc
-
-    mask = pc.is_in(table["rel_path"], value_set=pa.array(sorted(map(shown, drop)), pa.string()))
-    return table.filter(pc.invert(mask))
+    return pa.concat_tables(pieces) if pieces else table.slice(0, 0)
 
 
 def _findings_table(findings: Iterable[Finding]) -> pa.Table:
