@@ -33,15 +33,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _no_wait_for_a_writer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """No writer appends to the ledgers of a test unless it is marked ``live_writer``.
 
-    ``verify_ledger`` looks twice, ``TORN_RECHECK_S`` apart, whether a ledger grew past an unterminated
+    The ledger reader looks twice, ``TORN_RECHECK_S`` apart, whether a ledger grew past an unterminated
     last line (a live writer may still be copying it). In a test that starts no writer the file cannot
     grow, so both looks see the same size and the verdict is the same without the pause in between;
     a ``live_writer`` test keeps the pause. Commands run as their own process always keep it.
     """
     if request.node.get_closest_marker("live_writer") is None:
-        import vakaudit.ledger.verdict as verdict
+        import vakaudit.ledger.records as records
 
-        monkeypatch.setattr(verdict, "TORN_RECHECK_S", 0.0)
+        monkeypatch.setattr(records, "TORN_RECHECK_S", 0.0)
 
 
 @pytest.fixture

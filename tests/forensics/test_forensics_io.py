@@ -8,8 +8,8 @@ import random
 import sys
 from pathlib import Path
 
+from vakaudit.ledger.depth import MAX_JSON_DEPTH, json_depth
 from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
-from vakaudit.ledger.verdict import MAX_JSON_DEPTH, json_depth
 
 
 def test_framing_matches_split_for_every_chunk_size(tmp_path: Path) -> None:

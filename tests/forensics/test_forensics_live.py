@@ -181,15 +181,16 @@ def test_only_an_unterminated_last_line_waits_for_a_writer(
     """A ledger whose last line ends in LF has nothing in flight: verify looks for a writer's append
     (and pauses for one) only when the last line is unterminated, on both paths (``deep`` takes the
     pure-Python one)."""
+    import vakaudit.ledger.records as records
     import vakaudit.ledger.verdict as verdict
 
     home = _copy_home(sample_homes, tmp_path / "home")
     path = home / LEDGER_REL
     assert path.read_bytes().endswith(b"\n")
     looks: list[int] = []
-    real = verdict._grew_past
-    monkeypatch.setattr(verdict, "_grew_past", lambda fd, size: looks.append(size) or real(fd, size))
-    monkeypatch.setattr(verdict, "TORN_RECHECK_S", 0.0)
+    real = verdict.grew_past
+    monkeypatch.setattr(verdict, "grew_past", lambda fd, size: looks.append(size) or real(fd, size))
+    monkeypatch.setattr(records, "TORN_RECHECK_S", 0.0)
     report = verify_ledger(path, deep=deep)
     assert looks == [] and report.line_count > 0
 

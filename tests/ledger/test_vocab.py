@@ -101,11 +101,11 @@ INTENT = b'"kind":"intent","reading":{}}'
 def _turn_columns(path: Path, monkeypatch: pytest.MonkeyPatch, *, compiled: bool) -> list[tuple]:
     with monkeypatch.context() as m:
         if not compiled:
-            m.setattr(sl, "_scan_entries", None)
             m.setattr(sl, "_EntryCols", None)
         s = sl.LedgerScanner("agents/vak/sessions/ws/s1.jsonl", emit=lambda f: None)
         with path.open("rb") as f:
-            table = pa.Table.from_batches(list(s.scan(f, f.seek(0, 2))), schema=sl.ENTRIES_SCHEMA)
+            batches = list(s.scan(f, f.seek(0, 2), native=None if compiled else False))
+            table = pa.Table.from_batches(batches, schema=sl.ENTRIES_SCHEMA)
     return list(
         zip(
             table["kind"].to_pylist(), table["turn_no"].to_pylist(), table["turn_id"].to_pylist(), strict=True

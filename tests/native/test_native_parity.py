@@ -1,13 +1,17 @@
-"""The native paths of ``scan`` and ``verify`` give exactly what the pure-Python paths give.
+"""The compiled kernel behind the ledger reader gives exactly what the reference path gives.
 
 Every session ledger of the committed sample homes, vak's own samples, and mutated copies of them
-(bytes changed, lines swapped, duplicated, cut, CR and BOM added) is read both ways: the ``entries``
-record batches, the ``entry_fields`` accounting, the resume state and every finding of the scanner,
-and every field and finding of :func:`verify_ledger`, must be identical.
+(bytes changed, lines swapped, duplicated, cut, CR and BOM added) is read both ways
+(:class:`~vakaudit.ledger.records.LedgerReader`'s ``native`` parameter): every record (a compiled run
+taken line by line), the ``entries`` record batches, the ``entry_fields`` accounting, the resume state
+and every finding of the scanner, every field and finding of :func:`verify_ledger`, and what
+``SessionLog`` opens, must be identical.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import random
 from pathlib import Path
 
@@ -15,8 +19,10 @@ import pyarrow as pa
 import pytest
 
 import vakaudit.artifacts.session_ledger as sl
+import vakaudit.ledger.records as records
 import vakaudit.ledger.verdict as fl
-from vakaudit.ledger.chain import LineDigests
+from vakaudit.ledger import SessionLog
+from vakaudit.ledger.records import LedgerReader, RecordRun
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = sorted(
@@ -58,15 +64,14 @@ def scan_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
     for native in (True, False):
         with monkeypatch.context() as m:
             if not native:  # the reference reader, rows in Python lists
-                m.setattr(sl, "_scan_entries", None)
                 m.setattr(sl, "_EntryCols", None)
             found: list = []
             s = sl.LedgerScanner("agents/vak/sessions/ws/s1.jsonl", emit=found.append)
             with path.open("rb") as f:
                 end = f.seek(0, 2)
-                batches = list(s.scan(f, end))
+                batches = list(s.scan(f, end, native=None if native else False))
             table = pa.Table.from_batches(batches, schema=sl.ENTRIES_SCHEMA)
-            results.append((table, s.fields_table(), s.state.to_dict(), found, s.bytes_read))
+            results.append((table, s.fields_table(), s.state.to_dict(), found))
     return tuple(results)
 
 
@@ -77,16 +82,52 @@ def _collector(calls: list[tuple]):  # noqa: ANN202
     return on_entry
 
 
-def verify_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
+def verify_both(path: Path) -> tuple:
+    results = []
+    for native in (True, False):
+        calls: list[tuple] = []
+        report = fl.verify_ledger(path, "s1.jsonl", on_entry=_collector(calls), native=native).to_dict()
+        assert report == fl.verify_ledger(path, "s1.jsonl", native=native).to_dict()  # the callback changes nothing
+        results.append((report, calls))
+    return tuple(results)
+
+
+def records_both(path: Path) -> tuple:
+    """Every record of the file both ways (a compiled run line by line) and the reader's end state."""
+    results = []
+    for native in (True, False):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            reader = LedgerReader(functools.partial(os.read, fd), os.fstat(fd).st_size, native=native)
+            recs = []
+            runs = 0
+            for item in reader:
+                runs += type(item) is RecordRun
+                for r in item.records() if type(item) is RecordRun else (item,):
+                    recs.append((r.line_no, r.offset_bytes, r.size_bytes, bytes(r.raw), r.terminated, r.crlf, r.bom,
+                                 r.envelope, r.defect, r.digest, r.chain, r.expected, r.ts_back))  # fmt: skip
+        finally:
+            os.close(fd)
+        results.append((recs, reader.line_count, reader.consumed, reader.ends_with_lf, reader.chain.expected,
+                        reader.last_line(), reader.head))  # fmt: skip
+        if native and any(r[7] is not None and not r[5] and not r[6] for r in recs):  # an entry in vak's form
+            assert runs, "the compiled kernel took no line"
+    return tuple(results)
+
+
+def session_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
     results = []
     for native in (True, False):
         with monkeypatch.context() as m:
             if not native:
-                m.setattr(fl, "_verify_run", None)
-            calls: list[tuple] = []
-            report = fl.verify_ledger(path, "s1.jsonl", on_entry=_collector(calls)).to_dict()
-            assert report == fl.verify_ledger(path, "s1.jsonl").to_dict()  # the callback changes nothing
-            results.append((report, calls))
+                m.setattr(records, "linescan", None)
+            try:
+                log = SessionLog.open_read_only(path, strict_utf8=False)
+            except Exception as exc:  # noqa: BLE001 - the same error both ways is the expectation
+                results.append(repr(exc))
+                continue
+            results.append(([(e.id, e.parent_id, e.ts, e.prev_hash, e.at_turn, e.kind, e.raw) for e in log.entries],
+                            log.line_nos, log.warnings, log.tail_hash, log.tail_id))  # fmt: skip
     return tuple(results)
 
 
@@ -102,23 +143,16 @@ def test_scan_and_verify_identical(
     for name, variant in mutations(data, seed).items():
         f = tmp_path / "ledger.jsonl"
         f.write_bytes(variant)
-        (t1, f1, s1, x1, b1), (t2, f2, s2, x2, b2) = scan_both(f, monkeypatch)
+        r1, r2 = records_both(f)
+        assert r1 == r2, (path, name)
+        (t1, f1, s1, x1), (t2, f2, s2, x2) = scan_both(f, monkeypatch)
         assert t1.equals(t2), (path, name)
         assert f1.equals(f2), (path, name)
-        assert (s1, x1, b1) == (s2, x2, b2), (path, name)
-        v1, v2 = verify_both(f, monkeypatch)
+        assert (s1, x1) == (s2, x2), (path, name)
+        v1, v2 = verify_both(f)
         assert v1 == v2, (path, name)
-        assert verify_with_scan_digests(f) == v1[0], (path, name)
-
-
-def verify_with_scan_digests(path: Path) -> dict:
-    """verify_ledger given the line digests the compiled scanner computed (what ``scan`` does)."""
-    digests = LineDigests()
-    s = sl.LedgerScanner("agents/vak/sessions/ws/s1.jsonl", digests=digests)
-    with path.open("rb") as f:
-        for _ in s.scan(f, f.seek(0, 2)):
-            pass
-    return fl.verify_ledger(path, "s1.jsonl", known=digests).to_dict()
+        l1, l2 = session_both(f, monkeypatch)
+        assert l1 == l2, (path, name)
 
 
 def test_long_lines_and_chunk_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -134,13 +168,14 @@ def test_long_lines_and_chunk_boundaries(tmp_path: Path, monkeypatch: pytest.Mon
     data = path.read_bytes()
     for variant in (data, data[:-1], data + b'{"id":"half'):
         path.write_bytes(variant)
-        (t1, f1, s1, x1, _), (t2, f2, s2, x2, _) = scan_both(path, monkeypatch)
+        r1, r2 = records_both(path)
+        assert r1 == r2
+        (t1, f1, s1, x1), (t2, f2, s2, x2) = scan_both(path, monkeypatch)
         assert t1.equals(t2) and f1.equals(f2) and s1 == s2 and x1 == x2
-        v1, v2 = verify_both(path, monkeypatch)
+        v1, v2 = verify_both(path)
         assert v1 == v2
-        assert verify_with_scan_digests(path) == v1[0]
         assert v1[0]["line_count"] == variant.count(b"\n") + (not variant.endswith(b"\n"))
-
+        assert session_both(path, monkeypatch)[0] == session_both(path, monkeypatch)[1]
 
 
 @pytest.mark.parametrize("avx2", [True, False])
@@ -169,7 +204,7 @@ def test_nesting_check_both_simd_paths(avx2: bool, tmp_path: Path, monkeypatch: 
     try:
         # AVX2 is used exactly when asked for and the CPU says it has it (avx2, popcnt, bmi1)
         assert linescan.set_avx2(avx2) is (avx2 and _cpu_flags() >= {"avx2", "popcnt", "bmi1"})
-        native, pure = verify_both(path, monkeypatch)
+        native, pure = verify_both(path)
     finally:
         linescan.set_avx2(True)
     assert native == pure

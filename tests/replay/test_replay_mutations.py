@@ -98,3 +98,22 @@ def test_regime_b_keeps_the_tail_on_the_directive(make_ledger):
         assert s.request.messages[0]["content"][0] == {"type": "text", "text": tail}
     step2 = steps[1].request.messages
     assert [b["type"] for b in step2[2]["content"]] == ["tool_result"]
+
+
+def test_an_entry_edited_after_its_successor_was_written_is_named_where_it_feeds_a_request(make_ledger):
+    # the turn-2 directive's text changes in place: the next line's prev_hash still carries the digest
+    # vak computed, so the chain does not vouch for that entry, and every request projected from it
+    # says so (the requests before turn 2 do not contain it)
+    path, facts = make_ledger(Plan(tools_by_turn={3: WIDER, 4: WIDER}))
+    directive = facts["directives"][2]
+    lines = path.read_bytes().split(b"\n")
+    at = next(i for i, line in enumerate(lines) if directive.encode() in line[:60])
+    assert b'"text":"' in lines[at]
+    lines[at] = lines[at].replace(b'"text":"', b'"text":"edited ', 1)
+    path.write_bytes(b"\n".join(lines))
+    bad = failures(path)
+    assert set(bad) == {k for k in ALL_STEPS if k[0] >= 2}
+    assert all("model_visible_logged" in names for names in bad.values())
+    step = next(s for s in iter_requests(path) if (s.turn, s.step) == (2, 1))
+    details = step.check("model_visible_logged").reason
+    assert f"{directive} (line {at + 2} prev_hash does not match)" in details

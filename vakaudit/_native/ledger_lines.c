@@ -92,6 +92,11 @@ static int parse_envelope(cp p, cp e, Envelope *env) {
     return 1;
 }
 
+/* The envelope of the line [s, e) (no LF) when the line has vak's envelope and ends in '}'. */
+static int line_envelope(cp s, cp e, Envelope *env) {
+    return e - s >= 2 && e[-1] == '}' && parse_envelope(s, e, env);
+}
+
 
 typedef struct {
     cp ks, kt; /* key bytes (no escapes) */
@@ -154,7 +159,7 @@ static int check_rest(cp s, cp p, cp e, PyObject *members) {
  */
 static PyObject *plain_line(cp s, cp e, Py_ssize_t start, Py_ssize_t nl, int flags) {
     Envelope env;
-    if (e - s < 2 || e[-1] != '}' || !parse_envelope(s, e, &env)) return NULL;
+    if (!line_envelope(s, e, &env)) return NULL;
     PyObject *members = NULL;
     if (flags & F_MEMBERS) {
         members = PyList_New(0);
@@ -271,6 +276,202 @@ static void ts_key(cp s, cp t, unsigned char key[29]) {
     for (int i = 0; i < 9; i++) key[20 + i] = (s[19] == '.' && f + i < t - 1) ? f[i] : '0';
 }
 
+/*
+ * A verification run (verify_run, read_run): what the next line is checked against (the chain
+ * expectation, the previous timestamp key and id) and one list per column of the lines taken.
+ */
+typedef struct {
+    PyObject *starts, *ids, *parents, *kinds, *tss, *digests, *flagged;
+    PyObject *at_turns;     /* read_run's (index, at_turn) of the lines carrying one; NULL for verify_run */
+    PyObject *expected_obj; /* the caller's expectation (borrowed): handed back when it cannot be met */
+    char expected[64];
+    int have_expected; /* 1: expected holds a digest; -1: an expectation no prev_hash of 64 hex digits meets */
+    unsigned char prev_key[29];
+    int have_key;
+    cp prev_id_s, prev_id_t;
+    PyObject *prev_id_obj; /* the previous line's id, borrowed: the ids list holds it */
+    Py_ssize_t long_line;
+    Py_ssize_t n; /* lines taken */
+} VRun;
+
+static void vrun_close(VRun *r) {
+    Py_CLEAR(r->starts);
+    Py_CLEAR(r->ids);
+    Py_CLEAR(r->parents);
+    Py_CLEAR(r->kinds);
+    Py_CLEAR(r->tss);
+    Py_CLEAR(r->digests);
+    Py_CLEAR(r->flagged);
+    Py_CLEAR(r->at_turns);
+}
+
+/* Start a run from the caller's expectation (str or None) and timestamp key (29 bytes or None);
+ * at_turns: collect them too. 0, or -1 with an error set (vrun_close releases what was made). */
+static int vrun_open(VRun *r, const char *fn, PyObject *expected_obj, PyObject *ts_obj, Py_ssize_t long_line,
+                     int at_turns) {
+    memset(r, 0, sizeof *r);
+    r->expected_obj = expected_obj;
+    r->long_line = long_line;
+    if (expected_obj != Py_None) {
+        Py_ssize_t n;
+        const char *x = PyUnicode_AsUTF8AndSize(expected_obj, &n);
+        if (!x) return -1;
+        if (n == 64) {
+            memcpy(r->expected, x, 64);
+            r->have_expected = 1;
+        } else {
+            r->have_expected = -1;
+        }
+    }
+    if (ts_obj != Py_None) {
+        char *x;
+        Py_ssize_t n;
+        if (PyBytes_AsStringAndSize(ts_obj, &x, &n) < 0) return -1;
+        if (n != 29) {
+            PyErr_Format(PyExc_ValueError, "%s: ts_key must be 29 bytes", fn);
+            return -1;
+        }
+        memcpy(r->prev_key, x, 29);
+        r->have_key = 1;
+    }
+    r->starts = PyList_New(0), r->ids = PyList_New(0), r->parents = PyList_New(0), r->kinds = PyList_New(0);
+    r->tss = PyList_New(0), r->digests = PyList_New(0), r->flagged = PyList_New(0);
+    if (at_turns) r->at_turns = PyList_New(0);
+    if (!r->starts || !r->ids || !r->parents || !r->kinds || !r->tss || !r->digests || !r->flagged ||
+        (at_turns && !r->at_turns))
+        return -1;
+    return 0;
+}
+
+static int append_new(PyObject *list, PyObject *o) {
+    if (!o) return -1;
+    int rc = PyList_Append(list, o);
+    Py_DECREF(o);
+    return rc;
+}
+
+/*
+ * Take the line [s, lf) at buf index pos, whose envelope is env and SHA-256 hex: its flags against the
+ * run's expectation, timestamp key and previous id, which then become this line's; its columns
+ * appended. 0, or -1 on a Python error.
+ */
+static int vrun_take(VRun *r, Py_ssize_t pos, cp s, cp lf, const Envelope *env, const char hex[64]) {
+    int bits = 0;
+    if (r->have_expected) {
+        if (!env->prev_s) bits |= V_UNCHAINED;
+        else if (r->have_expected < 0 || env->prev_t - env->prev_s != 64 || memcmp(env->prev_s, r->expected, 64) != 0)
+            bits |= V_BROKEN;
+    }
+    memcpy(r->expected, hex, 64);
+    r->have_expected = 1;
+    unsigned char key[29];
+    ts_key(env->ts_s, env->ts_t, key);
+    if (r->have_key && memcmp(key, r->prev_key, 29) < 0) bits |= V_TS_BACK;
+    memcpy(r->prev_key, key, 29);
+    r->have_key = 1;
+    if (lf - s > r->long_line) bits |= V_LONG;
+    if (env->par_s) {
+        size_t pl = env->par_t - env->par_s;
+        if (!r->prev_id_s || (size_t)(r->prev_id_t - r->prev_id_s) != pl ||
+            memcmp(r->prev_id_s, env->par_s, pl) != 0 ||
+            ((size_t)(env->id_t - env->id_s) == pl && memcmp(env->id_s, env->par_s, pl) == 0))
+            bits |= V_PARENT;
+    }
+    r->prev_id_s = env->id_s, r->prev_id_t = env->id_t;
+    if (append_new(r->starts, PyLong_FromSsize_t(pos)) < 0) return -1;
+    PyObject *id_obj = ascii_str(env->id_s, env->id_t);
+    if (!id_obj) return -1;
+    PyObject *o;
+    if (!env->par_s) o = Py_NewRef(Py_None);
+    else if (!(bits & V_PARENT) && r->prev_id_obj) o = Py_NewRef(r->prev_id_obj); /* the previous line's id */
+    else o = ascii_str(env->par_s, env->par_t);
+    if (append_new(r->parents, o) < 0) {
+        Py_DECREF(id_obj);
+        return -1;
+    }
+    r->prev_id_obj = id_obj; /* borrowed once the ids list holds it */
+    if (append_new(r->ids, id_obj) < 0) {
+        r->prev_id_obj = NULL;
+        return -1;
+    }
+    if (append_new(r->kinds, kind_str(env->kind_s, env->kind_t)) < 0 ||
+        append_new(r->tss, ascii_str(env->ts_s, env->ts_t)) < 0 ||
+        append_new(r->digests, PyUnicode_FromStringAndSize(hex, 64)) < 0)
+        return -1;
+    if (bits && append_new(r->flagged, Py_BuildValue("(niN)", r->n, bits,
+                                                     env->prev_s ? ascii_str(env->prev_s, env->prev_t)
+                                                                 : Py_NewRef(Py_None))) < 0)
+        return -1;
+    if (r->at_turns && env->at_s &&
+        append_new(r->at_turns, Py_BuildValue("(nN)", r->n, ascii_str(env->at_s, env->at_t))) < 0)
+        return -1;
+    r->n++;
+    return 0;
+}
+
+/*
+ * verify_run's pass over the complete lines of buf[pos:end], at most max_lines - r->n of them, while
+ * each is a plain entry: vak's envelope and either (a) attested by the next line's prev_hash and
+ * nested at most MAX_DEPTH levels, or (b) strict JSON in vak's compact form (walk_members). known:
+ * NULL, or known_lines line digests in hex, the line at pos being known[64 * known_at] (all zero
+ * bytes: not known). Returns the index after the last line taken, -1 on a Python error.
+ */
+static Py_ssize_t vrun_lines(VRun *r, cp buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t max_lines,
+                             const char *known, Py_ssize_t known_lines, Py_ssize_t known_at) {
+    cp bend = buf + end;
+    Envelope cur, nxt;
+    int have_cur = 0;
+    cp next_lf = NULL; /* the LF of the line after the current one, once found */
+    for (Py_ssize_t i = 0; r->n < max_lines && buf + pos < bend; i++) {
+        cp s = buf + pos;
+        cp lf = next_lf ? next_lf : memchr(s, '\n', bend - s);
+        next_lf = NULL;
+        if (!lf) break;
+        if (!have_cur && !line_envelope(s, lf, &cur)) break;
+        /* the next line's envelope, when complete: its prev_hash attests this line */
+        int attested = 0;
+        have_cur = 0;
+        char hex[64];
+        Py_ssize_t k = known_at + i;
+        if (known && k >= 0 && k < known_lines && known[64 * k] != 0)
+            memcpy(hex, known + 64 * k, 64);
+        else
+            hex64(s, lf - s, hex);
+        cp ns = lf + 1;
+        cp nlf = ns < bend ? memchr(ns, '\n', bend - ns) : NULL;
+        next_lf = nlf;
+        if (nlf && line_envelope(ns, nlf, &nxt)) {
+            have_cur = 1; /* nxt becomes cur on the next iteration */
+            attested = nxt.prev_s && nxt.prev_t - nxt.prev_s == 64 && memcmp(nxt.prev_s, hex, 64) == 0;
+        }
+        int ok = attested ? nesting_ok(cur.kind_end, lf, 1) && (cur.kind_end[0] == ',' || cur.kind_end[0] == '}')
+                          : check_rest(s, cur.kind_end, lf, NULL);
+        if (ok < 0) return -1;
+        if (!ok) break;
+        if (vrun_take(r, pos, s, lf, &cur, hex) < 0) return -1;
+        if (have_cur) cur = nxt;
+        pos = lf + 1 - buf;
+    }
+    return pos;
+}
+
+/* (next_pos, starts, ids, parents, kinds, tss, digests, flagged, expected, ts_key[, at_turns]) */
+static PyObject *vrun_result(VRun *r, Py_ssize_t pos) {
+    PyObject *exp = r->have_expected > 0 ? PyUnicode_FromStringAndSize(r->expected, 64)
+                                         : Py_NewRef(r->have_expected < 0 ? r->expected_obj : Py_None);
+    PyObject *key = r->have_key ? PyBytes_FromStringAndSize((const char *)r->prev_key, 29) : Py_NewRef(Py_None);
+    if (!exp || !key) {
+        Py_XDECREF(exp);
+        Py_XDECREF(key);
+        return NULL;
+    }
+    if (r->at_turns)
+        return Py_BuildValue("(nOOOOOOONNO)", pos, r->starts, r->ids, r->parents, r->kinds, r->tss, r->digests,
+                             r->flagged, exp, key, r->at_turns);
+    return Py_BuildValue("(nOOOOOOONN)", pos, r->starts, r->ids, r->parents, r->kinds, r->tss, r->digests,
+                         r->flagged, exp, key);
+}
+
 PyDoc_STRVAR(verify_run_doc,
 "verify_run(buf, pos, end, max_lines, expected, ts_key, long_line[, known, known_at]) -> tuple\n\n"
 "Check consecutive complete lines of buf[pos:end] while each is a plain entry: vak's envelope and\n"
@@ -302,165 +503,18 @@ static PyObject *verify_run(PyObject *self, PyObject *args) {
         known = (const char *)kview.buf;
         known_lines = kview.len / 64;
     }
-    PyObject *starts = NULL, *ids = NULL, *parents = NULL, *kinds = NULL, *tss = NULL, *digests = NULL,
-             *flagged = NULL, *result = NULL;
+    PyObject *result = NULL;
+    VRun r;
+    memset(&r, 0, sizeof r);
     if (pos < 0 || end > view.len || pos > end || max_lines < 1) {
         PyErr_SetString(PyExc_ValueError, "verify_run: bad range");
         goto done;
     }
-    char expected[64];
-    int have_expected = 0;
-    if (expected_obj != Py_None) {
-        Py_ssize_t n;
-        const char *x = PyUnicode_AsUTF8AndSize(expected_obj, &n);
-        if (!x) goto done;
-        if (n == 64) {
-            memcpy(expected, x, 64);
-            have_expected = 1;
-        } else {
-            have_expected = -1; /* an expectation no prev_hash of 64 hex digits can meet */
-        }
-    }
-    unsigned char prev_key[29];
-    int have_key = 0;
-    if (ts_obj != Py_None) {
-        char *x;
-        Py_ssize_t n;
-        if (PyBytes_AsStringAndSize(ts_obj, &x, &n) < 0) goto done;
-        if (n != 29) {
-            PyErr_SetString(PyExc_ValueError, "verify_run: ts_key must be 29 bytes");
-            goto done;
-        }
-        memcpy(prev_key, x, 29);
-        have_key = 1;
-    }
-    starts = PyList_New(0), ids = PyList_New(0), parents = PyList_New(0), kinds = PyList_New(0);
-    tss = PyList_New(0), digests = PyList_New(0), flagged = PyList_New(0);
-    if (!starts || !ids || !parents || !kinds || !tss || !digests || !flagged) goto done;
-
-    cp buf = (cp)view.buf;
-    cp bend = buf + end;
-    Envelope cur, nxt;
-    int have_cur = 0;
-    cp prev_id_s = NULL, prev_id_t = NULL;
-    cp next_lf = NULL; /* the LF of the line after the current one, once found */
-    PyObject *prev_id_obj = NULL;
-    Py_ssize_t n = 0;
-    while (n < max_lines && buf + pos < bend) {
-        cp s = buf + pos;
-        cp lf = next_lf ? next_lf : memchr(s, '\n', bend - s);
-        next_lf = NULL;
-        if (!lf) break;
-        if (!have_cur && (lf - s < 2 || lf[-1] != '}' || !parse_envelope(s, lf, &cur))) break;
-        /* the next line's envelope, when complete: its prev_hash attests this line */
-        int attested = 0;
-        have_cur = 0;
-        char hex[64];
-        Py_ssize_t k = known_at + n;
-        if (known && k >= 0 && k < known_lines && known[64 * k] != 0)
-            memcpy(hex, known + 64 * k, 64);
-        else
-            hex64(s, lf - s, hex);
-        cp ns = lf + 1;
-        cp nlf = ns < bend ? memchr(ns, '\n', bend - ns) : NULL;
-        next_lf = nlf;
-        if (nlf && nlf - ns >= 2 && nlf[-1] == '}' && parse_envelope(ns, nlf, &nxt)) {
-            have_cur = 1; /* nxt becomes cur on the next iteration */
-            attested = nxt.prev_s && nxt.prev_t - nxt.prev_s == 64 && memcmp(nxt.prev_s, hex, 64) == 0;
-        }
-        int ok = attested ? nesting_ok(cur.kind_end, lf, 1) && (cur.kind_end[0] == ',' || cur.kind_end[0] == '}')
-                          : check_rest(s, cur.kind_end, lf, NULL);
-        if (ok < 0) goto done;
-        if (!ok) break;
-        int bits = 0;
-        if (have_expected) {
-            if (!cur.prev_s) bits |= V_UNCHAINED;
-            else if (have_expected < 0 || cur.prev_t - cur.prev_s != 64 || memcmp(cur.prev_s, expected, 64) != 0)
-                bits |= V_BROKEN;
-        }
-        memcpy(expected, hex, 64);
-        have_expected = 1;
-        unsigned char key[29];
-        ts_key(cur.ts_s, cur.ts_t, key);
-        if (have_key && memcmp(key, prev_key, 29) < 0) bits |= V_TS_BACK;
-        memcpy(prev_key, key, 29);
-        have_key = 1;
-        if (lf - s > long_line) bits |= V_LONG;
-        if (cur.par_s) {
-            size_t pl = cur.par_t - cur.par_s;
-            if (!prev_id_s || (size_t)(prev_id_t - prev_id_s) != pl || memcmp(prev_id_s, cur.par_s, pl) != 0 ||
-                ((size_t)(cur.id_t - cur.id_s) == pl && memcmp(cur.id_s, cur.par_s, pl) == 0))
-                bits |= V_PARENT;
-        }
-        prev_id_s = cur.id_s, prev_id_t = cur.id_t;
-        PyObject *o;
-#define APPEND(list, expr)                                         \
-    do {                                                           \
-        o = (expr);                                                \
-        if (!o || PyList_Append(list, o) < 0) {                    \
-            Py_XDECREF(o);                                         \
-            goto done;                                             \
-        }                                                          \
-        Py_DECREF(o);                                              \
-    } while (0)
-        APPEND(starts, PyLong_FromSsize_t(pos));
-        PyObject *id_obj = ascii_str(cur.id_s, cur.id_t);
-        if (!id_obj) goto done;
-        if (!cur.par_s) o = Py_NewRef(Py_None);
-        else if (!(bits & V_PARENT) && prev_id_obj) o = Py_NewRef(prev_id_obj); /* the previous line's id */
-        else o = ascii_str(cur.par_s, cur.par_t);
-        if (!o || PyList_Append(parents, o) < 0 || PyList_Append(ids, id_obj) < 0) {
-            Py_XDECREF(o);
-            Py_DECREF(id_obj);
-            goto done;
-        }
-        Py_DECREF(o);
-        prev_id_obj = id_obj; /* borrowed: the ids list holds it */
-        Py_DECREF(id_obj);
-        APPEND(kinds, kind_str(cur.kind_s, cur.kind_t));
-        APPEND(tss, ascii_str(cur.ts_s, cur.ts_t));
-        APPEND(digests, PyUnicode_FromStringAndSize(hex, 64));
-        if (bits) {
-            APPEND(flagged, Py_BuildValue("(niN)", n, bits,
-                                          cur.prev_s ? ascii_str(cur.prev_s, cur.prev_t) : Py_NewRef(Py_None)));
-        }
-#undef APPEND
-        if (have_cur) cur = nxt;
-        pos = lf + 1 - buf;
-        n++;
-    }
-    result = Py_BuildValue("(nOOOOOOON)", pos, starts, ids, parents, kinds, tss, digests, flagged,
-                           have_expected > 0 ? PyUnicode_FromStringAndSize(expected, 64)
-                                             : (have_expected < 0 ? Py_NewRef(expected_obj) : Py_NewRef(Py_None)));
-    if (result) {
-        PyObject *k = have_key ? PyBytes_FromStringAndSize((const char *)prev_key, 29) : Py_NewRef(Py_None);
-        if (!k) {
-            Py_CLEAR(result);
-        } else {
-            PyObject *full = PyTuple_New(10);
-            if (!full) {
-                Py_DECREF(k);
-                Py_CLEAR(result);
-            } else {
-                for (int i = 0; i < 9; i++) {
-                    PyObject *it = PyTuple_GET_ITEM(result, i);
-                    Py_INCREF(it);
-                    PyTuple_SET_ITEM(full, i, it);
-                }
-                PyTuple_SET_ITEM(full, 9, k);
-                Py_DECREF(result);
-                result = full;
-            }
-        }
-    }
+    if (vrun_open(&r, "verify_run", expected_obj, ts_obj, long_line, 0) < 0) goto done;
+    pos = vrun_lines(&r, (cp)view.buf, pos, end, max_lines, known, known_lines, known_at);
+    if (pos >= 0) result = vrun_result(&r, pos);
 done:
-    Py_XDECREF(starts);
-    Py_XDECREF(ids);
-    Py_XDECREF(parents);
-    Py_XDECREF(kinds);
-    Py_XDECREF(tss);
-    Py_XDECREF(digests);
-    Py_XDECREF(flagged);
+    vrun_close(&r);
     if (known) PyBuffer_Release(&kview);
     PyBuffer_Release(&view);
     return result;

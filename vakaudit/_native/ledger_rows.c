@@ -1,4 +1,5 @@
-/* Ledger rows: entries column buffers (EntryCols) and scan_entries.
+/* Ledger rows: entries column buffers (EntryCols), a line's row (row_facts, row_write: shared with
+ * read_run) and scan_entries.
  * Part of vakaudit._native._linescan: compiled inside linescan.c's translation unit (see there). */
 #include "linescan.h"
 
@@ -814,6 +815,317 @@ static int acc_add(Acc *t, int *used, PyObject *fields, PyObject *kind, cp key, 
     }
 }
 
+/* -- one line's row ------------------------------------------------------------------------------- */
+
+/* A line's row before it is written: its payload members and the column values of its payload facts. */
+typedef struct {
+    Member mem[MAX_MEMBERS];
+    int nm;
+    int is_prep;       /* its kind is a prep kind */
+    int has_directive; /* a message: is_directive is set (to directive) */
+    int directive;
+    char sp_hex[64]; /* the system prompt's SHA-256 (v[C_SP_SHA] points here) */
+    EVal v[N_ECOLS];
+} LineRow;
+
+/*
+ * scan_entries' rule for the line ending at e (no LF) whose envelope is env: its payload members walk
+ * (walk_members), its kind is in known and not 'work', and no payload fact needs the reference
+ * decoder; the facts (session_ledger.payload_facts) then fill r. Returns 1 when the row can be
+ * written, 0 when the caller must read the line itself (nothing recorded), -1 on a Python error.
+ */
+static int row_facts(const Envelope *env, cp e, PyObject *known, PyObject *prep, LineRow *r) {
+    int nm = r->nm = walk_members(env->kind_end, e, r->mem);
+    if (nm < 0) return 0;
+    PyObject *kind = kind_str(env->kind_s, env->kind_t);
+    if (!kind) return -1;
+    int is_known = PySet_Contains(known, kind);
+    int is_prep = is_known > 0 ? PySet_Contains(prep, kind) : 0;
+    Py_DECREF(kind); /* the kind cache holds it */
+    if (is_known < 0 || is_prep < 0) return -1;
+    if (!is_known || key_is(env->kind_s, env->kind_t, "work")) return 0;
+    r->is_prep = is_prep;
+    EVal *v = r->v;
+    const Member *mem = r->mem;
+    char *sp_hex = r->sp_hex;
+    memset(r->v, 0, sizeof r->v);
+    int defer = 0;
+    int directive = 0, has_directive = 0;
+    cp k0 = env->kind_s, k1 = env->kind_t;
+    /* payload facts (session_ledger.payload_facts) */
+    if (key_is(k0, k1, "message")) {
+        const Member *meta = member(mem, nm, "meta"), *msg = member(mem, nm, "message");
+        Span f[4];
+        int got[4];
+        if (meta && *meta->vs == '{') {
+            static const char *const META[] = {"control", "model", "stop_reason", "usage"};
+            if (!find_keys(meta->vs, meta->me, META, 4, f, got)) defer = 1;
+            else {
+                /* a control that is not a string (nor null) is still a control: its column holds
+                   it as JSON, which the reference path writes */
+                if (got[0] && *f[0].s != '"' && *f[0].s != 'n') defer = 1;
+                else if (got[0]) jstr(f[0].s, f[0].e, &v[C_CONTROL]);
+                if (got[1]) jstr(f[1].s, f[1].e, &v[C_MODEL]);
+                if (got[2]) jstr(f[2].s, f[2].e, &v[C_STOP]);
+                if (got[3] && *f[3].s == '{') {
+                    static const char *const USAGE[] = {"input_tokens", "output_tokens",
+                                                        "cache_read_input_tokens", "cache_creation_input_tokens"};
+                    Span u = f[3];
+                    if (!find_keys(u.s, u.e, USAGE, 4, f, got)) defer = 1;
+                    else {
+                        for (int i = 0; i < 4; i++)
+                            if (got[i]) jint(f[i].s, f[i].e, &v[C_IT + i]);
+                    }
+                }
+            }
+        }
+        Py_ssize_t tu = 0, trc = 0, trb = 0;
+        int has_text = 0;
+        if (msg && *msg->vs == '{') {
+            static const char *const MSG[] = {"role", "content"};
+            if (!find_keys(msg->vs, msg->me, MSG, 2, f, got)) defer = 1;
+            else if (got[0]) jstr(f[0].s, f[0].e, &v[C_ROLE]);
+            Span c = f[1];
+            if (!defer && got[1] && *c.s == '[' && c.s[1] != ']') {
+                static const char *const BLOCK[] = {"type", "content"};
+                cp p = c.s + 1;
+                for (;;) {
+                    cp q;
+                    Span bf[2] = {{NULL, NULL}, {NULL, NULL}};
+                    int bgot[2];
+                    if (*p == '{') {
+                        q = find_keys(p, c.e, BLOCK, 2, bf, bgot);
+                        if (!q) {
+                            defer = 1;
+                            break;
+                        }
+                        Span t = bf[0];
+                        if (bgot[0]) {
+                            if (t.e - t.s == 10 && memcmp(t.s, "\"tool_use\"", 10) == 0) {
+                                tu++;
+                            } else if (t.e - t.s == 13 && memcmp(t.s, "\"tool_result\"", 13) == 0) {
+                                trc++;
+                                Span tc = bf[1];
+                                if (bgot[1]) {
+                                    if (*tc.s == '"') trb += decoded_len(tc.s, tc.e);
+                                    else if (!(tc.e - tc.s == 4 && memcmp(tc.s, "null", 4) == 0))
+                                        defer = 1; /* its re-encoded length: the reference path */
+                                }
+                            } else if (t.e - t.s == 6 && memcmp(t.s, "\"text\"", 6) == 0) {
+                                has_text = 1;
+                            } else if (*t.s == '"') {
+                                /* a type written with escapes may still decode to one of the above */
+                                for (cp x = t.s; x < t.e; x++)
+                                    if (*x == '\\') defer = 1;
+                            }
+                        }
+                    } else {
+                        q = skip_value(p, c.e);
+                    }
+                    if (q >= c.e || *q == ']') break;
+                    p = q + 1;
+                }
+            }
+        }
+        v[C_TU].t = v[C_TRC].t = v[C_TRB].t = E_INT;
+        v[C_TU].i = tu, v[C_TRC].i = trc, v[C_TRB].i = trb;
+        directive = v[C_CONTROL].t == E_NULL && has_text && trc == 0 && jstr_is(&v[C_ROLE], "user");
+        has_directive = 1;
+    } else if (key_is(k0, k1, "receipt")) {
+        const Member *m;
+        if ((m = member(mem, nm, "purpose"))) jstr(m->vs, m->me, &v[C_PURPOSE]);
+        if ((m = member(mem, nm, "provider"))) jstr(m->vs, m->me, &v[C_PROVIDER]);
+        if ((m = member(mem, nm, "model"))) jstr(m->vs, m->me, &v[C_MODEL]);
+        if ((m = member(mem, nm, "prefix_digest")) && *m->vs == '"' && m->me - m->vs > 2)
+            jstr(m->vs, m->me, &v[C_PREFIX_DIGEST]);
+        if ((m = member(mem, nm, "prefix_tokens"))) jint(m->vs, m->me, &v[C_PREFIX_TOKENS]);
+        if ((m = member(mem, nm, "attempts")) && *m->vs == '[') {
+            Py_ssize_t count = 0;
+            if (m->vs[1] != ']') {
+                cp p = m->vs + 1;
+                for (;;) {
+                    cp q = skip_value(p, m->me);
+                    count++;
+                    if (q >= m->me || *q == ']') break;
+                    p = q + 1;
+                }
+            }
+            v[C_ATTEMPTS].t = E_INT, v[C_ATTEMPTS].i = count;
+        }
+    } else if (key_is(k0, k1, "activity")) {
+        const Member *m;
+        if ((m = member(mem, nm, "activity_kind"))) jstr(m->vs, m->me, &v[C_ACT_KIND]);
+        if ((m = member(mem, nm, "label"))) jstr(m->vs, m->me, &v[C_ACT_LABEL]);
+    } else if (key_is(k0, k1, "turn_capabilities_bound") || key_is(k0, k1, "turn_capabilities_ref")) {
+        const Member *m;
+        if ((m = member(mem, nm, "epoch"))) jint(m->vs, m->me, &v[C_EPOCH]);
+        if (key_is(k0, k1, "turn_capabilities_bound") && (m = member(mem, nm, "system_prompt")) &&
+            *m->vs == '"') {
+            if (!m->canon) defer = 1;
+            else {
+                hex64(m->vs, m->me - m->vs, sp_hex);
+                v[C_SP_SHA].t = E_RAW, v[C_SP_SHA].s = sp_hex, v[C_SP_SHA].n = 64;
+                v[C_SP_BYTES].t = E_INT, v[C_SP_BYTES].i = m->me - m->vs;
+            }
+        }
+    } else if (key_is(k0, k1, "header")) {
+        const Member *c = member(mem, nm, "contract");
+        if (c && *c->vs == '{') {
+            static const char *const CONTRACT[] = {"app_version", "provider", "model", "system_prompt"};
+            Span f[4];
+            int got[4];
+            if (!find_keys(c->vs, c->me, CONTRACT, 4, f, got)) defer = 1;
+            else {
+                if (got[0]) jstr(f[0].s, f[0].e, &v[C_APP_VERSION]);
+                if (got[1]) jstr(f[1].s, f[1].e, &v[C_PROVIDER]);
+                if (got[2]) jstr(f[2].s, f[2].e, &v[C_MODEL]);
+                Span sp = f[3];
+                if (got[3] && *sp.s == '"') {
+                    int canon = 1, esc = 0;
+                    scan_string(sp.s, sp.e, &canon, &esc);
+                    if (!canon) defer = 1;
+                    else {
+                        hex64(sp.s, sp.e - sp.s, sp_hex);
+                        v[C_SP_SHA].t = E_RAW, v[C_SP_SHA].s = sp_hex, v[C_SP_SHA].n = 64;
+                        v[C_SP_BYTES].t = E_INT, v[C_SP_BYTES].i = sp.e - sp.s;
+                    }
+                }
+            }
+        }
+    }
+    r->directive = directive, r->has_directive = has_directive;
+    return !defer;
+}
+
+/* The SHA-256 of the line [s, e) and of its body [kind_end, e) in hex, computed together. */
+static void row_digests(cp s, cp e, cp kind_end, char digest[64], char body[64]) {
+    unsigned char md_line[32], md_body[32];
+    sha256_pair(s, e - s, kind_end, e - kind_end, md_line, md_body);
+    hex_of(md_line, digest);
+    hex_of(md_body, body);
+}
+
+/* A line's chain status (ChainVerifier.link) against the expectation [exp, exp + exp_len) (have_exp). */
+static const char *row_status(int have_exp, const char *exp, Py_ssize_t exp_len, const Envelope *env) {
+    if (!have_exp) return STATUS_UNCHECKED;
+    if (!env->prev_s) return STATUS_UNCHAINED;
+    if (env->prev_t - env->prev_s == exp_len && memcmp(env->prev_s, exp, exp_len) == 0) return STATUS_OK;
+    return STATUS_BROKEN;
+}
+
+/* Where the rows of one call go, and the turn numbering and entry_fields sums carried from line to line. */
+typedef struct {
+    EntryCols *ec;
+    PyObject *fields;
+    Py_ssize_t base;    /* buf[0]'s file offset */
+    Py_ssize_t line_no; /* the last line number written */
+    Py_ssize_t turn_no;
+    PyObject *turn_id; /* a strong reference */
+    int in_prep;
+    Acc acc[ACC_SLOTS];
+    int acc_used;
+} RowState;
+
+/* Start from the caller's turn state, state[at:at + 3] = [turn_no, turn_id, in_prep]; st was zeroed.
+ * 0, or -1 with an error set (rows_release releases what was taken). */
+static int rows_open(RowState *st, EntryCols *ec, PyObject *fields, Py_ssize_t base, Py_ssize_t line_no,
+                     PyObject *state, Py_ssize_t at) {
+    st->ec = ec, st->fields = fields, st->base = base, st->line_no = line_no;
+    st->turn_no = PyLong_AsSsize_t(PyList_GET_ITEM(state, at));
+    st->turn_id = Py_NewRef(PyList_GET_ITEM(state, at + 1));
+    st->in_prep = PyObject_IsTrue(PyList_GET_ITEM(state, at + 2));
+    return (st->turn_no == -1 && PyErr_Occurred()) || st->in_prep < 0 ? -1 : 0;
+}
+
+/* Hand the entry_fields sums to the fields dict and the turn state back to state[at:at + 3]. */
+static int rows_close(RowState *st, PyObject *state, Py_ssize_t at) {
+    if (acc_flush(st->acc, st->fields) < 0) return -1;
+    PyObject *t = PyLong_FromSsize_t(st->turn_no);
+    if (!t || PyList_SetItem(state, at, t) < 0) return -1;
+    PyObject *turn_id = st->turn_id;
+    st->turn_id = NULL;
+    if (PyList_SetItem(state, at + 1, turn_id) < 0) return -1; /* steals turn_id */
+    return PyList_SetItem(state, at + 2, PyBool_FromLong(st->in_prep));
+}
+
+static void rows_release(RowState *st) {
+    for (int i = 0; i < ACC_SLOTS; i++) Py_CLEAR(st->acc[i].kind); /* after an error: sums not handed over */
+    Py_CLEAR(st->turn_id);
+}
+
+/*
+ * Write the row of a line row_facts took ([s, lf) the line, pos its index in the buffer, digest and
+ * body its SHA-256 pair, status its chain status), step the turn (vakaudit.ledger.vocab.turn_step)
+ * and add its members to the entry_fields sums. 0, or -1 on a Python error.
+ */
+static int row_write(RowState *st, LineRow *r, const Envelope *env, cp s, cp lf, Py_ssize_t pos, const char *digest,
+                     const char *body, const char *status) {
+    EVal *v = r->v;
+    cp k0 = env->kind_s, k1 = env->kind_t;
+    st->line_no++;
+    /* the turn (vakaudit.ledger.vocab.turn_step) */
+    int row_turn_no_set = 1;
+    Py_ssize_t row_turn_no = 0;
+    int row_turn_id_from_state = 0;
+    if (r->has_directive && r->directive) {
+        st->turn_no++;
+        PyObject *ident = ascii_str(env->id_s, env->id_t);
+        if (!ident) return -1;
+        Py_SETREF(st->turn_id, ident);
+        st->in_prep = 0;
+        row_turn_no = st->turn_no, row_turn_id_from_state = 1;
+    } else if (r->is_prep || (key_is(k0, k1, "intent") && st->in_prep)) {
+        st->in_prep = 1;
+        row_turn_no = st->turn_no + 1;
+    } else if (key_is(k0, k1, "header")) {
+        row_turn_no_set = 0;
+    } else {
+        st->in_prep = 0;
+        row_turn_no_set = st->turn_no != 0;
+        row_turn_no = st->turn_no, row_turn_id_from_state = 1;
+    }
+    if (row_turn_no_set) v[C_TURN_NO].t = E_INT, v[C_TURN_NO].i = row_turn_no;
+    if (env->at_s) {
+        v[C_TURN_ID].t = E_RAW, v[C_TURN_ID].s = (const char *)env->at_s, v[C_TURN_ID].n = env->at_t - env->at_s;
+    } else if (row_turn_id_from_state && st->turn_id != Py_None) {
+        Py_ssize_t tn;
+        const char *t = PyUnicode_AsUTF8AndSize(st->turn_id, &tn);
+        if (!t) return -1;
+        v[C_TURN_ID].t = E_RAW, v[C_TURN_ID].s = t, v[C_TURN_ID].n = tn;
+    }
+    Py_ssize_t size = lf + 1 - s;
+#define RAW(col, a, b) (v[col].t = E_RAW, v[col].s = (const char *)(a), v[col].n = (b) - (a))
+    v[C_OFFSET].t = v[C_LINE].t = v[C_SIZE].t = E_INT;
+    v[C_OFFSET].i = st->base + pos, v[C_LINE].i = st->line_no, v[C_SIZE].i = size;
+    RAW(C_KIND, k0, k1);
+    RAW(C_ID, env->id_s, env->id_t);
+    if (env->par_s) RAW(C_PARENT, env->par_s, env->par_t);
+    RAW(C_TS, env->ts_s, env->ts_t);
+    if (env->prev_s) RAW(C_PREV, env->prev_s, env->prev_t);
+    RAW(C_DIGEST, digest, digest + 64);
+    RAW(C_STATUS, status, status + strlen(status));
+    RAW(C_BODY, body, body + 64);
+#undef RAW
+    if (r->has_directive) v[C_DIRECTIVE].t = E_INT, v[C_DIRECTIVE].i = r->directive;
+    ec_ts_at(st->ec, v);
+    if (status == STATUS_OK || status == STATUS_BROKEN)
+        v[C_CHAIN_OK].t = E_INT, v[C_CHAIN_OK].i = status == STATUS_OK;
+    /* entry_fields */
+    PyObject *kobj = kind_str(k0, k1);
+    if (!kobj) return -1;
+    Py_ssize_t used = 0;
+    int failed = 0;
+    for (int i = 0; i < r->nm && !failed; i++) {
+        const Member *m = &r->mem[i];
+        if (acc_add(st->acc, &st->acc_used, st->fields, kobj, m->ks, m->kt - m->ks, m->me - m->ms) < 0) failed = 1;
+        used += m->me - m->ms;
+    }
+    if (!failed && acc_add(st->acc, &st->acc_used, st->fields, kobj, NULL, 0, size - used) < 0) failed = 1;
+    Py_DECREF(kobj);
+    if (failed || ec_append(st->ec, v) < 0) return -1;
+    return 0;
+}
+
 PyDoc_STRVAR(scan_entries_doc,
 "scan_entries(buf, pos, end, max_lines, base, line_no, cols, fields, state, known, prep) -> next_pos\n\n"
 "Write the ``entries`` row of each consecutive plain line of buf[pos:end] into the EntryCols cols\n"
@@ -833,13 +1145,12 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*nnnnnO!O!O!OO:scan_entries", &view, &pos, &end, &max_lines, &base, &line_no,
                           &EntryColsType, &ec, &PyDict_Type, &fields, &PyList_Type, &state, &known, &prep))
         return NULL;
-    PyObject *result = NULL, *turn_id = NULL;
+    PyObject *result = NULL;
     char *exp = NULL; /* the chain expectation's UTF-8 bytes (have_exp) */
     Py_ssize_t exp_len = 0;
     int have_exp = 0, exp_changed = 0;
-    Acc acc[ACC_SLOTS];
-    int acc_used = 0;
-    memset(acc, 0, sizeof acc);
+    RowState st;
+    memset(&st, 0, sizeof st);
     if (pos < 0 || end > view.len || pos > end || PyList_GET_SIZE(state) != 4) {
         PyErr_SetString(PyExc_ValueError, "scan_entries: bad arguments");
         goto fail;
@@ -858,278 +1169,39 @@ static PyObject *scan_entries(PyObject *self, PyObject *args) {
             have_exp = 1;
         }
     }
-    Py_ssize_t turn_no = PyLong_AsSsize_t(PyList_GET_ITEM(state, 1));
-    turn_id = Py_NewRef(PyList_GET_ITEM(state, 2));
-    int in_prep = PyObject_IsTrue(PyList_GET_ITEM(state, 3));
-    if ((turn_no == -1 && PyErr_Occurred()) || in_prep < 0) goto fail;
+    if (rows_open(&st, ec, fields, base, line_no, state, 1) < 0) goto fail;
 
     cp buf = (cp)view.buf;
     cp bend = buf + end;
-    Member mem[MAX_MEMBERS];
-    EVal v[N_ECOLS];
+    LineRow lr;
     Py_ssize_t n = 0;
     while (n < max_lines && buf + pos < bend) {
         cp s = buf + pos;
         cp lf = memchr(s, '\n', bend - s);
         if (!lf) break;
-        cp e = lf;
         Envelope env;
-        if (e - s < 2 || e[-1] != '}' || !parse_envelope(s, e, &env)) break;
-        int nm = walk_members(env.kind_end, e, mem);
-        if (nm < 0) break;
-        PyObject *kind = kind_str(env.kind_s, env.kind_t);
-        if (!kind) goto fail;
-        int is_known = PySet_Contains(known, kind);
-        int is_prep = is_known > 0 ? PySet_Contains(prep, kind) : 0;
-        Py_DECREF(kind); /* the kind cache holds it */
-        if (is_known < 0 || is_prep < 0) goto fail;
-        if (!is_known || key_is(env.kind_s, env.kind_t, "work")) break;
-        memset(v, 0, sizeof v);
-        int defer = 0;
-        int directive = 0, has_directive = 0;
-        char sp_hex[64];
-        cp k0 = env.kind_s, k1 = env.kind_t;
-        /* payload facts (session_ledger.payload_facts) */
-        if (key_is(k0, k1, "message")) {
-            const Member *meta = member(mem, nm, "meta"), *msg = member(mem, nm, "message");
-            Span f[4];
-            int got[4];
-            if (meta && *meta->vs == '{') {
-                static const char *const META[] = {"control", "model", "stop_reason", "usage"};
-                if (!find_keys(meta->vs, meta->me, META, 4, f, got)) defer = 1;
-                else {
-                    /* a control that is not a string (nor null) is still a control: its column holds
-                       it as JSON, which the reference path writes */
-                    if (got[0] && *f[0].s != '"' && *f[0].s != 'n') defer = 1;
-                    else if (got[0]) jstr(f[0].s, f[0].e, &v[C_CONTROL]);
-                    if (got[1]) jstr(f[1].s, f[1].e, &v[C_MODEL]);
-                    if (got[2]) jstr(f[2].s, f[2].e, &v[C_STOP]);
-                    if (got[3] && *f[3].s == '{') {
-                        static const char *const USAGE[] = {"input_tokens", "output_tokens",
-                                                            "cache_read_input_tokens", "cache_creation_input_tokens"};
-                        Span u = f[3];
-                        if (!find_keys(u.s, u.e, USAGE, 4, f, got)) defer = 1;
-                        else {
-                            for (int i = 0; i < 4; i++)
-                                if (got[i]) jint(f[i].s, f[i].e, &v[C_IT + i]);
-                        }
-                    }
-                }
-            }
-            Py_ssize_t tu = 0, trc = 0, trb = 0;
-            int has_text = 0;
-            if (msg && *msg->vs == '{') {
-                static const char *const MSG[] = {"role", "content"};
-                if (!find_keys(msg->vs, msg->me, MSG, 2, f, got)) defer = 1;
-                else if (got[0]) jstr(f[0].s, f[0].e, &v[C_ROLE]);
-                Span c = f[1];
-                if (!defer && got[1] && *c.s == '[' && c.s[1] != ']') {
-                    static const char *const BLOCK[] = {"type", "content"};
-                    cp p = c.s + 1;
-                    for (;;) {
-                        cp q;
-                        Span bf[2] = {{NULL, NULL}, {NULL, NULL}};
-                        int bgot[2];
-                        if (*p == '{') {
-                            q = find_keys(p, c.e, BLOCK, 2, bf, bgot);
-                            if (!q) {
-                                defer = 1;
-                                break;
-                            }
-                            Span t = bf[0];
-                            if (bgot[0]) {
-                                if (t.e - t.s == 10 && memcmp(t.s, "\"tool_use\"", 10) == 0) {
-                                    tu++;
-                                } else if (t.e - t.s == 13 && memcmp(t.s, "\"tool_result\"", 13) == 0) {
-                                    trc++;
-                                    Span tc = bf[1];
-                                    if (bgot[1]) {
-                                        if (*tc.s == '"') trb += decoded_len(tc.s, tc.e);
-                                        else if (!(tc.e - tc.s == 4 && memcmp(tc.s, "null", 4) == 0))
-                                            defer = 1; /* its re-encoded length: the reference path */
-                                    }
-                                } else if (t.e - t.s == 6 && memcmp(t.s, "\"text\"", 6) == 0) {
-                                    has_text = 1;
-                                } else if (*t.s == '"') {
-                                    /* a type written with escapes may still decode to one of the above */
-                                    for (cp x = t.s; x < t.e; x++)
-                                        if (*x == '\\') defer = 1;
-                                }
-                            }
-                        } else {
-                            q = skip_value(p, c.e);
-                        }
-                        if (q >= c.e || *q == ']') break;
-                        p = q + 1;
-                    }
-                }
-            }
-            v[C_TU].t = v[C_TRC].t = v[C_TRB].t = E_INT;
-            v[C_TU].i = tu, v[C_TRC].i = trc, v[C_TRB].i = trb;
-            directive = v[C_CONTROL].t == E_NULL && has_text && trc == 0 && jstr_is(&v[C_ROLE], "user");
-            has_directive = 1;
-        } else if (key_is(k0, k1, "receipt")) {
-            const Member *m;
-            if ((m = member(mem, nm, "purpose"))) jstr(m->vs, m->me, &v[C_PURPOSE]);
-            if ((m = member(mem, nm, "provider"))) jstr(m->vs, m->me, &v[C_PROVIDER]);
-            if ((m = member(mem, nm, "model"))) jstr(m->vs, m->me, &v[C_MODEL]);
-            if ((m = member(mem, nm, "prefix_digest")) && *m->vs == '"' && m->me - m->vs > 2)
-                jstr(m->vs, m->me, &v[C_PREFIX_DIGEST]);
-            if ((m = member(mem, nm, "prefix_tokens"))) jint(m->vs, m->me, &v[C_PREFIX_TOKENS]);
-            if ((m = member(mem, nm, "attempts")) && *m->vs == '[') {
-                Py_ssize_t count = 0;
-                if (m->vs[1] != ']') {
-                    cp p = m->vs + 1;
-                    for (;;) {
-                        cp q = skip_value(p, m->me);
-                        count++;
-                        if (q >= m->me || *q == ']') break;
-                        p = q + 1;
-                    }
-                }
-                v[C_ATTEMPTS].t = E_INT, v[C_ATTEMPTS].i = count;
-            }
-        } else if (key_is(k0, k1, "activity")) {
-            const Member *m;
-            if ((m = member(mem, nm, "activity_kind"))) jstr(m->vs, m->me, &v[C_ACT_KIND]);
-            if ((m = member(mem, nm, "label"))) jstr(m->vs, m->me, &v[C_ACT_LABEL]);
-        } else if (key_is(k0, k1, "turn_capabilities_bound") || key_is(k0, k1, "turn_capabilities_ref")) {
-            const Member *m;
-            if ((m = member(mem, nm, "epoch"))) jint(m->vs, m->me, &v[C_EPOCH]);
-            if (key_is(k0, k1, "turn_capabilities_bound") && (m = member(mem, nm, "system_prompt")) &&
-                *m->vs == '"') {
-                if (!m->canon) defer = 1;
-                else {
-                    hex64(m->vs, m->me - m->vs, sp_hex);
-                    v[C_SP_SHA].t = E_RAW, v[C_SP_SHA].s = sp_hex, v[C_SP_SHA].n = 64;
-                    v[C_SP_BYTES].t = E_INT, v[C_SP_BYTES].i = m->me - m->vs;
-                }
-            }
-        } else if (key_is(k0, k1, "header")) {
-            const Member *c = member(mem, nm, "contract");
-            if (c && *c->vs == '{') {
-                static const char *const CONTRACT[] = {"app_version", "provider", "model", "system_prompt"};
-                Span f[4];
-                int got[4];
-                if (!find_keys(c->vs, c->me, CONTRACT, 4, f, got)) defer = 1;
-                else {
-                    if (got[0]) jstr(f[0].s, f[0].e, &v[C_APP_VERSION]);
-                    if (got[1]) jstr(f[1].s, f[1].e, &v[C_PROVIDER]);
-                    if (got[2]) jstr(f[2].s, f[2].e, &v[C_MODEL]);
-                    Span sp = f[3];
-                    if (got[3] && *sp.s == '"') {
-                        int canon = 1, esc = 0;
-                        scan_string(sp.s, sp.e, &canon, &esc);
-                        if (!canon) defer = 1;
-                        else {
-                            hex64(sp.s, sp.e - sp.s, sp_hex);
-                            v[C_SP_SHA].t = E_RAW, v[C_SP_SHA].s = sp_hex, v[C_SP_SHA].n = 64;
-                            v[C_SP_BYTES].t = E_INT, v[C_SP_BYTES].i = sp.e - sp.s;
-                        }
-                    }
-                }
-            }
-        }
-        if (defer) break;
+        if (!line_envelope(s, lf, &env)) break;
+        int ok = row_facts(&env, lf, known, prep, &lr);
+        if (ok < 0) goto fail;
+        if (!ok) break;
         /* the chain (ChainVerifier.link) */
         char digest[64], body[64];
-        {
-            unsigned char md_line[32], md_body[32];
-            sha256_pair(s, e - s, env.kind_end, e - env.kind_end, md_line, md_body);
-            hex_of(md_line, digest);
-            hex_of(md_body, body);
-        }
-        const char *status;
-        if (!have_exp) status = STATUS_UNCHECKED;
-        else if (!env.prev_s) status = STATUS_UNCHAINED;
-        else if (env.prev_t - env.prev_s == exp_len && memcmp(env.prev_s, exp, exp_len) == 0) status = STATUS_OK;
-        else status = STATUS_BROKEN;
-        line_no++;
-        Py_ssize_t off = base + pos;
+        row_digests(s, lf, env.kind_end, digest, body);
+        const char *status = row_status(have_exp, exp, exp_len, &env);
         memcpy(exp, digest, 64);
         exp_len = 64, have_exp = 1, exp_changed = 1;
-        /* the turn (vakaudit.ledger.vocab.turn_step) */
-        int row_turn_no_set = 1;
-        Py_ssize_t row_turn_no = 0;
-        int row_turn_id_from_state = 0;
-        if (has_directive && directive) {
-            turn_no++;
-            PyObject *ident = ascii_str(env.id_s, env.id_t);
-            if (!ident) goto fail;
-            Py_SETREF(turn_id, ident);
-            in_prep = 0;
-            row_turn_no = turn_no, row_turn_id_from_state = 1;
-        } else if (is_prep || (key_is(k0, k1, "intent") && in_prep)) {
-            in_prep = 1;
-            row_turn_no = turn_no + 1;
-        } else if (key_is(k0, k1, "header")) {
-            row_turn_no_set = 0;
-        } else {
-            in_prep = 0;
-            row_turn_no_set = turn_no != 0;
-            row_turn_no = turn_no, row_turn_id_from_state = 1;
-        }
-        if (row_turn_no_set) v[C_TURN_NO].t = E_INT, v[C_TURN_NO].i = row_turn_no;
-        if (env.at_s) {
-            v[C_TURN_ID].t = E_RAW, v[C_TURN_ID].s = (const char *)env.at_s, v[C_TURN_ID].n = env.at_t - env.at_s;
-        } else if (row_turn_id_from_state && turn_id != Py_None) {
-            Py_ssize_t tn;
-            const char *t = PyUnicode_AsUTF8AndSize(turn_id, &tn);
-            if (!t) goto fail;
-            v[C_TURN_ID].t = E_RAW, v[C_TURN_ID].s = t, v[C_TURN_ID].n = tn;
-        }
-        Py_ssize_t size = lf + 1 - s;
-#define RAW(col, a, b) (v[col].t = E_RAW, v[col].s = (const char *)(a), v[col].n = (b) - (a))
-        v[C_OFFSET].t = v[C_LINE].t = v[C_SIZE].t = E_INT;
-        v[C_OFFSET].i = off, v[C_LINE].i = line_no, v[C_SIZE].i = size;
-        RAW(C_KIND, k0, k1);
-        RAW(C_ID, env.id_s, env.id_t);
-        if (env.par_s) RAW(C_PARENT, env.par_s, env.par_t);
-        RAW(C_TS, env.ts_s, env.ts_t);
-        if (env.prev_s) RAW(C_PREV, env.prev_s, env.prev_t);
-        RAW(C_DIGEST, digest, digest + 64);
-        RAW(C_STATUS, status, status + strlen(status));
-        RAW(C_BODY, body, body + 64);
-#undef RAW
-        if (has_directive) v[C_DIRECTIVE].t = E_INT, v[C_DIRECTIVE].i = directive;
-        ec_ts_at(ec, v);
-        if (status == STATUS_OK || status == STATUS_BROKEN)
-            v[C_CHAIN_OK].t = E_INT, v[C_CHAIN_OK].i = status == STATUS_OK;
-        /* entry_fields */
-        PyObject *kobj = kind_str(k0, k1);
-        if (!kobj) goto fail;
-        Py_ssize_t used = 0;
-        int failed = 0;
-        for (int i = 0; i < nm && !failed; i++) {
-            if (acc_add(acc, &acc_used, fields, kobj, mem[i].ks, mem[i].kt - mem[i].ks, mem[i].me - mem[i].ms) < 0)
-                failed = 1;
-            used += mem[i].me - mem[i].ms;
-        }
-        if (!failed && acc_add(acc, &acc_used, fields, kobj, NULL, 0, size - used) < 0) failed = 1;
-        Py_DECREF(kobj);
-        if (failed || ec_append(ec, v) < 0) goto fail;
+        if (row_write(&st, &lr, &env, s, lf, pos, digest, body, status) < 0) goto fail;
         pos = lf + 1 - buf;
         n++;
     }
-    if (acc_flush(acc, fields) < 0) goto fail;
+    if (rows_close(&st, state, 1) < 0) goto fail;
     if (exp_changed) {
         PyObject *x = PyUnicode_DecodeASCII(exp, 64, NULL);
         if (!x || PyList_SetItem(state, 0, x) < 0) goto fail; /* steals x */
     }
-    {
-        PyObject *t = PyLong_FromSsize_t(turn_no);
-        if (!t || PyList_SetItem(state, 1, t) < 0) goto fail;
-        if (PyList_SetItem(state, 2, turn_id) < 0) { /* steals turn_id */
-            turn_id = NULL;
-            goto fail;
-        }
-        turn_id = NULL;
-        if (PyList_SetItem(state, 3, PyBool_FromLong(in_prep)) < 0) goto fail;
-    }
     result = PyLong_FromSsize_t(pos);
 fail:
-    for (int i = 0; i < ACC_SLOTS; i++) Py_CLEAR(acc[i].kind); /* after an error: sums not handed over */
-    Py_XDECREF(turn_id);
+    rows_release(&st);
     PyMem_Free(exp);
     PyBuffer_Release(&view);
     return result;

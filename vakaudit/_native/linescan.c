@@ -17,6 +17,8 @@
  * scan_entries turns the plain lines of a ledger into rows of the entries table, written straight
  * into Arrow column buffers (EntryCols, which the reference reader's rows join in file order); the
  * line and body digests of a row are computed together (SHA extensions when the CPU has them).
+ * read_run reads a run of ledger lines once for both the verdict's chain pass (verify_run's lists)
+ * and the scan's rows (scan_entries'), each line framed, parsed and hashed once.
  *
  * jsonl_columns applies the same validator to the JSONL sidecars (sandbox execution logs, activity
  * log, evidence and cost logs, ...): it reads a chunk of lines straight into Arrow column buffers for
@@ -27,9 +29,9 @@
  * document is read.
  *
  * The module is one translation unit: this file includes its parts, one per job (hashing, JSON
- * validation, ledger lines, ledger rows, JSONL columns, checkpoint compaction, 7.0 frames), so the
- * small hot helpers they share (string scanning, SHA-256) stay inlinable across jobs; each part
- * includes linescan.h, which is guarded, and uses what the parts before it define.
+ * validation, ledger lines, ledger rows, ledger runs, JSONL columns, checkpoint compaction, 7.0
+ * frames), so the small hot helpers they share (string scanning, SHA-256) stay inlinable across jobs;
+ * each part includes linescan.h, which is guarded, and uses what the parts before it define.
  */
 #include "linescan.h"
 
@@ -37,6 +39,7 @@
 #include "json.c"
 #include "ledger_lines.c"
 #include "ledger_rows.c"
+#include "ledger_run.c"
 #include "jsonl_columns.c"
 #include "compact.c"
 #include "frames.c"
@@ -82,6 +85,7 @@ static PyMethodDef methods[] = {
     {"scan_lines", scan_lines, METH_VARARGS, scan_lines_doc},
     {"verify_run", verify_run, METH_VARARGS, verify_run_doc},
     {"scan_entries", scan_entries, METH_VARARGS, scan_entries_doc},
+    {"read_run", (PyCFunction)(void (*)(void))read_run, METH_VARARGS | METH_KEYWORDS, read_run_doc},
     {"set_avx2", set_avx2, METH_O, set_avx2_doc},
     {"set_shani", set_shani, METH_O, set_shani_doc},
     {"simd_paths", simd_paths, METH_NOARGS, simd_paths_doc},

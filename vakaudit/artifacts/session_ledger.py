@@ -9,13 +9,13 @@ O(entries) per request. No bound on disk (ledger.md §1-§6, write-paths-and-gro
 
 This module turns a ledger into the ``entries`` table (one row per physical line) plus the
 ``entry_fields`` byte accounting, streaming, resumable at a byte offset, and without ever writing.
-The chain rules are :class:`vakaudit.ledger.ChainVerifier`'s (ledger.md §3). Lines in vak's compact
-form are read by the compiled scanner (``vakaudit/_native/linescan.c``, ``scan_entries``), which
-writes their whole rows straight into Arrow column buffers (``linescan.EntryCols``); every other
-line, and every line without the extension, is read by :meth:`LedgerScanner._line`, the reference,
-whose rows go into the same buffers in file order (Python lists without the extension); both give the
-same rows. A ledger's findings are not decided here: they are the verdict of
-:func:`vakaudit.ledger.verdict.verify_ledger` on the whole file (:func:`ledger_findings`), the same
+It reads no bytes itself: its rows are built from the record stream of
+:class:`vakaudit.ledger.records.LedgerReader` (framing, envelope, digest, chain verdict and turn
+numbers come from there). The compiled kernel writes the rows of the lines it vouches for straight
+into Arrow column buffers (``linescan.EntryCols``) in the same pass; every other line's row is built
+here (:meth:`LedgerScanner._row`, the reference), into the same buffers in file order (Python lists
+without the extension); both give the same rows. A ledger's findings are not decided here: they are
+the verdict of :class:`vakaudit.ledger.verdict.LedgerVerdict` over the same records, the same
 classification ``vakaudit verify`` reports, so a defect has one code, line and count in every
 command. The scanner itself only notes a ledger still being written (``ledger_growing``).
 
@@ -55,17 +55,14 @@ from vakaudit.artifacts._entry_facts import payload_facts
 from vakaudit.artifacts._entry_fields import field_sizes, kind_end
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamps
 from vakaudit.findings import Finding, FindingCode, Severity
-from vakaudit.ledger.chain import ChainVerifier, LineDigests, LineStatus
-from vakaudit.ledger.entry import KNOWN_KINDS, EntryParseError, parse_envelope
-from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLineBuilder
-from vakaudit.ledger.verdict import verify_ledger
-from vakaudit.ledger.vocab import PREP_KINDS, turn_step
+from vakaudit.ledger.chain import LineStatus
+from vakaudit.ledger.records import LedgerReader, Record, RecordRun, TurnState
+from vakaudit.ledger.verdict import LedgerVerdict, verify_ledger
 from vakaudit.names import shown
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-CHUNK_BYTES = 4 << 20
 BATCH_ROWS = 4_096  # rows per record batch: bounds a worker's memory on any ledger size
 HEAD_ANCHOR_BYTES = 4096
 
@@ -148,9 +145,8 @@ BLANK_FIELD = "(blank)"
 _CHAIN_OK = {LineStatus.CHAIN_OK: True, LineStatus.BROKEN: False}
 
 
-# The native line scanner and the Arrow column buffers it writes rows into (None without the compiled
-# extension or with VAKAUDIT_NO_NATIVE=1: rows then collect in Python lists).
-_scan_entries = linescan.scan_entries if linescan is not None else None
+# The Arrow column buffers the compiled kernel writes rows into (None without the compiled extension or
+# with VAKAUDIT_NO_NATIVE=1: rows then collect in Python lists).
 _EntryCols = linescan.EntryCols if linescan is not None else None
 # the columns a row carries, in row order (the table's columns but the file facts and the derived ts_at)
 _ROW_COLUMNS = (
@@ -164,27 +160,6 @@ _ROW_COLUMNS = (
 _N_COLS = len(_ROW_COLUMNS)
 # EntryCols.take gives these columns' buffers, then chain_ok's and ts_at's
 _BUFFER_TYPES = tuple(_ENTRIES_SCHEMA.field(name).type for name in _ROW_COLUMNS) + (decl.bool_(), TIMESTAMP)
-
-# One read buffer per process, lent to one scan at a time: no fresh zero-filled buffer per ledger.
-# A buffer grown past _KEEP_READ_BYTES (a line longer than a chunk) is not kept.
-_KEEP_READ_BYTES = 2 * CHUNK_BYTES
-_read_buffers: list[bytearray] = []
-
-
-def _borrow_read_buffer(size: int) -> bytearray:
-    buf = _read_buffers.pop() if _read_buffers else bytearray()
-    if len(buf) < size:
-        try:
-            buf.extend(bytes(size - len(buf)))
-        except BufferError:  # still viewed by an abandoned scan: not reused
-            buf = bytearray(size)
-    return buf
-
-
-def _return_read_buffer(buf: bytearray) -> None:
-    if len(buf) <= _KEEP_READ_BYTES and not _read_buffers:
-        _read_buffers.append(buf)
-
 
 @dataclass(slots=True)
 class LedgerState:
@@ -230,13 +205,18 @@ def path_facts(rel_path: str) -> tuple[str | None, str | None, str | None]:
 
 
 class LedgerScanner:
-    """Streams one ledger file into ``entries`` record batches, resumable from a :class:`LedgerState`.
+    """One ledger file's ``entries`` rows, built from its record stream, resumable from a
+    :class:`LedgerState`.
 
-    ``fields`` accumulates the ``entry_fields`` byte accounting of the lines scanned; ``emit``
-    receives findings; ``bytes_read`` counts the bytes actually read from the file; ``rows`` the
-    rows it produced. Rows collect in ``buffer`` and leave it as one batch of ``batch_rows``: a
-    buffer of the scanner's own is emptied when the scan ends, a shared one (several small ledgers
-    scanned one after the other) keeps the last rows for the next scanner, and its owner takes them.
+    :meth:`scan` reads the file (or: :meth:`reader` opens the record stream, every item goes to
+    :meth:`take`, which returns a batch when one is full, and :meth:`finish` yields the rest, so a
+    caller can hand the same items to a :class:`~vakaudit.ledger.verdict.LedgerVerdict`). Rows start
+    at the line at ``state.offset``; the lines before it are read for the chain only. ``fields``
+    accumulates the ``entry_fields`` byte accounting of the rows; ``emit`` receives findings;
+    ``rows`` counts the rows produced. Rows collect in ``buffer`` and leave it as one batch of
+    ``batch_rows``: a buffer of the scanner's own is emptied when the scan ends, a shared one (several
+    small ledgers scanned one after the other) keeps the last rows for the next scanner, and its owner
+    takes them.
     """
 
     def __init__(
@@ -248,10 +228,8 @@ class LedgerScanner:
         session_id: str | None = None,
         buffer: EntriesBuffer | None = None,
         batch_rows: int = BATCH_ROWS,
-        digests: LineDigests | None = None,
     ) -> None:
         sid, agent, wskey = path_facts(rel_path)
-        self.digests = digests  # receives the line digests of the compiled scanner's rows
         self.rel_path = rel_path
         self.session_id = session_id or sid
         self.agent_id = agent
@@ -259,16 +237,13 @@ class LedgerScanner:
         self.state = state or LedgerState()
         self.emit = emit or (lambda f: None)
         self.fields: dict[tuple[str | None, str], list[int]] = {}
-        self.bytes_read = 0
         self.rows = 0
         self.growing = False
-        self._chain = ChainVerifier(rel_path, keep_warnings=False)
-        self._chain.expected = self.state.expected
         self._shared = buffer is not None
         self._buf = buffer if buffer is not None else EntriesBuffer()
         self._batch_rows = batch_rows
-        self._head = bytearray()
-        self._last: tuple[bytes, int, int, bool] | None = None  # (buffer, start, stop, terminated)
+        self._reader: LedgerReader | None = None
+        self._still_growing: Callable[[], bool] | None = None
 
     # -- fields accounting --------------------------------------------------------------------------
 
@@ -285,221 +260,136 @@ class LedgerScanner:
 
     # -- reading ------------------------------------------------------------------------------------
 
-    def scan(
-        self, f: IO[bytes], end: int, *, still_growing: Callable[[], bool] | None = None
-    ) -> Iterator[pa.RecordBatch]:
-        """Read ``f`` from ``state.offset`` up to byte ``end`` (the size seen when the scan began).
-
-        A final fragment without LF is a torn line (row + finding) unless ``still_growing()`` says
-        the file grew meanwhile: then it is a write in flight, left unconsumed, with a note.
-        """
+    def reader(
+        self,
+        read: Callable[[int], bytes],
+        end: int,
+        *,
+        still_growing: Callable[[], bool] | None = None,
+        tail_grew: Callable[[], bool] | None = None,
+        native: bool | None = None,
+    ) -> LedgerReader:
+        """The record stream of the file ``read`` returns from byte 0 up to byte ``end`` (the size seen
+        when the scan began). An unterminated last line is a torn line (row + the verdict's finding)
+        unless ``tail_grew()`` (default: ``still_growing()``) says the file grew meanwhile: then it is
+        a write in flight, left unconsumed, with a note; ``still_growing()`` is asked again at the
+        end (a note when the file grew while it was scanned)."""
         st = self.state
         if st.torn:
             raise ValueError("a ledger whose scanned prefix ends in a torn line must be rescanned from 0")
-        f.seek(st.offset)
-        offset = st.offset
-        if offset < HEAD_ANCHOR_BYTES:
-            # the head anchor is recomputed from the file start; cheap (<= 4 KiB) and exact
-            f.seek(0)
-            pre = f.read(offset)
-            self.bytes_read += len(pre)
-            self._head = bytearray(pre)
-        # one buffer for the whole file, lent by the process (no allocation, no page faults per read):
-        # lines are framed in place and an incomplete last line moves to its front before the next read
-        native = self._buf.native if _scan_entries is not None else None
-        buf = _borrow_read_buffer(min(CHUNK_BYTES, max(end - offset, 0)))
-        try:
-            yield from self._read(f, end, offset, buf, native, still_growing)
-        finally:
-            _return_read_buffer(buf)
+        cols = self._buf.native
+        if cols is None:
+            native = False  # rows in Python lists: the kernel has no buffers to write into
+        self._still_growing = still_growing
+        self._reader = LedgerReader(
+            read,
+            end,
+            native=native,
+            rows=(cols, self.fields),
+            rows_from=st.offset,
+            turns=TurnState(st.turn_no, st.turn_id, st.in_prep),
+            room=lambda: self._batch_rows - len(self._buf),
+            grew=tail_grew if tail_grew is not None else still_growing,
+        )
+        return self._reader
 
-    def _read(
+    def scan(
         self,
         f: IO[bytes],
         end: int,
-        offset: int,
-        buf: bytearray,
-        native: Any,
-        still_growing: Callable[[], bool] | None,
+        *,
+        still_growing: Callable[[], bool] | None = None,
+        native: bool | None = None,
     ) -> Iterator[pa.RecordBatch]:
-        """The rest of :meth:`scan`, reading through ``buf`` (rows of plain lines written by the
-        compiled scanner into ``native``, the buffer's EntryCols, when it is not None)."""
+        """Read ``f`` (from byte 0: the chain; rows from ``state.offset``) up to byte ``end``;
+        ``native``: the compiled kernel (None: when available)."""
+        f.seek(0)
+        for item in self.reader(f.read, end, still_growing=still_growing, native=native):
+            batch = self.take(item)
+            if batch is not None:
+                yield batch
+        yield from self.finish()
+
+    @property
+    def line_count(self) -> int:
+        """Physical lines of the file seen by the last :meth:`reader` (a line still being written
+        counts)."""
+        r = self._reader
+        return 0 if r is None else r.line_count + r.growing
+
+    def take(self, item: Record | RecordRun) -> pa.RecordBatch | None:
+        """One item of the record stream; a full batch when the buffer filled, else None."""
+        if type(item) is RecordRun:
+            pass  # the kernel wrote its rows (when it is at or past state.offset), fields and turns
+        elif item.offset_bytes >= self._reader.rows_from:
+            self._row(item)
+        if len(self._buf) >= self._batch_rows:
+            return self._flush()
+        return None
+
+    def finish(self) -> Iterator[pa.RecordBatch]:
+        """After the last item: the state to resume from, the growth note, the last rows."""
+        reader = self._reader
         st = self.state
-        batch_rows = self._batch_rows
-        view = memoryview(buf)
-        have = 0  # bytes of an incomplete line at the front of buf
-        while offset + have < end:
-            want = min(CHUNK_BYTES, end - offset - have)
-            if have:  # a carried line is read up to one byte past the bound, never further
-                want = min(want, MAX_LINE_BYTES + 1 - have)
-            if len(buf) < have + want:  # a line longer than a chunk: the buffer grows to hold it
-                view.release()
-                buf.extend(bytes(have + want - len(buf)))
-                view = memoryview(buf)
-            n = f.readinto(view[have : have + want])
-            if not n:
-                break
-            self.bytes_read += n
-            limit = have + n
-            pos = 0
-            while True:
-                if native is not None:  # the compiled scanner takes every line it vouches for
-                    before = len(native)
-                    first = st.line_no + 1
-                    state = [self._chain.expected, st.turn_no, st.turn_id, st.in_prep]
-                    nxt = _scan_entries(
-                        buf, pos, limit, batch_rows - before, offset - pos, st.line_no, native, self.fields,
-                        state, KNOWN_KINDS, PREP_KINDS,
-                    )  # fmt: skip
-                    if nxt > pos:
-                        if self.digests is not None:
-                            self.digests.add(first, native.digests(before))
-                        self._run(buf, pos, nxt, offset, len(native) - before, state)
-                        offset += nxt - pos
-                        pos = nxt
-                        if len(native) >= batch_rows:
-                            yield self._flush()
-                        continue
-                nl = buf.find(b"\n", pos, limit)  # a line for the reference reader (or an incomplete one)
-                if nl < 0:
-                    break
-                self._line(bytes(view[pos : nl + 1]), 0, nl + 1 - pos, offset)
-                offset += nl + 1 - pos
-                pos = nl + 1
-                if len(self._buf) >= batch_rows:
-                    yield self._flush()
-            have = limit - pos
-            if have > MAX_LINE_BYTES:  # no LF yet and over the bound: stream the rest of the line
-                long = LongLineBuilder(bytes(view[pos:limit]))
-                offset = self._long_line(f, end, offset, long)
-                have = 0
-                continue
-            if have and pos:
-                buf[:have] = bytes(view[pos:limit])  # (the two ranges may overlap)
-        carry = bytes(view[:have])
-        view.release()
-        if carry:
-            if still_growing is not None and still_growing():
-                self.growing = True
-                self.emit(
-                    Finding(
-                        FindingCode.LEDGER_GROWING,
-                        Severity.INFO,
-                        self.rel_path,
-                        f"ledger is being appended to; scanned a consistent prefix of {offset} bytes and left "
-                        f"the {len(carry)}-byte line still being written for the next scan",
-                        line_no=st.line_no + 1,
-                        offset_bytes=offset,
-                    )
-                )
-            else:
-                self._line(carry, 0, len(carry), offset)
-                offset += len(carry)
-                st.torn = True
-        if still_growing is not None and not self.growing and still_growing():
+        if reader.growing:
             self.growing = True
             self.emit(
                 Finding(
                     FindingCode.LEDGER_GROWING,
                     Severity.INFO,
                     self.rel_path,
-                    f"ledger grew while it was scanned; the scan covers its first {offset} bytes",
-                    offset_bytes=offset,
+                    f"ledger is being appended to; scanned a consistent prefix of {reader.consumed} bytes and "
+                    "left the line still being written for the next scan",
+                    line_no=reader.line_count + 1,
+                    offset_bytes=reader.consumed,
                 )
             )
-        st.expected = self._chain.expected
-        if self._last is not None:
-            lbuf, lstart, lstop, terminated = self._last
-            if lbuf is None:  # a line too long to hold: its digest was taken as it streamed past
-                st.last_line_sha256 = lstart
-            else:
-                h = hashlib.sha256(lbuf[lstart:lstop])
-                if terminated:
-                    h.update(b"\n")
-                st.last_line_sha256 = h.hexdigest()
+        elif self._still_growing is not None and self._still_growing():
+            self.growing = True
+            self.emit(
+                Finding(
+                    FindingCode.LEDGER_GROWING,
+                    Severity.INFO,
+                    self.rel_path,
+                    f"ledger grew while it was scanned; the scan covers its first {reader.consumed} bytes",
+                    offset_bytes=reader.consumed,
+                )
+            )
+        if reader.consumed >= st.offset:
+            st.offset = reader.consumed
+            st.line_no = reader.line_count
+            st.expected = reader.chain.expected
+            st.turn_no, st.turn_id, st.in_prep = reader.turns
+            st.torn = not reader.ends_with_lf
+            last = reader.last_line()
+            if last is not None:
+                st.last_line_offset, st.last_line_sha256 = last
+            st.head_sha256 = hashlib.sha256(reader.head[: min(st.offset, HEAD_ANCHOR_BYTES)]).hexdigest()
         self.rows += self._buf.mark(self._facts())
         if len(self._buf) and not self._shared:
             yield self._buf.take()
 
-    def _long_line(self, f: IO[bytes], end: int, offset: int, long: LongLineBuilder) -> int:
-        """Read on to the end of a line over :data:`MAX_LINE_BYTES` that starts at ``offset`` (its first
-        bytes are in ``long``) without holding it: one ``unparseable`` row, a ``line_too_long`` finding,
-        the chain restarts after it. Leaves ``f`` at the next line; returns that line's offset."""
-        st = self.state
-        pos = offset + long.length
-        f.seek(pos)
-        terminated = False
-        while pos < end:
-            chunk = f.read(min(CHUNK_BYTES, end - pos))
-            if not chunk:
-                break
-            self.bytes_read += len(chunk)
-            lf = chunk.find(b"\n")
-            if lf >= 0:
-                long.add(chunk[:lf])
-                terminated = True
-                break
-            long.add(chunk)
-            pos += len(chunk)
-        size = long.length + terminated
-        if offset < HEAD_ANCHOR_BYTES:
-            self._head += long.prefix[: HEAD_ANCHOR_BYTES - offset]
-            st.head_sha256 = hashlib.sha256(self._head).hexdigest()
-        st.line_no += 1
-        st.last_line_offset = offset
-        st.offset = offset + size
-        st.torn = not terminated
-        self._last = (None, long.sha256_with(b"\n" if terminated else b""), 0, terminated)
-        self._chain.unparseable(st.line_no)  # its line_too_long is the verdict's (ledger.verdict)
-        self._account(None, UNPARSED_FIELD, size)
-        self._add(
-            (offset, st.line_no, size, None, None, None, None, None, None, "unparseable", None, None, None)
-            + _NONE_TAIL
-        )
-        f.seek(offset + size)
-        return offset + size
-
-    def _line(self, buf: bytes, start: int, stop: int, base: int) -> None:
-        st = self.state
-        size = stop - start
-        offset = base
-        if offset < HEAD_ANCHOR_BYTES:
-            self._head += buf[start : start + min(size, HEAD_ANCHOR_BYTES - offset)]
-            st.head_sha256 = hashlib.sha256(self._head).hexdigest()
-        st.line_no += 1
-        line_no = st.line_no
-        st.last_line_offset = offset
-        st.offset = offset + size
-        terminated = buf[stop - 1] == 0x0A
-        raw = buf[start : stop - 1] if terminated else buf[start:stop]
-        self._last = (buf, start, stop - 1 if terminated else stop, terminated)
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        chain = self._chain
-        try:
-            env, payload = parse_envelope(raw)
-        except EntryParseError:
-            if not raw.strip() or _blank(raw):
-                chain.blank(line_no)
-                self._account(None, BLANK_FIELD, size)
-                self._add(
-                    (offset, line_no, size, None, None, None, None, None, None, "blank", None, None, None)
-                    + _NONE_TAIL
-                )
-                return
-            digest = hashlib.sha256(raw).hexdigest()
-            chain.unparseable(line_no)
+    def _row(self, rec: Record) -> None:
+        """The ``entries`` row of one line the kernel did not take (the reference of its rows)."""
+        offset, line_no, size = rec.offset_bytes, rec.line_no, rec.size_bytes
+        if rec.defect is not None:
             self._account(None, UNPARSED_FIELD, size)
             self._add(
-                (offset, line_no, size, None, None, None, None, None, digest, "unparseable", None, None, None)
-                + _NONE_TAIL
-            )
+                (offset, line_no, size, None, None, None, None, None, rec.digest if rec.defect[0] is not
+                 FindingCode.LINE_TOO_LONG else None, "unparseable", None, None, None) + _NONE_TAIL
+            )  # fmt: skip
             return
-        ident, parent, ts, prev, at_turn, kind = env
-        check = chain.entry(line_no, raw, prev)
-        status = check.status
+        env = rec.envelope
+        if env is None:
+            self._account(None, BLANK_FIELD, size)
+            self._add((offset, line_no, size, None, None, None, None, None, None, "blank", None, None, None) + _NONE_TAIL)
+            return
+        ident, parent, ts, prev, _at, kind = env
+        raw = rec.raw
+        payload = rec.payload
+        if payload is None:  # attested by the next line's prev_hash, yet not JSON: no payload facts
+            payload = {}
         facts = payload_facts(kind, payload)
-        turn_no, turn_id = self._turn(kind, facts[2], ident, at_turn)
 
         # bytes per payload member
         cut = kind_end(raw, kind)
@@ -516,7 +406,7 @@ class LedgerScanner:
                     acc[1] += n
                 used += n
             self._account(kind, ENVELOPE_FIELD, size - used)
-        else:  # pragma: no cover - parse_envelope accepted a line the tokenizer cannot split
+        else:
             self._account(kind, UNPARSED_FIELD, size)
 
         body_sha = hashlib.sha256(raw[cut:]).hexdigest() if cut >= 0 else None
@@ -531,36 +421,11 @@ class LedgerScanner:
             sp_sha, sp_bytes = hashlib.sha256(sp_raw).hexdigest(), len(sp_raw)
 
         self._add(
-            (offset, line_no, size, kind, ident, parent, ts, prev, check.digest, status.value, turn_no, turn_id)
+            (offset, line_no, size, kind, ident, parent, ts, prev, rec.digest, rec.chain.value, rec.turn_no,
+             rec.turn_id)
             + facts
             + (body_sha, sp_sha, sp_bytes)
-        )
-
-    def _run(self, buf: bytearray, pos: int, nxt: int, offset: int, k: int, state: list) -> None:
-        """Book-keeping after the native scanner appended the rows of the ``k`` lines of buf[pos:nxt]
-        (see ``vakaudit/_native/linescan.c``: lines it vouched for, read exactly as :meth:`_line`
-        reads them); ``offset`` is the file offset of buf[pos]."""
-        st = self.state
-        st.line_no += k
-        last = self._buf.last_offset()
-        st.last_line_offset = last
-        st.offset = offset + nxt - pos
-        if offset < HEAD_ANCHOR_BYTES:
-            self._head += buf[pos : pos + min(nxt - pos, HEAD_ANCHOR_BYTES - offset)]
-            st.head_sha256 = hashlib.sha256(self._head).hexdigest()
-        self._last = (bytes(buf[pos + last - offset : nxt - 1]), 0, nxt - 1 - (pos + last - offset), True)
-        self._chain.expected = self._chain.tail_hash = state[0]
-        st.turn_no, st.turn_id, st.in_prep = state[1], state[2], state[3]
-
-    def _turn(self, kind: str, directive: bool | None, ident: str, at_turn: str | None) -> tuple:
-        """(turn_no, turn_id) of an entry, in file order."""
-        st = self.state
-        st.turn_no, st.turn_id, st.in_prep, turn_no, turn_id = turn_step(
-            st.turn_no, st.turn_id, st.in_prep, kind, directive, ident
-        )
-        if at_turn is not None:
-            turn_id = at_turn
-        return turn_no, turn_id
+        )  # fmt: skip
 
     def _add(self, row: tuple) -> None:
         self._buf.add(row)
@@ -708,12 +573,6 @@ _CHAIN_OK_BY_VALUE: dict[str | None, bool] = {s.value: ok for s, ok in _CHAIN_OK
 _NONE_TAIL = (None,) * 23
 
 
-def _blank(raw: bytes) -> bool:
-    from vakaudit.ledger.chain import is_blank
-
-    return is_blank(raw)
-
-
 def ledger_findings(path: str | os.PathLike, rel_path: str) -> list[Finding]:
     """The findings of the ledger at ``path``: :func:`~vakaudit.ledger.verdict.verify_ledger`'s, graded
     by the default policy (the scan's ``findings`` rows of this file)."""
@@ -722,12 +581,19 @@ def ledger_findings(path: str | os.PathLike, rel_path: str) -> list[Finding]:
 
 def read_entries(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
     """The kind's reader: ``entries`` rows of one ledger file, from byte 0 (no resume state here), and
-    the ledger's findings (:func:`ledger_findings`) through ``ctx.emit``."""
+    the ledger's findings (its verdict, from the same records) through ``ctx.emit``."""
     scanner = LedgerScanner(ctx.rel_path, emit=ctx.emit, session_id=ctx.session_id)
+    verdict = LedgerVerdict(ctx.rel_path)
     with ctx.open() as f:
         end = f.seek(0, 2)
-        yield from scanner.scan(f, end)
-    for finding in ledger_findings(ctx.path, ctx.rel_path):
+        f.seek(0)
+        for item in scanner.reader(f.read, end):
+            verdict.take(item)
+            batch = scanner.take(item)
+            if batch is not None:
+                yield batch
+        yield from scanner.finish()
+    for finding in verdict.finish(scanner.line_count).findings:
         ctx.emit(finding)
 
 

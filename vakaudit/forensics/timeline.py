@@ -20,6 +20,7 @@ be read are left out (``verify`` reports them). The home is only read.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import os
 from collections.abc import Callable, Iterator
@@ -33,6 +34,7 @@ import pyarrow.compute as pc
 from vakaudit.artifacts import LEDGER_KIND
 from vakaudit.artifacts._timestamps import ts_us
 from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
+from vakaudit.ledger.records import LedgerReader, RecordRun
 from vakaudit.names import shown
 from vakaudit.outputs import open_output
 from vakaudit.scan import iter_home_files, resolve_home
@@ -156,29 +158,40 @@ def iter_timeline_rows(
             continue
         try:
             size = os.fstat(fd).st_size
-            for line_no, _, raw, _ in iter_framed_lines(fd, size):
-                try:
-                    d = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    continue
-                if not isinstance(d, dict):
-                    continue
-                us = None
-                for key in _TIME_KEYS:
-                    us = ts_us(d.get(key))
-                    if us is not None:
-                        break
-                if us is None:
-                    continue
-                if ledger:
-                    msg, desc, eid = _entry_message(d), "Entry written", d.get("id")
-                else:
-                    msg, desc, eid = _row_message(hf.kind.name, d), "Row written", None
+            rows = _ledger_rows(fd, size) if ledger else _side_rows(fd, size, hf.kind.name)
+            for line_no, us, desc, msg, eid in rows:
                 yield {"datetime": _iso(us), "timestamp": us, "timestamp_desc": desc, "source": hf.kind.name,
                        "message": _clip(msg), "rel_path": rel, "line_no": line_no,
                        "entry_id": eid if isinstance(eid, str) else None}  # fmt: skip
         finally:
             os.close(fd)
+
+
+def _ledger_rows(fd: int, size: int) -> Iterator[tuple[int, int, str, str, str]]:
+    """``(line_no, µs, description, message, entry id)`` of a ledger's entries, from its record stream
+    (a line that is no entry has no time)."""
+    for item in LedgerReader(functools.partial(os.read, fd), size):
+        for rec in item.records() if type(item) is RecordRun else (item,):
+            env = rec.envelope
+            us = ts_us(env[2]) if env is not None else None
+            if us is not None:
+                yield rec.line_no, us, "Entry written", _entry_message({**(rec.payload or {}), "kind": env[5]}), env[0]
+
+
+def _side_rows(fd: int, size: int, source: str) -> Iterator[tuple[int, int, str, str, None]]:
+    """The same of a side file's JSON lines: the first time key a row has."""
+    for line_no, _, raw, _ in iter_framed_lines(fd, size):
+        try:
+            d = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(d, dict):
+            continue
+        for key in _TIME_KEYS:
+            us = ts_us(d.get(key))
+            if us is not None:
+                yield line_no, us, "Row written", _row_message(source, d), None
+                break
 
 
 def build_timeline(

@@ -24,7 +24,6 @@ from vakaudit.ledger.entry import Entry, EntryParseError, parse_envelope
 from vakaudit.ledger.framing import iter_bounded_lines
 
 __all__ = [
-    "LineDigests",
     "line_digest",
     "LineStatus",
     "LineCheck",
@@ -120,42 +119,6 @@ def iter_raw_lines(f: BinaryIO) -> Iterator[RawLine]:
         offset += n
 
 
-class LineDigests:
-    """The SHA-256 of consecutive lines of one ledger as the scan computed them from the same bytes
-    (the ``entries`` rows' ``line_sha256``): 64 hex digits a line from line ``first``, zero bytes
-    where a line's is not known. :func:`verify_ledger`'s compiled pass takes a line's digest from
-    here instead of hashing the line again; a line not here is hashed. At most ``limit`` lines are
-    kept (64 bytes each), so the memory stays bounded whatever the file's size."""
-
-    __slots__ = ("first", "hexes", "limit")
-
-    def __init__(self, limit: int = 1 << 20) -> None:
-        self.first = 0
-        self.hexes = bytearray()
-        self.limit = limit
-
-    @property
-    def lines(self) -> int:
-        return len(self.hexes) // 64
-
-    def add(self, line_no: int, hexes: bytes | memoryview) -> None:
-        """The digests of lines ``line_no``, ``line_no + 1``, ... (64 hex digits each, in a row)."""
-        if len(hexes) % 64:
-            raise ValueError("a line digest is 64 hex digits")
-        if not self.hexes:
-            self.first = line_no
-        at = self.first + self.lines
-        if line_no < at:  # lines already known: only the ones after them
-            hexes = hexes[(at - line_no) * 64 :]
-            line_no = at
-        room = self.limit - self.lines
-        gap = line_no - at
-        if room <= gap or not hexes:
-            return
-        self.hexes += bytes(64 * gap)  # lines between: unknown
-        self.hexes += hexes[: (room - gap) * 64]
-
-
 class ChainVerifier:
     """Streaming hash-chain check over the physical lines of one ledger file.
 
@@ -212,6 +175,14 @@ class ChainVerifier:
         """Add a caller's warning in line order (before the two chain summaries)."""
         if self._keep:
             self._warnings.append(warning)
+
+    def absorb(self, broken_lines: list[int], unchained: int, tail: str | None) -> None:
+        """A run of entry lines linked elsewhere (the compiled kernel): its breaks, its entries without
+        a prev_hash, and the digest of its last line, which the next line's prev_hash should carry."""
+        if self._keep:
+            self.broken_lines += broken_lines
+        self.unchained += unchained
+        self.expected = self.tail_hash = tail
 
     def link(self, line_no: int, raw: bytes, prev_hash: str | None, digest: str | None = None) -> LineStatus:
         """Rules 3–6 like :meth:`entry`, returning only the status (the fast path for bulk readers).

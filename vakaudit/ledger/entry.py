@@ -72,14 +72,14 @@ ENVELOPE_KEYS = ("id", "parent_id", "ts", "prev_hash", "at_turn")
 
 # The envelope exactly as vak serializes it (§2.2): id, parent_id, ts, prev_hash?, at_turn?, kind,
 # printable ASCII strings without escapes, a UTC timestamp with up to nine fraction digits. Matched on
-# a line's first bytes decoded as Latin-1, groups (id, parent_id, ts, prev_hash, kind); a line that
+# a line's first bytes decoded as Latin-1, groups (id, parent_id, ts, prev_hash, at_turn, kind); a line that
 # does not match is read by a full decode (:func:`parse_envelope`). The compiled kernel
 # (vakaudit/_native/ledger_lines.c, parse_envelope) accepts the same layout.
 _S = r"[\x20\x21\x23-\x5b\x5d-\x7e]*"  # printable ASCII without quote and backslash
 _TS = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z"
 WRITTEN_ENVELOPE = re.compile(
     rf'\{{"id":"({_S})","parent_id":(?:null|"({_S})"),"ts":"({_TS})"'
-    rf'(?:,"prev_hash":"({_S})")?(?:,"at_turn":"{_S}")?,"kind":"({_S})"[,}}]'
+    rf'(?:,"prev_hash":"({_S})")?(?:,"at_turn":"({_S})")?,"kind":"({_S})"[,}}]'
 )
 
 # Any RFC 3339 date-time with Z or an offset (chrono is the writer; readers accept offsets).

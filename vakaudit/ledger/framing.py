@@ -28,13 +28,15 @@ class LongLine(bytes):
     """The first :data:`LONG_LINE_PREFIX` bytes of a line longer than the bound; the rest was not kept.
 
     ``length``: the line's full length in bytes (LF excluded); ``crc32`` and ``sha256`` (hex digest):
-    of all those bytes. Being ``bytes``, it fails to parse as JSON wherever a caller does not look for
-    it, so an unaware reader sees a bad line, never a truncated good one.
+    of all those bytes; ``sha256_lf``: of those bytes and an LF after them. Being ``bytes``, it fails
+    to parse as JSON wherever a caller does not look for it, so an unaware reader sees a bad line,
+    never a truncated good one.
     """
 
     length: int
     crc32: int
     sha256: str
+    sha256_lf: str
 
 
 class LongLineBuilder:
@@ -70,6 +72,7 @@ class LongLineBuilder:
         out.length = self.length
         out.crc32 = self._crc
         out.sha256 = self._sha.hexdigest()
+        out.sha256_lf = self.sha256_with(b"\n")
         return out
 
 

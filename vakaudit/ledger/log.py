@@ -1,11 +1,13 @@
 """SessionLog: one session ledger file, read and written like vak's ``vak-session`` (spec §6).
 
-Reading (every open): the file is read through its own read-only descriptor and split like Rust's
-``BufRead::lines``; blank lines are skipped, unparseable lines are skipped with a warning and reset
-the chain expectation, the hash chain is checked by :class:`~vakaudit.ledger.chain.ChainVerifier`.
-Only line bytes and envelopes are kept: payloads are decoded lazily (memory stays close to the file
-size, never proportional to decoded JSON trees), but every line is fully JSON-decoded once on open so
-unparseable lines are found.
+Reading (every open): the file is read through its own read-only descriptor by the one ledger reader
+(:class:`~vakaudit.ledger.records.LedgerReader`: lines split like Rust's ``BufRead::lines``, the hash
+chain checked by :class:`~vakaudit.ledger.chain.ChainVerifier`); blank lines are skipped, unparseable
+lines (and lines nested deeper than serde_json's limit of 128, which vak cannot decode) are skipped
+with a warning and reset the chain expectation. Only line bytes and envelopes are kept: payloads are
+decoded lazily (memory stays close to the file size, never proportional to decoded JSON trees); a
+line the next line's ``prev_hash`` attests is not decoded on open (vak hashed exactly those bytes),
+every other line is decoded once so unparseable lines are found.
 
 Deliberate differences from vak, all in the reader's favour (documented, tested):
 
@@ -15,6 +17,8 @@ Deliberate differences from vak, all in the reader's favour (documented, tested)
   :meth:`SessionLog.open` by default (:class:`~vakaudit.errors.CorruptError` with ``line``). With
   ``strict_utf8=False`` the line is skipped with a warning ``skipped invalid UTF-8 at line N …`` and
   resets the chain expectation like an unparseable line (forensic reads).
+- A UTF-8 byte order mark before the first line (an editor's, never vak's) is taken off: the header
+  reads, and the chain is checked without it.
 - Torn tail (spec §6.2 item 7): vak appends straight after a final line that lacks its LF, fusing the
   new entry with the fragment so both are lost on the next open. Here, the first append through a
   writable handle whose file does not end in LF writes that LF first, in the same ``write`` call as
@@ -35,10 +39,11 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from vakaudit.errors import CorruptError, ExistsError, LedgerError, LockedError, UnreadableError
-from vakaudit.ledger.chain import ChainVerifier, is_blank, iter_lines, line_digest
-from vakaudit.ledger.entry import KNOWN_KINDS, Entry, EntryParseError, parse_envelope
+from vakaudit.ledger.chain import ChainVerifier, line_digest
+from vakaudit.ledger.entry import KNOWN_KINDS, Entry, EntryParseError
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine
 from vakaudit.ledger.ids import format_ts, new_uuid7, now_ns
+from vakaudit.ledger.records import LedgerReader, Record, RecordRun
 
 __all__ = ["SessionLog"]
 
@@ -100,6 +105,8 @@ class SessionLog:
         self._generation_override = generation
         self.entries: list[Entry] = []
         self.warnings: list[str] = []
+        #: lines whose prev_hash is not the digest of the line before them (vak's "broken hash chain")
+        self.broken_links: list[int] = []
         self.line_nos: list[int] = []  # physical 1-based line number of each entry
         self._by_id: dict[str, int] = {}
         self._admissions: set[str] = set()
@@ -201,64 +208,62 @@ class SessionLog:
     def _read(self, strict_utf8: bool, stream: BinaryIO | None = None) -> None:
         path_display = str(self.path)
         verifier = ChainVerifier(path_display)
-        entries = self.entries
-        line_nos = self.line_nos
-        by_id = self._by_id
-        new_entry = Entry.__new__
-        link = verifier.link
-        ends_with_lf = True
-        line_no = 0
         with stream if stream is not None else _open_for_reading(self.path) as f:
-            for raw, terminated in iter_lines(f):
-                line_no += 1
-                ends_with_lf = terminated
-                if isinstance(raw, LongLine):  # not held: skipped like an unparseable line
-                    verifier.note(f"skipped line {line_no} of {path_display}: {raw.length:,} bytes, longer than "
-                                  f"the {MAX_LINE_BYTES:,} bytes a line is read up to")  # fmt: skip
-                    verifier.reset()
-                    continue
-                if raw[-1:] == b"\r":
-                    raw = raw[:-1]
-                try:
-                    env, payload = parse_envelope(raw)
-                except EntryParseError:
-                    if is_blank(raw):
-                        continue
-                    try:
-                        raw.decode("utf-8")
-                    except UnicodeDecodeError as exc:
-                        if strict_utf8:
-                            raise CorruptError(
-                                f"line {line_no} of {path_display} is not valid UTF-8 "
-                                "(open with strict_utf8=False to skip it)",
-                                line=line_no,
-                            ) from exc
-                        verifier.note(f"skipped invalid UTF-8 at line {line_no} of {path_display}")
-                        verifier.reset()
-                        continue
-                    verifier.unparseable(line_no)
-                    continue
-                link(line_no, raw, env[3])
-                kind = env[5]
-                if kind not in KNOWN_KINDS:
-                    verifier.note(
-                        f"entry of unknown kind {kind!r} at line {line_no} of {path_display} kept as raw"
-                    )
-                elif kind == "activity":
-                    self._index_admission(payload)
-                elif kind == "header" and self._header_idx is None:
-                    self._header_idx = len(entries)
-                by_id[env[0]] = len(entries)
-                e = new_entry(Entry)
-                e.id, e.parent_id, e.ts, e.prev_hash, e.at_turn, e.kind = env
-                e.raw = raw
-                e._payload = None
-                entries.append(e)
-                line_nos.append(line_no)
+            reader = LedgerReader(f.read, chain=verifier)
+            for item in reader:
+                if type(item) is RecordRun:
+                    self._take_run(item, verifier)
+                else:
+                    self._take(item, verifier, strict_utf8)
         self.warnings = verifier.finish()
+        self.broken_links = list(verifier.broken_lines)
         self.tail_hash = verifier.tail_hash
-        self.tail_id = entries[-1].id if entries else None
-        self._needs_lf = not ends_with_lf
+        self.tail_id = self.entries[-1].id if self.entries else None
+        self._needs_lf = not reader.ends_with_lf
+
+    def _take(self, rec: Record, verifier: ChainVerifier, strict_utf8: bool) -> None:
+        """One line of the record stream (the reader linked the chain already)."""
+        line_no = rec.line_no
+        if rec.defect is not None:
+            if isinstance(rec.raw, LongLine):  # not held: skipped like an unparseable line
+                verifier.note(f"skipped line {line_no} of {verifier.path_display}: {rec.raw.length:,} bytes, longer "
+                              f"than the {MAX_LINE_BYTES:,} bytes a line is read up to")  # fmt: skip
+            elif not rec.valid_utf8:
+                if strict_utf8:
+                    raise CorruptError(f"line {line_no} of {verifier.path_display} is not valid UTF-8 "
+                                       "(open with strict_utf8=False to skip it)", line=line_no)  # fmt: skip
+                verifier.note(f"skipped invalid UTF-8 at line {line_no} of {verifier.path_display}")
+            return  # any other defect: "skipped unparseable entry" (the reader's chain said it)
+        env = rec.envelope
+        if env is not None:
+            self._add_entry(Entry.lazy(rec.raw, env), line_no, verifier)
+
+    def _take_run(self, run: RecordRun, verifier: ChainVerifier) -> None:
+        at = dict(run.at_turns)
+        new_entry = Entry.__new__
+        for i, ident in enumerate(run.ids):
+            e = new_entry(Entry)
+            e.id, e.parent_id, e.ts, e.kind = ident, run.parents[i], run.tss[i], run.kinds[i]
+            e.prev_hash, e.at_turn = run.prev_hash(i), at.get(i)
+            e.raw = run.raw(i)
+            e._payload = None
+            self._add_entry(e, run.first_line + i, verifier)
+
+    def _add_entry(self, e: Entry, line_no: int, verifier: ChainVerifier) -> None:
+        kind = e.kind
+        if kind not in KNOWN_KINDS:
+            verifier.note(f"entry of unknown kind {kind!r} at line {line_no} of {verifier.path_display} kept as raw")
+        elif kind == "activity":
+            try:
+                self._index_admission(e.payload)
+            except EntryParseError:  # attested by its successor, yet no JSON: an entry without payload
+                pass
+            e.release_payload()  # decoded again on use: memory stays with the file's bytes
+        elif kind == "header" and self._header_idx is None:
+            self._header_idx = len(self.entries)
+        self._by_id[e.id] = len(self.entries)
+        self.entries.append(e)
+        self.line_nos.append(line_no)
 
     def _index_admission(self, payload: dict) -> None:
         data = payload.get("data")

@@ -1,14 +1,16 @@
 """The verdict on one session ledger: hash chain, line framing, entry tree, header, kinds and clock.
 
 This module is the one classification of ledger defects: ``vakaudit verify`` (through
-:mod:`vakaudit.forensics`) and the scan's ``findings`` table (through
-:mod:`vakaudit.artifacts.session_ledger`) both take a ledger's findings from :func:`verify_ledger`,
-so one defect has one code, one line and one count whichever command reports it.
+:mod:`vakaudit.forensics`) and the scan's ``findings`` table (through :mod:`vakaudit.scan.worker`,
+which feeds the same records to the scanner's rows and to a :class:`LedgerVerdict`) both take a
+ledger's findings from here, so one defect has one code, one line and one count whichever command
+reports it.
 
-One streaming pass over the file (spec ledger.md §2–§3, §6). The hash-chain rules are
-:class:`vakaudit.ledger.ChainVerifier`'s (vak's six reader rules); this module adds what a forensic
-reader needs on top: every problem becomes a :class:`~vakaudit.findings.Finding` with the line, its
-byte offset, the entry id and the expected and actual values, and chain breaks are *classified*:
+The verdict reads no bytes itself: it consumes the record stream of
+:class:`vakaudit.ledger.records.LedgerReader` (framing, envelopes, digests, the hash chain's rules and
+what makes a line no entry are defined there) and adds what a forensic reader needs on top: every
+problem becomes a :class:`~vakaudit.findings.Finding` with the line, its byte offset, the entry id and
+the expected and actual values, and chain breaks are *classified*:
 
 - ``line_modified``: line N's own bytes changed, so line N+1's ``prev_hash`` (the digest the writer
   saw) no longer matches. Reported at line N, expected = what N+1 recorded, actual = digest(N).
@@ -23,21 +25,13 @@ byte offset, the entry id and the expected and actual values, and chain breaks a
 A content change of the *last* line cannot be seen by the chain (no successor recorded its digest);
 ``vakaudit seal`` / ``verify --since`` proves the tail against an earlier seal.
 
-Speed: a line whose digest is confirmed by its successor's ``prev_hash`` holds exactly the bytes that
-were hashed when the successor was appended, and vak only hashes lines it serialized itself or read
-back as valid UTF-8 JSON. Such a line is therefore neither JSON-decoded nor UTF-8-validated again:
-its envelope is read with one anchored regular expression (the envelope is serialized in a fixed
-order); its nesting depth and length are still checked (vak's writer has no depth limit). Every
-other line (the last one, lines around a break, lines in a layout the expression does not know) is
-fully decoded. ``deep=True`` decodes every line.
-
 Never writes, locks or repairs anything; no printing.
 """
 
 from __future__ import annotations
 
 import bisect
-import hashlib
+import functools
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -45,18 +39,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vakaudit._native import linescan
 from vakaudit.findings import Finding, FindingCode, FindingFold, Severity, folded_count
-from vakaudit.ledger import KNOWN_KINDS, ChainVerifier, EntryParseError, LineStatus, format_ts, parse_ts
-from vakaudit.ledger.chain import LineDigests, is_blank
-from vakaudit.ledger.depth import MAX_JSON_DEPTH, REST_MIN_BYTES, attested_depth, json_depth
-from vakaudit.ledger.entry import WRITTEN_ENVELOPE, parse_envelope
-from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
-from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine, LongLineBuilder
+from vakaudit.ledger.chain import LineStatus
+from vakaudit.ledger.entry import KNOWN_KINDS
+from vakaudit.ledger.evidence import open_evidence
+from vakaudit.ledger.framing import MAX_LINE_BYTES
 from vakaudit.ledger.policy import TornPolicy, severity_of
+from vakaudit.ledger.records import BOM, LedgerReader, Record, RecordRun, grew_past
 from vakaudit.names import shown
 
-__all__ = ["LedgerReport", "verify_ledger", "LONG_LINE_BYTES", "MAX_JSON_DEPTH"]
+__all__ = ["LedgerReport", "LedgerVerdict", "verify_ledger", "LONG_LINE_BYTES", "MAX_JSON_DEPTH"]
+
+from vakaudit.ledger.depth import MAX_JSON_DEPTH  # noqa: E402  (re-exported)
 
 C = FindingCode
 
@@ -66,16 +60,9 @@ LONG_LINE_BYTES = MAX_LINE_BYTES
 #: findings about how a line is framed, not what it holds (a blank line can carry one)
 _FRAMING_CODES = frozenset({FindingCode.CRLF_LINE_END, FindingCode.BOM})
 
-BOM = b"\xef\xbb\xbf"
-
-_ENVELOPE_HEAD = 1024  # the envelope is matched in the line's first bytes, decoded as Latin-1
 _LEADING_ID = re.compile(rb'\s*\{\s*"id"\s*:\s*"([^"\\]{1,200})"')
 _PREV_FIELD = b'"prev_hash":"'
-_sha256 = hashlib.sha256
-# The native scanner (vakaudit/_native/linescan.c): None without the extension or with VAKAUDIT_NO_NATIVE=1.
-_verify_run = linescan.verify_run if linescan is not None else None
-_NATIVE_CHUNK = 1 << 20  # fits the cache while it is hashed
-_V_PARENT = 16  # verify_run's flag: parent_id is not the previous line's id
+_BROKEN, _UNCHAINED = LineStatus.BROKEN, LineStatus.UNCHAINED
 
 
 @dataclass(slots=True)
@@ -135,21 +122,6 @@ class _Break:
     prev_id: str
 
 
-def _ts_key(ts: str) -> str | None:
-    """A string that sorts like the instant ``ts`` names (None when it is not RFC 3339)."""
-    if len(ts) >= 20 and ts[-1] == "Z" and ts[10] == "T" and len(ts) <= 30:
-        if len(ts) == 20:
-            return ts[:19] + ".000000000"
-        if ts[19] == ".":
-            return ts[:19] + "." + (ts[20:-1] + "000000000")[:9]
-    try:
-        ns = parse_ts(ts)
-    except ValueError:
-        return None
-    secs, nanos = divmod(ns, 1_000_000_000)
-    return format_ts(secs * 1_000_000_000)[:19] + f".{nanos:09d}"
-
-
 def _hex_near(a: str, b: str) -> bool:
     """Two 64-digit digests that differ in at most 8 digits: one was edited from the other."""
     if len(a) != 64 or len(b) != 64:
@@ -162,22 +134,6 @@ def _near_id(a: str, b: str) -> bool:
     return len(a) == len(b) and sum(x != y for x, y in zip(a, b, strict=True)) <= 4
 
 
-#: How long an unterminated last line is given to be completed by a live writer before it counts as
-#: torn: Linux grows a file page by page within one write(), so a reader can see a line's first part
-#: while the writer's system call is still copying the rest.
-TORN_RECHECK_S = 0.05
-
-
-def _grew_past(fd: int, size: int) -> bool:
-    """Whether the file grew past ``size`` (a writer appended), looking twice, TORN_RECHECK_S apart."""
-    if os.fstat(fd).st_size > size:
-        return True
-    import time
-
-    time.sleep(TORN_RECHECK_S)
-    return os.fstat(fd).st_size > size
-
-
 def verify_ledger(
     path: str | os.PathLike,
     rel_path: str | None = None,
@@ -187,486 +143,257 @@ def verify_ledger(
     long_line_bytes: int = LONG_LINE_BYTES,
     progress: Callable[[int], None] | None = None,
     on_entry: Callable[[int, str, str, str | None, bytes], None] | None = None,
-    known: LineDigests | None = None,
+    native: bool | None = None,
 ) -> LedgerReport:
     """Verify one session ledger file; see the module docstring for what is checked.
 
     ``rel_path`` names the file in findings (default: the file name). ``progress`` is called with the
     number of bytes verified so far, about once per MiB. ``on_entry(line_no, id, kind, parent_id, raw)``
-    is called for every line that reads as an entry (cross-artifact checks collect from it). ``known``:
-    line digests the caller computed from the same bytes (a scan's), not computed again. Data
+    is called for every line that reads as an entry (cross-artifact checks collect from it).
+    ``deep``: decode every line; ``native``: the compiled kernel (None: when available). Data
     problems are findings; nothing raises for them (an unreadable file is an ``unreadable_file``
     finding).
     """
     p = Path(path)
     rel = rel_path if rel_path is not None else p.name
-    report = LedgerReport(rel)
-    out = FindingFold()  # bounded: the first findings of a code in full, the rest counted
-
-    def add(code: FindingCode, message: str, line_no: int | None = None, offset: int | None = None,
-            entry_id: str | None = None, expected: str | None = None, actual: str | None = None) -> None:  # fmt: skip
-        out.append(
-            Finding(code, severity_of(code, torn), rel, message, line_no, offset, entry_id, expected, actual)
-        )
-
+    verdict = LedgerVerdict(rel, torn=torn, long_line_bytes=long_line_bytes, on_entry=on_entry)
     try:
         fd = open_evidence(p)
     except OSError as exc:
-        add(C.UNREADABLE_FILE, f"cannot open the ledger read-only: {exc.strerror or exc}")
-        report.findings = out.findings()
-        return report
+        verdict.add(C.UNREADABLE_FILE, f"cannot open the ledger read-only: {exc.strerror or exc}")
+        return verdict.finish()
     try:
         size = os.fstat(fd).st_size
-        report.size_bytes = size
+        verdict.report.size_bytes = size
         if size == 0:
-            add(C.EMPTY_LEDGER, "the ledger is empty (0 bytes): no header, no entries")
-            report.findings = out.findings()
-            return report
-        entry_lines, entry_ids = _scan(fd, size, rel, report, add, deep, long_line_bytes, progress, on_entry,
-                                       known)
-        if not entry_lines and not any(f.line_no is not None and f.code not in _FRAMING_CODES for f in out.findings()):
-            # every line was skipped as blank (a line that is not blank is an entry or a finding)
-            add(C.EMPTY_LEDGER, f"the ledger holds only blank lines ({report.line_count} line(s), {size} bytes): "
-                "no header, no entries")  # fmt: skip
+            verdict.add(C.EMPTY_LEDGER, "the ledger is empty (0 bytes): no header, no entries")
+            return verdict.finish()
+        reader = LedgerReader(functools.partial(os.read, fd), size, deep=deep, native=native,
+                              long_line_bytes=long_line_bytes, progress=progress, grew=lambda: grew_past(fd, size))  # fmt: skip
+        for item in reader:
+            verdict.take(item)
         now = os.fstat(fd).st_size
     finally:
         os.close(fd)
-    if now > size:
-        report.grew_bytes = now - size
-    report.findings = out.findings()
-    _finish(report, entry_lines, entry_ids)
-    return report
+    return verdict.finish(reader.line_count + reader.growing, max(now - size, 0))
 
 
-def _scan(
-    fd, size, rel, report, add, deep, long_line_bytes, progress, on_entry, line_digests=None
-) -> tuple[list[int], list[str]]:  # noqa: ANN001, C901
-    verifier = ChainVerifier(rel)
-    link = verifier.link
-    BROKEN, UNCHAINED = LineStatus.BROKEN, LineStatus.UNCHAINED  # noqa: N806
-    sha = _sha256
-    env_match = WRITTEN_ENVELOPE.match
-    head = _ENVELOPE_HEAD
-    known = KNOWN_KINDS
+class LedgerVerdict:
+    """The verdict on one ledger, built from its record stream: :meth:`take` every item a
+    :class:`~vakaudit.ledger.records.LedgerReader` over the whole file yields, in order, then
+    :meth:`finish`. ``on_entry(line_no, id, kind, parent_id, raw)`` is called for every entry."""
 
-    ids: dict[str, int] = {}  # id -> first line
-    parents: dict[str, str | None] = {}  # id -> parent_id (last occurrence, like vak's by_id)
-    id_lines: dict[str, int] = {}  # id -> last line
-    has_child: set[str] = set()
-    late_parents: list[tuple[int, int, str, str]] = []  # (line, offset, id, parent) not yet seen
-    digest_line: dict[str, int] = {}
-    bad_ids: dict[str, int] = {}  # ids of lines that could not be read -> line
-    breaks: list[_Break] = []
-    unchained_runs: list[list[int]] = []  # [first_line, offset, last_line, count]
-    entry_lines: list[int] = []
-    entry_ids: list[str] = []
-    ts_back: list[tuple[int, int, str, str, str]] = []
-    header_lines: list[int] = []
-    first_entry_line = 0
-    work_lines: list[int] = []
-    crlf: list[int] = []
-    last_entry: tuple[int, int, str] | None = None  # (line, offset, id)
-    prev_ts_key: str | None = None
-    prev_ts = ""
-    tail_id: str | None = None
+    def __init__(
+        self,
+        rel_path: str,
+        *,
+        torn: TornPolicy = TornPolicy.TOLERATE_TAIL,
+        long_line_bytes: int = LONG_LINE_BYTES,
+        on_entry: Callable[[int, str, str, str | None, bytes], None] | None = None,
+    ) -> None:
+        self.report = LedgerReport(rel_path)
+        self._torn = torn
+        self._long = long_line_bytes
+        self._on_entry = on_entry
+        self._out = FindingFold()  # bounded: the first findings of a code in full, the rest counted
+        self.ids: dict[str, int] = {}  # id -> first line
+        self.parents: dict[str, str | None] = {}  # id -> parent_id (last occurrence, like vak's by_id)
+        self.id_lines: dict[str, int] = {}  # id -> last line
+        self.has_child: set[str] = set()
+        self.late_parents: list[tuple[int, int, str, str]] = []  # (line, offset, id, parent) not yet seen
+        self.digest_line: dict[str, int] = {}
+        self.bad_ids: dict[str, int] = {}  # ids of lines that could not be read -> line
+        self.breaks: list[_Break] = []
+        self.unchained_runs: list[list[int]] = []  # [first_line, offset, last_line, count]
+        self.entry_lines: list[int] = []
+        self.entry_ids: list[str] = []
+        self.ts_back: list[tuple[int, int, str, str, str]] = []
+        self.header_lines: list[int] = []
+        self.first_entry_line = 0
+        self.work_lines: list[int] = []
+        self.crlf: list[int] = []
+        self.last_entry: tuple[int, int, str] | None = None  # (line, offset, id)
+        self.tail_id: str | None = None
 
-    # the pending line (one-line lag: the next line tells whether it is attested)
-    p_line = 0
-    p_off = 0
-    p_raw = b""
-    p_term = True
-    p_env: tuple | None = None  # (id, parent, ts, prev, kind) when known
-    p_digest: str | None = None
-    p_definitive = False  # env came from a full decode
-    p_bad: tuple | None = None  # (code, message, offset) when the line is bad
-    p_end = 0  # offset of the byte after the envelope's kind value (when the expression matched)
-    have_pending = False
-    next_progress = 1 << 20
+    def add(self, code: FindingCode, message: str, line_no: int | None = None, offset: int | None = None,
+            entry_id: str | None = None, expected: str | None = None, actual: str | None = None) -> None:  # fmt: skip
+        self._out.append(Finding(code, severity_of(code, self._torn), self.report.rel_path, message, line_no,
+                                 offset, entry_id, expected, actual))  # fmt: skip
 
-    def full_check(off: int, raw: bytes, terminated: bool):  # noqa: ANN202
-        """Decode a line fully: ('entry', env) | ('bad', (code, message, offset)) | ('blank', None)."""
-        defect = _line_defect(raw, off)
-        if defect is not None and terminated:
-            return "bad", defect
-        try:
-            env6, _ = parse_envelope(raw)
-        except EntryParseError as exc:
-            if is_blank(raw):
-                return "blank", None
-            if not terminated:  # cut anywhere, even inside a multi-byte character
-                return "bad", (C.TORN_LAST_LINE, f"the last line ({len(raw)} bytes) has no LF and is not a "
-                               f"complete entry: an interrupted write ({exc})", off)  # fmt: skip
-            return "bad", (C.UNPARSEABLE_LINE, f"not a ledger entry: {exc}", off)
-        if defect is not None:
-            return "bad", defect
-        ident, parent, ts, prev, _at, kind = env6
-        return "entry", (ident, parent, ts, prev, kind)
+    def take(self, item: Record | RecordRun) -> None:
+        """One item of the record stream, in file order."""
+        if type(item) is RecordRun:
+            self._run(item)
+        else:
+            self._settle(item)
 
-    def settle(line_no: int, off: int, raw: bytes, terminated: bool, env, digest, bad) -> None:  # noqa: ANN001
-        nonlocal last_entry, prev_ts_key, prev_ts, tail_id, first_entry_line
-        if bad is not None:
-            code, message, at = bad
+    # -- one line -----------------------------------------------------------------------------------
+
+    def _settle(self, rec: Record) -> None:
+        line_no = rec.line_no
+        if rec.crlf:
+            self.crlf.append(line_no)
+        if rec.bom:
+            self.add(C.BOM, "the file starts with a UTF-8 byte order mark; vak's reader cannot parse the first "
+                     "line (the chain is checked without it)", 1, 0, expected="no BOM", actual=BOM.hex())  # fmt: skip
+        off = rec.data_offset
+        raw = rec.raw
+        if rec.defect is not None:
+            code, message, at = rec.defect
             m = _LEADING_ID.match(raw)
             bid = m.group(1).decode("utf-8", "replace") if m else None
             if bid is not None:
-                bad_ids.setdefault(bid, line_no)
-            add(code, message, line_no, at, bid)
-            if code is C.INVALID_UTF8:
-                verifier.reset()
-            else:
-                verifier.unparseable(line_no)
+                self.bad_ids.setdefault(bid, line_no)
+            self.add(code, message, line_no, at, bid)
             return
-        ident, parent, ts, prev, kind = env
-        if digest is None:
-            digest = sha(raw).hexdigest()
-        expected = verifier.expected
-        status = link(line_no, raw, prev, digest)
-        if status is BROKEN:
+        env = rec.envelope
+        if env is None:
+            return  # blank (rule 1)
+        ident, parent, ts, prev, _at, kind = env
+        if not rec.terminated:
+            self.add(C.TORN_LAST_LINE, "the last line is a complete entry but has no LF: vak reads it, and "
+                     "its next append would fuse with it", line_no, off + len(raw), ident,
+                     expected="0a", actual="end of file")  # fmt: skip
+        status = rec.chain
+        last_entry = self.last_entry
+        if status is _BROKEN:
             assert last_entry is not None
             fo = raw.find(_PREV_FIELD)
-            breaks.append(_Break(line_no, off, off + fo + len(_PREV_FIELD) if fo >= 0 else None, ident, parent,
-                                 prev, expected, last_entry[0], last_entry[1], last_entry[2]))  # fmt: skip
-        elif status is UNCHAINED:
-            if unchained_runs and unchained_runs[-1][2] == (last_entry[0] if last_entry else -1):
-                run = unchained_runs[-1]
+            self.breaks.append(_Break(line_no, off, off + fo + len(_PREV_FIELD) if fo >= 0 else None, ident, parent,
+                                      prev, rec.expected, last_entry[0], last_entry[1], last_entry[2]))  # fmt: skip
+        elif status is _UNCHAINED:
+            runs = self.unchained_runs
+            if runs and runs[-1][2] == (last_entry[0] if last_entry else -1):
+                run = runs[-1]
                 run[2] = line_no
                 run[3] += 1
             else:
-                unchained_runs.append([line_no, off, line_no, 1])
-        digest_line.setdefault(digest, line_no)
+                runs.append([line_no, off, line_no, 1])
+        digest = rec.digest
+        self.digest_line.setdefault(digest, line_no)
+        ids = self.ids
         if ident in ids:
-            add(C.DUPLICATE_ID, f"entry id already used at line {ids[ident]}", line_no, off, ident,
-                expected="unique id", actual=ident)  # fmt: skip
+            self.add(C.DUPLICATE_ID, f"entry id already used at line {ids[ident]}", line_no, off, ident,
+                     expected="unique id", actual=ident)  # fmt: skip
         else:
             ids[ident] = line_no
-        id_lines[ident] = line_no
-        parents[ident] = parent
+        self.id_lines[ident] = line_no
+        self.parents[ident] = parent
         if parent is not None:
-            has_child.add(parent)
+            self.has_child.add(parent)
             if parent not in ids or parent == ident:  # (its own parent: in ids, and a cycle)
-                late_parents.append((line_no, off, ident, parent))
-        if not first_entry_line:
-            first_entry_line = line_no
+                self.late_parents.append((line_no, off, ident, parent))
+        if not self.first_entry_line:
+            self.first_entry_line = line_no
         if kind == "header":
-            header_lines.append(line_no)
-        elif kind not in known:
-            add(C.UNKNOWN_KIND, f"entry kind {kind!r} is not one vak writes; vak skips the line", line_no, off,
-                ident, expected="a known kind", actual=kind)  # fmt: skip
+            self.header_lines.append(line_no)
+        elif kind not in KNOWN_KINDS:
+            self.add(C.UNKNOWN_KIND, f"entry kind {kind!r} is not one vak writes; vak skips the line", line_no, off,
+                     ident, expected="a known kind", actual=kind)  # fmt: skip
         elif kind == "work":
-            work_lines.append(line_no)
-        if len(ts) == 30 and ts[19] == "." and ts[-1] == "Z":  # nanoseconds: the key is the text
-            key = ts[:29]
-        elif len(ts) == 24 and ts[19] == "." and ts[-1] == "Z":  # vak's usual millisecond form
-            key = ts[:23] + "000000"
-        else:
-            key = _ts_key(ts)
-        if key is not None:
-            if prev_ts_key is not None and key < prev_ts_key:
-                ts_back.append((line_no, off, ident, prev_ts, ts))
-            prev_ts_key, prev_ts = key, ts
-        if len(raw) > long_line_bytes:
-            add(C.LINE_TOO_LONG, f"line of {len(raw):,} bytes (threshold {long_line_bytes:,})", line_no, off,
-                ident, expected=f"<= {long_line_bytes}", actual=str(len(raw)))  # fmt: skip
-        if on_entry is not None:
-            on_entry(line_no, ident, kind, parent, raw)
-        last_entry = (line_no, off, ident)
-        entry_lines.append(line_no)
-        entry_ids.append(ident)
-        tail_id = ident
-        report.head_digest = digest
+            self.work_lines.append(line_no)
+        if rec.ts_back is not None:
+            self.ts_back.append((line_no, off, ident, rec.ts_back, ts))
+        if len(raw) > self._long:
+            self.add(C.LINE_TOO_LONG, f"line of {len(raw):,} bytes (threshold {self._long:,})", line_no, off,
+                     ident, expected=f"<= {self._long}", actual=str(len(raw)))  # fmt: skip
+        if self._on_entry is not None:
+            self._on_entry(line_no, ident, kind, parent, raw)
+        self.last_entry = (line_no, off, ident)
+        self.entry_lines.append(line_no)
+        self.entry_ids.append(ident)
+        self.tail_id = ident
+        self.report.head_digest = digest
 
-    def framing(line_no: int, off: int, raw: bytes) -> tuple[int, bytes] | None:
-        """A line's CR and BOM taken off (and reported); None for a blank line (rule 1: skipped
-        without touching the expectation)."""
-        if raw[-1:] == b"\r":
-            raw = raw[:-1]
-            crlf.append(line_no)
-        if line_no == 1 and raw.startswith(BOM):
-            add(C.BOM, "the file starts with a UTF-8 byte order mark; vak's reader cannot parse the first "
-                "line (the chain is checked without it)", 1, 0, expected="no BOM", actual=BOM.hex())  # fmt: skip
-            raw = raw[3:]
-            off += 3
-        if raw[:1] != b"{" and not raw.strip():
-            return None
-        return off, raw
+    # -- a run the compiled kernel vouched for ------------------------------------------------------
 
-    def one_line(line_no: int, off: int, raw: bytes, terminated: bool, grew: bool = False) -> None:
-        """A line the native scanner left to Python: decoded fully and settled at once."""
-        if isinstance(raw, LongLine):
-            settle(line_no, off, raw, terminated, None, None, _too_long(raw.length, off))
-            return
-        framed = framing(line_no, off, raw)
-        if framed is None:
-            return
-        off, raw = framed
-        if not terminated and grew:
-            return  # a writer is appending this very line: not torn, not there yet
-        what, val = full_check(off, raw, terminated)
-        if what == "blank":
-            return
-        if what == "bad":
-            settle(line_no, off, raw, terminated, None, None, val)
-            return
-        if not terminated:
-            add(C.TORN_LAST_LINE, "the last line is a complete entry but has no LF: vak reads it, and "
-                "its next append would fuse with it", line_no, off + len(raw), val[0],
-                expected="0a", actual="end of file")  # fmt: skip
-        settle(line_no, off, raw, terminated, val, sha(raw).hexdigest(), None)
-
-    def run(r: tuple, buf: bytes, base: int, line_no: int) -> int:
-        """Settle a run of lines the native scanner vouched for; returns the last line number."""
-        nonlocal last_entry, prev_ts_key, prev_ts, tail_id, first_entry_line
-        end, starts, rids, rpar, rkinds, rts, rdig, flagged, exp_out, key_out = r
+    def _run(self, run: RecordRun) -> None:
+        """Settle a run at once when nothing in it needs a line's own look: no break, no unchained line,
+        no timestamp backwards, no long line, only known kinds, no id or digest seen before; else line
+        by line, exactly as the reference records settle."""
+        ids = self.ids
+        rids, rpar, rdig = run.ids, run.parents, run.digests
         n = len(rids)
-        l0 = line_no + 1
-        kinds_seen = set(rkinds)
+        kinds_seen = set(run.kinds)
         clean = (
-            all(bits == _V_PARENT for _i, bits, _p in flagged)
-            and kinds_seen <= known
+            all(bits == RecordRun.PARENT for _i, bits, _p in run.flagged)
+            and kinds_seen <= KNOWN_KINDS
             and ids.keys().isdisjoint(rids)
             and len(set(rids)) == n
-            and digest_line.keys().isdisjoint(rdig)
+            and self.digest_line.keys().isdisjoint(rdig)
         )
-        if not clean:  # line by line, exactly as the reference path settles them
-            prevs = dict((i, prev) for i, _bits, prev in flagged)
-            for i in range(n):
-                stop = starts[i + 1] - 1 if i + 1 < n else end - 1
-                # an unflagged line's prev_hash is what was expected of it (None when nothing was)
-                prev = prevs[i] if i in prevs else verifier.expected
-                settle(l0 + i, base + starts[i], buf[starts[i] : stop], True,
-                       (rids[i], rpar[i], rts[i], prev, rkinds[i]), rdig[i], None)  # fmt: skip
-            return l0 + n - 1
+        if not clean:
+            for rec in run.records():
+                self._settle(rec)
+            return
+        l0 = run.first_line
+        base, starts = run.base, run.starts
         lines = range(l0, l0 + n)
         ids.update(zip(rids, lines, strict=True))
-        id_lines.update(zip(rids, lines, strict=True))
-        parents.update(zip(rids, rpar, strict=True))
-        has_child.update(rpar)
-        has_child.discard(None)
-        for i, _bits, _prev in flagged:  # parent is not the line before: defined earlier in the file?
+        self.id_lines.update(zip(rids, lines, strict=True))
+        self.parents.update(zip(rids, rpar, strict=True))
+        self.has_child.update(rpar)
+        self.has_child.discard(None)
+        for i, _bits, _prev in run.flagged:  # parent is not the line before: defined earlier in the file?
             ln, parent, ident = l0 + i, rpar[i], rids[i]
             if parent == ident or ids.get(parent, ln) >= ln:
-                late_parents.append((ln, base + starts[i], ident, parent))
-        digest_line.update(zip(rdig, lines, strict=True))
-        if not first_entry_line:
-            first_entry_line = l0
+                self.late_parents.append((ln, base + starts[i], ident, parent))
+        self.digest_line.update(zip(rdig, lines, strict=True))
+        if not self.first_entry_line:
+            self.first_entry_line = l0
         if "header" in kinds_seen:
-            header_lines.extend(l0 + i for i, k in enumerate(rkinds) if k == "header")
+            self.header_lines.extend(l0 + i for i, k in enumerate(run.kinds) if k == "header")
         if "work" in kinds_seen:
-            work_lines.extend(l0 + i for i, k in enumerate(rkinds) if k == "work")
-        entry_lines.extend(lines)
-        entry_ids.extend(rids)
-        last_entry = (l0 + n - 1, base + starts[-1], rids[-1])
-        tail_id = rids[-1]
-        report.head_digest = rdig[-1]
-        verifier.expected = verifier.tail_hash = exp_out
-        prev_ts_key, prev_ts = key_out.decode("ascii"), rts[-1]
-        if on_entry is not None:
+            self.work_lines.extend(l0 + i for i, k in enumerate(run.kinds) if k == "work")
+        self.entry_lines.extend(lines)
+        self.entry_ids.extend(rids)
+        self.last_entry = (l0 + n - 1, base + starts[-1], rids[-1])
+        self.tail_id = rids[-1]
+        self.report.head_digest = rdig[-1]
+        if self._on_entry is not None:
             for i in range(n):
-                stop = starts[i + 1] - 1 if i + 1 < n else end - 1
-                on_entry(l0 + i, rids[i], rkinds[i], rpar[i], buf[starts[i] : stop])
-        return l0 + n - 1
+                self._on_entry(l0 + i, rids[i], run.kinds[i], rpar[i], run.raw(i))
 
-    def native_pass() -> int:
-        """Frame, hash and check the file with the native scanner; returns the physical line count."""
-        line_no = 0
+    # -- the end ------------------------------------------------------------------------------------
 
-        def feed(buf: bytes, pos: int, base: int) -> int:
-            """Settle the complete lines of ``buf`` from ``pos`` (file offset of buf[0] = ``base``);
-            returns where the first incomplete line starts."""
-            nonlocal line_no
-            n = len(buf)
-            while pos < n:
-                key = prev_ts_key.encode("ascii") if prev_ts_key is not None else None  # 29 ASCII bytes
-                if line_digests is not None and line_digests.hexes:  # lines from line_no + 1 on
-                    r = _verify_run(buf, pos, n, 4096, verifier.expected, key, long_line_bytes, line_digests.hexes,
-                                    line_no + 1 - line_digests.first)
-                else:
-                    r = _verify_run(buf, pos, n, 4096, verifier.expected, key, long_line_bytes)
-                if r[0] > pos:
-                    line_no = run(r, buf, base, line_no)
-                    pos = r[0]
-                    continue
-                lf = buf.find(b"\n", pos)
-                if lf < 0:
-                    break
-                line_no += 1
-                one_line(line_no, base + pos, buf[pos:lf], True)
-                pos = lf + 1
-            return pos
-
-        os.lseek(fd, 0, os.SEEK_SET)
-        remaining = size
-        parts: list[bytes] = []  # the start of a line that began in an earlier chunk
-        held = 0  # bytes in parts
-        long: LongLineBuilder | None = None  # a carried line over MAX_LINE_BYTES: streamed, not held
-        base = 0  # file offset of the first byte not yet settled
-        while remaining > 0:
-            chunk = os.read(fd, min(_NATIVE_CHUNK, remaining))
-            if not chunk:
-                break  # the file shrank while we read it; stop at what is there
-            remaining -= len(chunk)
-            start = 0
-            if long is not None or parts:  # complete the carried line alone: only its bytes are copied
-                lf = chunk.find(b"\n")
-                if long is None and held + (len(chunk) if lf < 0 else lf) > MAX_LINE_BYTES:
-                    long = LongLineBuilder(b"".join(parts))
-                    parts, held = [], 0
-                if long is not None:
-                    long.add(chunk if lf < 0 else chunk[:lf])
-                    if lf < 0:
-                        continue
-                    line_no += 1
-                    one_line(line_no, base, long.line(), True)
-                    base += long.length + 1
-                    long = None
-                    start = lf + 1
-                else:
-                    if lf < 0:
-                        parts.append(chunk)
-                        held += len(chunk)
-                        continue
-                    parts.append(chunk[: lf + 1])
-                    head = b"".join(parts)
-                    parts, held = [], 0
-                    feed(head, 0, base)
-                    base += len(head)
-                    start = lf + 1
-            pos = feed(chunk, start, base - start)
-            if pos < len(chunk):
-                parts.append(chunk[pos:])
-                held = len(chunk) - pos
-            base += pos - start
-            if progress is not None:
-                progress(base)
-        if long is not None:
-            line_no += 1
-            one_line(line_no, base, long.line(), False)
-        elif parts:
-            grew = _grew_past(fd, size)
-            line_no += 1
-            one_line(line_no, base, b"".join(parts), False, grew)
-        return line_no
-
-    line_count = 0
-    if _verify_run is not None and not deep:
-        line_count = native_pass()
-    else:
-        for line_no, off, raw, terminated in iter_framed_lines(fd, size):
-            line_count = line_no
-            if progress is not None and off >= next_progress:
-                progress(off)
-                next_progress = off + (1 << 20)
-            if isinstance(raw, LongLine):  # not held: a bad line (the chain restarts after it)
-                cur_env, cur_digest, cur_end, cur_definitive = None, None, 0, True
-                cur_bad = _too_long(raw.length, off)
+    def finish(self, line_count: int | None = None, grew_bytes: int = 0) -> LedgerReport:
+        """The report: the file-wide findings (chain classification, tree, header) after the lines'
+        own. ``line_count``: the physical lines read (None: the file was not read); ``grew_bytes``:
+        bytes a writer appended while the file was read (not verified)."""
+        report = self.report
+        report.line_count = line_count or 0
+        report.entry_count = len(self.entry_lines)
+        report.grew_bytes = grew_bytes
+        add = self.add
+        if line_count is not None and not self.entry_lines and not any(
+            f.line_no is not None and f.code not in _FRAMING_CODES for f in self._out.findings()
+        ):  # every line was skipped as blank (a line that is not blank is an entry or a finding)
+            add(C.EMPTY_LEDGER, f"the ledger holds only blank lines ({line_count} line(s), {report.size_bytes} "
+                "bytes): no header, no entries")  # fmt: skip
+        if self.crlf:
+            add(C.CRLF_LINE_END, f"{len(self.crlf)} line(s) end in CR LF (vak writes LF only; its reader strips the "
+                "CR, so digests still verify)", self.crlf[0], None, expected="0a", actual="0d0a")  # fmt: skip
+        if self.work_lines:
+            add(C.WORK_DUPLICATE_KIND, f"{len(self.work_lines)} work line(s) carry vak's duplicate 'kind' key "
+                "(spec §2.4); vak's own reader skips them on reopen, vakaudit reads them", self.work_lines[0])  # fmt: skip
+        _chain_findings(self.breaks, self.unchained_runs, self.digest_line, self.ids, self.bad_ids, self.ts_back, add)
+        _tree_findings(report, self.ids, self.id_lines, self.parents, self.has_child, self.late_parents, self.bad_ids,
+                       self.tail_id, add)  # fmt: skip
+        if self.entry_lines:
+            if not self.header_lines:
+                add(C.HEADER_MISSING, "no header entry: the ledger does not say which session it is",
+                    self.first_entry_line, None, self.entry_ids[0], expected="header", actual=None)  # fmt: skip
             else:
-                framed = framing(line_no, off, raw)
-                if framed is None:
-                    continue
-                off, raw = framed
-                m = None if deep else env_match(raw[:head].decode("latin-1"))
-                if m is not None and raw[-1:] == b"}":
-                    cur_env = m.groups()
-                    cur_end = m.end() - 1  # the ',' or '}' after the kind starts the rest
-                    cur_definitive = False
-                    cur_bad = None
-                    cur_digest = sha(raw).hexdigest()
-                else:
-                    what, val = full_check(off, raw, terminated)
-                    if what == "blank":
-                        continue
-                    cur_end = 0
-                    cur_definitive = True
-                    if what == "bad":
-                        cur_env, cur_bad, cur_digest = None, val, None
-                    else:
-                        cur_env, cur_bad, cur_digest = val, None, sha(raw).hexdigest()
-
-            if have_pending:
-                if p_bad is None and not p_definitive:
-                    attested = cur_env is not None and cur_env[3] == p_digest
-                    if attested:  # vak hashed these bytes: valid UTF-8 and JSON; the depth is still checked
-                        if len(p_raw) - p_end < REST_MIN_BYTES:
-                            depth = json_depth(p_raw)
-                        else:
-                            depth = attested_depth(p_raw, p_end)
-                        if depth > MAX_JSON_DEPTH:
-                            p_env, p_bad = None, _too_deep(depth, p_off)
-                    else:
-                        what, val = full_check(p_off, p_raw, p_term)
-                        if what == "bad":
-                            p_env, p_bad = None, val
-                        elif what == "entry":
-                            p_env = val
-                settle(p_line, p_off, p_raw, p_term, p_env, p_digest, p_bad)
-            p_line, p_off, p_raw, p_term = line_no, off, raw, terminated
-            p_env, p_digest, p_definitive, p_bad, p_end = cur_env, cur_digest, cur_definitive, cur_bad, cur_end
-            have_pending = True
-
-        if have_pending:
-            # only an unterminated last line can be a live writer's append still in flight
-            if p_term or not _grew_past(fd, size):  # else not torn, not there yet
-                if p_bad is None and not p_definitive:
-                    what, val = full_check(p_off, p_raw, p_term)
-                    if what == "bad":
-                        p_env, p_bad = None, val
-                    elif what == "entry":
-                        p_env = val
-                if p_bad is None and p_env is not None and not p_term:
-                    add(C.TORN_LAST_LINE, "the last line is a complete entry but has no LF: vak reads it, and "
-                        "its next append would fuse with it", p_line, p_off + len(p_raw), p_env[0],
-                        expected="0a", actual="end of file")  # fmt: skip
-                if p_env is not None or p_bad is not None:
-                    settle(p_line, p_off, p_raw, p_term, p_env, p_digest, p_bad)
-    report.line_count = line_count
-    report.entry_count = len(entry_lines)
-
-    if crlf:
-        add(C.CRLF_LINE_END, f"{len(crlf)} line(s) end in CR LF (vak writes LF only; its reader strips the CR, "
-            "so digests still verify)", crlf[0], None, expected="0a", actual="0d0a")  # fmt: skip
-    if work_lines:
-        add(C.WORK_DUPLICATE_KIND, f"{len(work_lines)} work line(s) carry vak's duplicate 'kind' key (spec §2.4); "
-            "vak's own reader skips them on reopen, vakaudit reads them", work_lines[0])  # fmt: skip
-    _chain_findings(breaks, unchained_runs, digest_line, ids, bad_ids, ts_back, add)
-    _tree_findings(report, ids, id_lines, parents, has_child, late_parents, bad_ids, tail_id, add)
-    if entry_lines:
-        if not header_lines:
-            add(C.HEADER_MISSING, "no header entry: the ledger does not say which session it is",
-                first_entry_line, None, entry_ids[0], expected="header", actual=None)  # fmt: skip
-        else:
-            if header_lines[0] != first_entry_line:
-                add(C.HEADER_NOT_FIRST, f"the header is at line {header_lines[0]}, not on the first entry line",
-                    header_lines[0], None, expected=str(first_entry_line), actual=str(header_lines[0]))  # fmt: skip
-            for extra in header_lines[1:]:
-                add(C.DUPLICATE_HEADER, f"a second header (the first is at line {header_lines[0]}); vak uses "
-                    "the first", extra)  # fmt: skip
-    return entry_lines, entry_ids
-
-
-def _line_defect(raw: bytes, off: int) -> tuple | None:
-    """``(code, message, offset)`` when a line cannot be read by vak whatever its JSON: invalid UTF-8 or
-    nesting deeper than serde_json's limit (vak's writer has no depth limit, so even a line the chain
-    attests can be one); else None. The UTF-8 decoder is far faster than the digest, and only
-    non-ASCII lines pay for it."""
-    if not raw.isascii():
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            bad = raw[exc.start : exc.start + 4].hex()
-            return (C.INVALID_UTF8, f"byte {exc.start} of the line is not valid UTF-8 ({bad}); vak refuses to "
-                    "open the ledger", off + exc.start)  # fmt: skip
-    depth = json_depth(raw)
-    return _too_deep(depth, off) if depth > MAX_JSON_DEPTH else None
-
-
-def _too_long(length: int, off: int) -> tuple:
-    return (C.LINE_TOO_LONG, f"line of {length:,} bytes, longer than the {MAX_LINE_BYTES:,} bytes a line is read "
-            "up to: not read (the chain restarts after it)", off)  # fmt: skip
-
-
-def _too_deep(depth: int, off: int) -> tuple:
-    return (C.NESTING_TOO_DEEP, f"JSON nested {depth} levels deep; vak's reader (serde_json, limit "
-            f"{MAX_JSON_DEPTH}) skips this line", off)  # fmt: skip
+                first = self.header_lines[0]
+                if first != self.first_entry_line:
+                    add(C.HEADER_NOT_FIRST, f"the header is at line {first}, not on the first entry line",
+                        first, None, expected=str(self.first_entry_line), actual=str(first))  # fmt: skip
+                for extra in self.header_lines[1:]:
+                    add(C.DUPLICATE_HEADER, f"a second header (the first is at line {first}); vak uses the first",
+                        extra)  # fmt: skip
+        report.findings = self._out.findings()
+        _finish(report, self.entry_lines, self.entry_ids)
+        return report
 
 
 def _chain_findings(breaks, unchained_runs, digest_line, ids, bad_ids, ts_back, add) -> None:  # noqa: ANN001

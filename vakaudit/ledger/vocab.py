@@ -20,6 +20,7 @@ __all__ = [
     "directive_rule",
     "is_directive_message",
     "is_directive",
+    "payload_directive",
     "turn_step",
     "at_turn_attribution",
 ]
@@ -62,17 +63,22 @@ def is_directive_message(message: Mapping[str, Any], control: bool = False) -> b
     return directive_rule(message.get("role"), control, has_text, has_result)
 
 
-def is_directive(entry: Any) -> bool:
-    """:func:`directive_rule` of a parsed ledger entry (``kind``, ``payload``): a ``message`` entry
-    whose ``meta.control`` is absent or null."""
-    if entry.kind != "message":
+def payload_directive(kind: str, payload: Mapping[str, Any]) -> bool | None:
+    """:func:`directive_rule` of an entry's kind and decoded payload: None for an entry that is no
+    ``message``; else whether it is a directive (its ``meta.control`` absent or null)."""
+    if kind != "message":
+        return None
+    msg = payload.get("message")
+    if not isinstance(msg, Mapping):
         return False
-    msg = entry.payload.get("message")
-    if not isinstance(msg, dict):
-        return False
-    meta = entry.payload.get("meta")
-    control = isinstance(meta, dict) and meta.get("control") is not None
+    meta = payload.get("meta")
+    control = isinstance(meta, Mapping) and meta.get("control") is not None
     return is_directive_message(msg, control)
+
+
+def is_directive(entry: Any) -> bool:
+    """:func:`directive_rule` of a parsed ledger entry (``kind``, ``payload``)."""
+    return bool(payload_directive(entry.kind, entry.payload)) if entry.kind == "message" else False
 
 
 def turn_step(

@@ -15,7 +15,6 @@ from typing import Any
 
 import vakaudit.replay.project as project
 from vakaudit.ledger import SessionLog
-from vakaudit.ledger.chain import line_digest
 from vakaudit.ledger.projection import Fidelity, WorkingSetPlan
 from vakaudit.ledger.turns import Generation, TurnIndexBuilder, generation_for
 from vakaudit.ledger.vocab import is_directive
@@ -99,17 +98,16 @@ class ReplayContext:
         self.unsealed = self._unsealed_entries()
 
     def _unsealed_entries(self) -> dict[str, str]:
-        """Entries whose bytes the next physical line's `prev_hash` contradicts (edited or replaced)."""
+        """Entries whose bytes the next line's `prev_hash` contradicts (edited or replaced): the entry
+        before each line the ledger's chain found broken."""
+        log = self.log
         out: dict[str, str] = {}
-        entries, line_nos = self.log.entries, self.log.line_nos
-        for i in range(len(entries) - 1):
-            nxt = entries[i + 1]
-            if nxt.prev_hash is None or entries[i].raw is None:
-                continue
-            if line_nos and line_nos[i + 1] - line_nos[i] != 1:
-                continue  # a skipped line in between: vak leaves the next link unchecked
-            if line_digest(entries[i].raw) != nxt.prev_hash:
-                out[entries[i].id] = f"line {line_nos[i + 1] if line_nos else '?'} prev_hash does not match"
+        if log.broken_links:
+            at = {ln: i for i, ln in enumerate(log.line_nos)}
+            for ln in log.broken_links:
+                i = at.get(ln)
+                if i:
+                    out[log.entries[i - 1].id] = f"line {ln} prev_hash does not match"
         return out
 
 

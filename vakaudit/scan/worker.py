@@ -30,8 +30,8 @@ from vakaudit.artifacts.session_ledger import (
     fields_table,
 )
 from vakaudit.findings import Finding, FindingCode, FindingFold, Severity
-from vakaudit.ledger.chain import LineDigests
-from vakaudit.ledger.verdict import verify_ledger
+from vakaudit.ledger.records import grew_past
+from vakaudit.ledger.verdict import LedgerVerdict
 from vakaudit.names import shown
 from vakaudit.scan.manifest import ScanState, _ItemResult
 from vakaudit.scan.parts import PARQUET_COMPRESSION, SIDE_DICTIONARY, _EntriesPart
@@ -140,7 +140,6 @@ def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[Le
                 findings.append(_violation(it.rel_path, why))
                 mode = ScanState.FULL
         start = state.offset
-        digests = LineDigests()  # the lines' SHA-256 as the scanner computed them: the verdict's pass reuses them
         scanner = LedgerScanner(
             shown(it.rel_path),
             state,
@@ -148,18 +147,29 @@ def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[Le
             session_id=it.session_id,
             buffer=sink.buffer,
             batch_rows=ENTRIES_BATCH_ROWS,
-            digests=digests,
         )
-        for batch in scanner.scan(f, end, still_growing=lambda: os.fstat(fd).st_size > end):
+        # one pass: the same records make the rows (from the resume offset on) and the ledger's verdict
+        # on the whole file (an appended line can settle an earlier one: it attests its predecessor's
+        # bytes, ends an abandoned branch, names a parent)
+        verdict = LedgerVerdict(it.rel_path)
+
+        def read(n: int) -> bytes:
+            data = os.read(fd, n)
+            counter[0] += len(data)
+            return data
+
+        os.lseek(fd, 0, os.SEEK_SET)
+        reader = scanner.reader(read, end, still_growing=lambda: os.fstat(fd).st_size > end,
+                                tail_grew=lambda: grew_past(fd, end))  # fmt: skip
+        for item in reader:
+            verdict.take(item)
+            batch = scanner.take(item)
+            if batch is not None:
+                sink.add(batch)
+        for batch in scanner.finish():
             sink.add(batch)
         scanned.append(scanner)
-        # the ledger's findings: the one verdict on the whole file (an appended line can settle an
-        # earlier one: it attests its predecessor's bytes, ends an abandoned branch, names a parent)
-        verdict = verify_ledger(path, it.rel_path, known=digests)
-        counter[0] += verdict.size_bytes
-        findings.extend(
-            f for f in verdict.findings if f.code != FindingCode.LEDGER_GROWING or not scanner.growing
-        )
+        findings.extend(verdict.finish(scanner.line_count).findings)
         return _ItemResult(
             it.rel_path,
             mode,
