@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from vakaudit.ledger import Entry, EntryParseError
+from vakaudit.ledger.entry import parse_envelope
 from vakaudit.ledger.jsonenc import dumps_exact
 
 VECTORS = Path(__file__).parent / "vectors"
@@ -181,3 +182,11 @@ def test_lazy_payload_decodes_on_demand(vak_samples: Path) -> None:
     e.release_payload()
     assert not e.payload_loaded
     assert e.to_line() == raw
+
+
+def test_a_work_line_whose_event_is_a_string_keeps_work_as_its_kind() -> None:
+    # the first of the two kind keys is the envelope's tag whatever the type of the second (orjson
+    # alone would keep the last one)
+    raw = b'{"id":"w","parent_id":null,"ts":"2026-01-01T00:00:00Z","kind":"work","kind":"tool_call","x":1}'
+    env, payload = parse_envelope(raw)
+    assert env[5] == "work" and payload == {"kind": "tool_call", "x": 1}

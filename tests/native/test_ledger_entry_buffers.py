@@ -199,9 +199,9 @@ def test_entry_cols_refuse_values_of_the_wrong_type() -> None:
 
 
 def _scan_all(home: Path, files: list[Path], *, compiled: bool, batch_rows: int) -> tuple:
-    saved = sl._scan_entries, sl._EntryCols
-    if not compiled:
-        sl._scan_entries = sl._EntryCols = None
+    saved = sl._EntryCols
+    if not compiled:  # the reference rows, in Python lists
+        sl._EntryCols = None
     try:
         buf = sl.EntriesBuffer()
         batches: list[pa.RecordBatch] = []
@@ -212,12 +212,12 @@ def _scan_all(home: Path, files: list[Path], *, compiled: bool, batch_rows: int)
                 str(p.relative_to(home)), emit=found.append, buffer=buf, batch_rows=batch_rows
             )
             with p.open("rb") as f:
-                batches += sc.scan(f, os.fstat(f.fileno()).st_size)
+                batches += sc.scan(f, os.fstat(f.fileno()).st_size, native=None if compiled else False)
             fields.append((sc.fields_table(), sc.state.to_dict()))
         if len(buf):
             batches.append(buf.take())
     finally:
-        sl._scan_entries, sl._EntryCols = saved
+        sl._EntryCols = saved
     assert all(b.schema.equals(sl.ENTRIES_SCHEMA) for b in batches)
     return (
         [b.num_rows for b in batches],
@@ -382,14 +382,14 @@ def test_members_read_in_one_pass_give_the_reference_values(
     path.parent.mkdir(parents=True)
     path.write_bytes(_chained(MESSAGE_PAYLOADS))
     by_reference: list[int] = []
-    line = sl.LedgerScanner._line
+    row = sl.LedgerScanner._row
 
-    def spy(self: sl.LedgerScanner, *args: object) -> None:
-        by_reference.append(self.state.line_no + 1)
-        line(self, *args)
+    def spy(self: sl.LedgerScanner, rec: object) -> None:
+        by_reference.append(rec.line_no)
+        row(self, rec)
 
     with monkeypatch.context() as m:
-        m.setattr(sl.LedgerScanner, "_line", spy)
+        m.setattr(sl.LedgerScanner, "_row", spy)
         _scan_all(tmp_path, [path], compiled=True, batch_rows=4096)
     # the compiled scanner takes every line but those with an escaped or non-ASCII key (or type) it reads
     assert by_reference == [5, 6, 7, 8, 9, 11]

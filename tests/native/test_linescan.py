@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 import vakaudit._native as native
 from vakaudit.artifacts._entry_fields import _split_fields_slow
-from vakaudit.ledger.entry import parse_envelope
 from vakaudit.ledger.depth import json_depth
+from vakaudit.ledger.entry import parse_envelope
 
 L = native.linescan
 FLAGS = 3  # BODY_DIGEST | MEMBERS

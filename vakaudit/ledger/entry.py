@@ -154,8 +154,9 @@ def parse_envelope(raw: bytes) -> tuple[tuple, dict]:
     if type(d) is not dict:
         raise EntryParseError("line is not a JSON object")
     kind = d.get("kind")
-    if type(kind) is not str or kind == "work":
-        # orjson keeps only one of two duplicate keys; re-read the pairs in order.
+    if type(kind) is not str or kind == "work" or b'"kind":"work"' in raw:
+        # orjson keeps the last of two duplicate keys (a work line's event, whatever its type): re-read
+        # the pairs in order, the first kind is the tag
         env, payload = _pairs_parse(raw)
         _check_envelope(*env)
         return env, payload
