@@ -320,14 +320,14 @@ class RecordRun:
         m = _env_match(self.buf[self.starts[0] : self.starts[0] + _ENVELOPE_HEAD].decode("latin-1"))
         return m.group(4) if m is not None else None
 
-    def chain(self, i: int) -> LineStatus:
-        for j, bits, _prev in self.flagged:
-            if j == i:
-                if bits & self.BROKEN:
-                    return LineStatus.BROKEN
-                if bits & self.UNCHAINED:
-                    return LineStatus.UNCHAINED
-                break
+    def chain(self, i: int, bits: int | None = None) -> LineStatus:
+        """Line ``i``'s chain verdict (``bits``: its flags, when the caller has them at hand)."""
+        if bits is None:
+            bits = next((b for j, b, _p in self.flagged if j == i), 0)
+        if bits & self.BROKEN:
+            return LineStatus.BROKEN
+        if bits & self.UNCHAINED:
+            return LineStatus.UNCHAINED
         if i == 0 and self.expected_in is None:
             return LineStatus.UNCHECKED
         return LineStatus.CHAIN_OK
@@ -336,15 +336,16 @@ class RecordRun:
         """The run line by line, as the reference path would give each (without turn numbers)."""
         at = dict(self.at_turns)
         ts_prev = self.ts_in
-        back = {j for j, bits, _prev in self.flagged if bits & self.TS_BACK}
+        flags = {j: bits for j, bits, _prev in self.flagged}
         for i in range(len(self.ids)):
             start, stop = self.starts[i], self.stop(i)
             rec = Record(self.first_line + i, self.base + start, stop + 1 - start, self.raw(i), True)
             rec.envelope = (self.ids[i], self.parents[i], self.tss[i], self.prev_hash(i), at.get(i), self.kinds[i])
             rec.digest = self.digests[i]
-            rec.chain = self.chain(i)
+            bits = flags.get(i, 0)
+            rec.chain = self.chain(i, bits)
             rec.expected = self.digests[i - 1] if i else self.expected_in
-            if i in back:
+            if bits & self.TS_BACK:
                 rec.ts_back = ts_prev
             ts_prev = self.tss[i]
             yield rec
