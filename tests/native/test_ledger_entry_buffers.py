@@ -3,9 +3,10 @@
 ``scan_string`` looks at the first 16 bytes of a string, then skips plain runs 64 bytes at a time
 (AVX2, or four SSE2 loads), then 16, then byte by byte: a quote, backslash, control byte or non-ASCII byte at every position around those block
 edges, and multi-byte characters split across them, must give exactly the verdict of strict JSON
-(RFC 8259, strict UTF-8). ``scan_entries`` writes its rows into ``linescan.EntryCols`` buffers and
-the reference reader appends to the same buffers: the batches equal the reference reader's with
-rows in Python lists, row for row, on every ledger of a synthetic home and on mixed files.
+(RFC 8259, strict UTF-8). The compiled kernel (``read_run``, through the ledger reader) writes its
+rows into ``linescan.EntryCols`` buffers and the reference reader appends to the same buffers: the
+batches equal the reference reader's with rows in Python lists, row for row, on every ledger of a
+synthetic home and on mixed files.
 """
 
 from __future__ import annotations

@@ -291,7 +291,7 @@ def _has_sha_ni() -> bool:
 
 @pytest.mark.parametrize("shani", [True, False], ids=["sha-extensions", "openssl"])
 def test_one_message_digests_at_every_length_mod_64(shani: bool) -> None:
-    # scan_lines' line and body digests and verify_run's chain digests: lines of 100 .. 300 bytes
+    # scan_lines' line and body digests and read_run's chain digests: lines of 100 .. 300 bytes
     # cover every tail length (< 56, >= 56 and whole blocks), checked against hashlib
     lines = []
     prev = None
@@ -308,7 +308,7 @@ def test_one_message_digests_at_every_length_mod_64(shani: bool) -> None:
     try:
         assert L.set_shani(shani) is (shani and _has_sha_ni())
         recs, nxt = L.scan_lines(buf, 0, len(buf), len(lines), FLAGS)
-        run = L.verify_run(buf, 0, len(buf), len(lines), None, None, 1 << 30)
+        run = L.read_run(buf, 0, len(buf), len(lines), None, None, 1 << 30)
     finally:
         L.set_shani(True)
     assert nxt == len(buf) and len(recs) == len(lines)

@@ -195,14 +195,19 @@ static void sha256_pair(cp p, size_t n, cp q, size_t m, unsigned char mp[32], un
 
 static const char HEX[] = "0123456789abcdef";
 
-/* the lowercase hex SHA-256 of [data, data + len) */
-static void hex64(cp data, size_t len, char hex[64]) {
-    unsigned char md[SHA256_DIGEST_LENGTH];
-    sha256_one(data, len, md);
+/* a digest in lowercase hex */
+static void hex_of(const unsigned char md[32], char hex[64]) {
     for (int i = 0; i < SHA256_DIGEST_LENGTH; i++) {
         hex[2 * i] = HEX[md[i] >> 4];
         hex[2 * i + 1] = HEX[md[i] & 15];
     }
+}
+
+/* the lowercase hex SHA-256 of [data, data + len) */
+static void hex64(cp data, size_t len, char hex[64]) {
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    sha256_one(data, len, md);
+    hex_of(md, hex);
 }
 
 static PyObject *hex_digest(const unsigned char *data, size_t len) {

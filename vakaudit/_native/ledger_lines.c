@@ -1,4 +1,5 @@
-/* Ledger lines: the envelope, payload members, scan_lines and the chain runs of verify_run.
+/* Ledger lines: the envelope, payload members, scan_lines (the validator's test entry point) and the
+ * chain runs (VRun) read_run is built on.
  * Part of vakaudit._native._linescan: compiled inside linescan.c's translation unit (see there). */
 #include "linescan.h"
 
@@ -214,7 +215,8 @@ PyDoc_STRVAR(scan_lines_doc,
 "SHA-256 of the bytes after the kind value (flag 1, else None) and members is a list of\n"
 "(key, start, end, canonical) per payload member relative to start (flag 2, else None).\n"
 "next_pos is the index after the last line returned; bytes after it hold no complete line\n"
-"or were left for the next call.");
+"or were left for the next call.\n\n"
+"It exists for the tests of the JSON validator (tests/native): vakaudit reads ledgers with read_run.");
 
 static PyObject *scan_lines(PyObject *self, PyObject *args) {
     Py_buffer view;
@@ -277,15 +279,16 @@ static void ts_key(cp s, cp t, unsigned char key[29]) {
 }
 
 /*
- * A verification run (verify_run, read_run): what the next line is checked against (the chain
- * expectation, the previous timestamp key and id) and one list per column of the lines taken.
+ * A verification run (read_run): what the next line is checked against (the chain expectation, the
+ * previous timestamp key and id) and one list per column of the lines taken.
  */
 typedef struct {
     PyObject *starts, *ids, *parents, *kinds, *tss, *digests, *flagged;
-    PyObject *at_turns;     /* read_run's (index, at_turn) of the lines carrying one; NULL for verify_run */
-    PyObject *expected_obj; /* the caller's expectation (borrowed): handed back when it cannot be met */
-    char expected[64];
-    int have_expected; /* 1: expected holds a digest; -1: an expectation no prev_hash of 64 hex digits meets */
+    PyObject *at_turns;     /* (index, at_turn) of the lines whose envelope carries one */
+    PyObject *expected_obj; /* the caller's expectation (borrowed): handed back when no line is taken */
+    const char *exp;        /* the expectation's UTF-8 bytes (the caller's, then last), NULL: none */
+    Py_ssize_t exp_len;
+    char last[64]; /* the digest of the last line taken */
     unsigned char prev_key[29];
     int have_key;
     cp prev_id_s, prev_id_t;
@@ -305,24 +308,13 @@ static void vrun_close(VRun *r) {
     Py_CLEAR(r->at_turns);
 }
 
-/* Start a run from the caller's expectation (str or None) and timestamp key (29 bytes or None);
- * at_turns: collect them too. 0, or -1 with an error set (vrun_close releases what was made). */
-static int vrun_open(VRun *r, const char *fn, PyObject *expected_obj, PyObject *ts_obj, Py_ssize_t long_line,
-                     int at_turns) {
+/* Start a run from the caller's expectation (str or None) and timestamp key (29 bytes or None).
+ * 0, or -1 with an error set (vrun_close releases what was made). */
+static int vrun_open(VRun *r, const char *fn, PyObject *expected_obj, PyObject *ts_obj, Py_ssize_t long_line) {
     memset(r, 0, sizeof *r);
     r->expected_obj = expected_obj;
     r->long_line = long_line;
-    if (expected_obj != Py_None) {
-        Py_ssize_t n;
-        const char *x = PyUnicode_AsUTF8AndSize(expected_obj, &n);
-        if (!x) return -1;
-        if (n == 64) {
-            memcpy(r->expected, x, 64);
-            r->have_expected = 1;
-        } else {
-            r->have_expected = -1;
-        }
-    }
+    if (expected_obj != Py_None && !(r->exp = PyUnicode_AsUTF8AndSize(expected_obj, &r->exp_len))) return -1;
     if (ts_obj != Py_None) {
         char *x;
         Py_ssize_t n;
@@ -335,10 +327,8 @@ static int vrun_open(VRun *r, const char *fn, PyObject *expected_obj, PyObject *
         r->have_key = 1;
     }
     r->starts = PyList_New(0), r->ids = PyList_New(0), r->parents = PyList_New(0), r->kinds = PyList_New(0);
-    r->tss = PyList_New(0), r->digests = PyList_New(0), r->flagged = PyList_New(0);
-    if (at_turns) r->at_turns = PyList_New(0);
-    if (!r->starts || !r->ids || !r->parents || !r->kinds || !r->tss || !r->digests || !r->flagged ||
-        (at_turns && !r->at_turns))
+    r->tss = PyList_New(0), r->digests = PyList_New(0), r->flagged = PyList_New(0), r->at_turns = PyList_New(0);
+    if (!r->starts || !r->ids || !r->parents || !r->kinds || !r->tss || !r->digests || !r->flagged || !r->at_turns)
         return -1;
     return 0;
 }
@@ -352,18 +342,19 @@ static int append_new(PyObject *list, PyObject *o) {
 
 /*
  * Take the line [s, lf) at buf index pos, whose envelope is env and SHA-256 hex: its flags against the
- * run's expectation, timestamp key and previous id, which then become this line's; its columns
- * appended. 0, or -1 on a Python error.
+ * run's expectation (ChainVerifier.link's rule: prev_hash equal to the expected digest, any length),
+ * timestamp key and previous id, which then become this line's; its columns appended. Returns its
+ * flags (V_*), or -1 on a Python error.
  */
 static int vrun_take(VRun *r, Py_ssize_t pos, cp s, cp lf, const Envelope *env, const char hex[64]) {
     int bits = 0;
-    if (r->have_expected) {
+    if (r->exp) {
         if (!env->prev_s) bits |= V_UNCHAINED;
-        else if (r->have_expected < 0 || env->prev_t - env->prev_s != 64 || memcmp(env->prev_s, r->expected, 64) != 0)
+        else if (env->prev_t - env->prev_s != r->exp_len || memcmp(env->prev_s, r->exp, r->exp_len) != 0)
             bits |= V_BROKEN;
     }
-    memcpy(r->expected, hex, 64);
-    r->have_expected = 1;
+    memcpy(r->last, hex, 64);
+    r->exp = r->last, r->exp_len = 64;
     unsigned char key[29];
     ts_key(env->ts_s, env->ts_t, key);
     if (r->have_key && memcmp(key, r->prev_key, 29) < 0) bits |= V_TS_BACK;
@@ -402,27 +393,24 @@ static int vrun_take(VRun *r, Py_ssize_t pos, cp s, cp lf, const Envelope *env, 
                                                      env->prev_s ? ascii_str(env->prev_s, env->prev_t)
                                                                  : Py_NewRef(Py_None))) < 0)
         return -1;
-    if (r->at_turns && env->at_s &&
-        append_new(r->at_turns, Py_BuildValue("(nN)", r->n, ascii_str(env->at_s, env->at_t))) < 0)
+    if (env->at_s && append_new(r->at_turns, Py_BuildValue("(nN)", r->n, ascii_str(env->at_s, env->at_t))) < 0)
         return -1;
     r->n++;
-    return 0;
+    return bits;
 }
 
 /*
- * verify_run's pass over the complete lines of buf[pos:end], at most max_lines - r->n of them, while
- * each is a plain entry: vak's envelope and either (a) attested by the next line's prev_hash and
- * nested at most MAX_DEPTH levels, or (b) strict JSON in vak's compact form (walk_members). known:
- * NULL, or known_lines line digests in hex, the line at pos being known[64 * known_at] (all zero
- * bytes: not known). Returns the index after the last line taken, -1 on a Python error.
+ * The pass over the complete lines of buf[pos:end], at most max_lines - r->n of them, while each is a
+ * plain entry: vak's envelope and either (a) attested by the next line's prev_hash and nested at most
+ * MAX_DEPTH levels, or (b) strict JSON in vak's compact form (walk_members). Returns the index after
+ * the last line taken, -1 on a Python error.
  */
-static Py_ssize_t vrun_lines(VRun *r, cp buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t max_lines,
-                             const char *known, Py_ssize_t known_lines, Py_ssize_t known_at) {
+static Py_ssize_t vrun_lines(VRun *r, cp buf, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t max_lines) {
     cp bend = buf + end;
     Envelope cur, nxt;
     int have_cur = 0;
     cp next_lf = NULL; /* the LF of the line after the current one, once found */
-    for (Py_ssize_t i = 0; r->n < max_lines && buf + pos < bend; i++) {
+    while (r->n < max_lines && buf + pos < bend) {
         cp s = buf + pos;
         cp lf = next_lf ? next_lf : memchr(s, '\n', bend - s);
         next_lf = NULL;
@@ -432,11 +420,7 @@ static Py_ssize_t vrun_lines(VRun *r, cp buf, Py_ssize_t pos, Py_ssize_t end, Py
         int attested = 0;
         have_cur = 0;
         char hex[64];
-        Py_ssize_t k = known_at + i;
-        if (known && k >= 0 && k < known_lines && known[64 * k] != 0)
-            memcpy(hex, known + 64 * k, 64);
-        else
-            hex64(s, lf - s, hex);
+        hex64(s, lf - s, hex);
         cp ns = lf + 1;
         cp nlf = ns < bend ? memchr(ns, '\n', bend - ns) : NULL;
         next_lf = nlf;
@@ -455,67 +439,15 @@ static Py_ssize_t vrun_lines(VRun *r, cp buf, Py_ssize_t pos, Py_ssize_t end, Py
     return pos;
 }
 
-/* (next_pos, starts, ids, parents, kinds, tss, digests, flagged, expected, ts_key[, at_turns]) */
+/* (next_pos, starts, ids, parents, kinds, tss, digests, flagged, expected, ts_key, at_turns) */
 static PyObject *vrun_result(VRun *r, Py_ssize_t pos) {
-    PyObject *exp = r->have_expected > 0 ? PyUnicode_FromStringAndSize(r->expected, 64)
-                                         : Py_NewRef(r->have_expected < 0 ? r->expected_obj : Py_None);
+    PyObject *exp = r->n ? PyUnicode_FromStringAndSize(r->last, 64) : Py_NewRef(r->expected_obj);
     PyObject *key = r->have_key ? PyBytes_FromStringAndSize((const char *)r->prev_key, 29) : Py_NewRef(Py_None);
     if (!exp || !key) {
         Py_XDECREF(exp);
         Py_XDECREF(key);
         return NULL;
     }
-    if (r->at_turns)
-        return Py_BuildValue("(nOOOOOOONNO)", pos, r->starts, r->ids, r->parents, r->kinds, r->tss, r->digests,
-                             r->flagged, exp, key, r->at_turns);
-    return Py_BuildValue("(nOOOOOOONN)", pos, r->starts, r->ids, r->parents, r->kinds, r->tss, r->digests,
-                         r->flagged, exp, key);
-}
-
-PyDoc_STRVAR(verify_run_doc,
-"verify_run(buf, pos, end, max_lines, expected, ts_key, long_line[, known, known_at]) -> tuple\n\n"
-"Check consecutive complete lines of buf[pos:end] while each is a plain entry: vak's envelope and\n"
-"either (a) attested by the next line's prev_hash and nested at most 128 levels, or (b) strict JSON\n"
-"in vak's compact form. Stops before the first other line (the caller reads it) or after max_lines.\n"
-"expected is the digest the first line's prev_hash should carry (None: unchecked); ts_key the\n"
-"previous entry's 29-byte timestamp key (None: none). Returns (next_pos, starts, ids, parents, kinds,\n"
-"tss, digests, flagged, expected, ts_key) where flagged lists (index, bits, prev_hash) of the lines\n"
-"with bits V_BROKEN=1, V_UNCHAINED=2, V_TS_BACK=4, V_LONG=8, V_PARENT=16. known (bytes-like or None):\n"
-"the 64 hex digits of SHA-256 of consecutive lines, the first line at pos being known[64*known_at:];\n"
-"a line found there (not all zero bytes) is not hashed again (the scan computed it from the same bytes).");
-
-static PyObject *verify_run(PyObject *self, PyObject *args) {
-    Py_buffer view;
-    Py_ssize_t pos, end, max_lines, long_line;
-    PyObject *expected_obj, *ts_obj, *known_obj = Py_None;
-    Py_ssize_t known_at = 0;
-    if (!PyArg_ParseTuple(args, "y*nnnOOn|On:verify_run", &view, &pos, &end, &max_lines, &expected_obj, &ts_obj,
-                          &long_line, &known_obj, &known_at))
-        return NULL;
-    Py_buffer kview = {0};
-    const char *known = NULL;
-    Py_ssize_t known_lines = 0;
-    if (known_obj != Py_None) {
-        if (PyObject_GetBuffer(known_obj, &kview, PyBUF_SIMPLE) < 0) {
-            PyBuffer_Release(&view);
-            return NULL;
-        }
-        known = (const char *)kview.buf;
-        known_lines = kview.len / 64;
-    }
-    PyObject *result = NULL;
-    VRun r;
-    memset(&r, 0, sizeof r);
-    if (pos < 0 || end > view.len || pos > end || max_lines < 1) {
-        PyErr_SetString(PyExc_ValueError, "verify_run: bad range");
-        goto done;
-    }
-    if (vrun_open(&r, "verify_run", expected_obj, ts_obj, long_line, 0) < 0) goto done;
-    pos = vrun_lines(&r, (cp)view.buf, pos, end, max_lines, known, known_lines, known_at);
-    if (pos >= 0) result = vrun_result(&r, pos);
-done:
-    vrun_close(&r);
-    if (known) PyBuffer_Release(&kview);
-    PyBuffer_Release(&view);
-    return result;
+    return Py_BuildValue("(nOOOOOOONNO)", pos, r->starts, r->ids, r->parents, r->kinds, r->tss, r->digests,
+                         r->flagged, exp, key, r->at_turns);
 }

@@ -1,5 +1,5 @@
-/* Ledger rows: entries column buffers (EntryCols), a line's row (row_facts, row_write: shared with
- * read_run) and scan_entries.
+/* Ledger rows: entries column buffers (EntryCols) and a line's row (row_facts, row_write), which
+ * read_run writes.
  * Part of vakaudit._native._linescan: compiled inside linescan.c's translation unit (see there). */
 #include "linescan.h"
 
@@ -63,8 +63,8 @@ typedef struct {
 
 /*
  * EntryCols: the rows of the entries table, column by column, as Arrow buffers (validity bitmaps,
- * int64 values, bool bitmaps, int32 offsets and UTF-8 data). scan_entries writes the rows of plain
- * lines into it and append_row those of the reference reader, in file order.
+ * int64 values, bool bitmaps, int32 offsets and UTF-8 data). read_run writes the rows of plain lines
+ * into it and append_row those of the reference reader, in file order.
  */
 typedef struct {
     PyObject_HEAD
@@ -268,10 +268,11 @@ static void ec_write(EntryCols *ec, const EVal *v) {
             if (x->t == E_INT && x->i) c->data.p[c->data.len - 1] |= bit;
             break;
         default: {
-            if (x->t == E_RAW) {
+            /* an empty string copies nothing: the column's data buffer may not exist yet (NULL) */
+            if (x->t == E_RAW && x->n > 0) {
                 memcpy(c->data.p + c->data.len, x->s, x->n);
                 c->data.len += x->n;
-            } else if (x->t == E_JSON) {
+            } else if (x->t == E_JSON && x->n > 2) {
                 cp s = (cp)x->s, e = s + x->n;
                 if (memchr(s + 1, '\\', x->n - 2)) {
                     c->data.len += j_decode(s, e, c->data.p + c->data.len);
@@ -510,7 +511,7 @@ static PyTypeObject EntryColsType = {
     .tp_basicsize = sizeof(EntryCols),
     .tp_dealloc = (destructor)ec_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = PyDoc_STR("EntryCols(): entries rows as Arrow column buffers (see scan_entries, append_row, take)"),
+    .tp_doc = PyDoc_STR("EntryCols(): entries rows as Arrow column buffers (see read_run, append_row, take)"),
     .tp_methods = ec_methods,
     .tp_as_sequence = &ec_as_sequence,
     .tp_new = ec_new,
@@ -725,15 +726,6 @@ static int jstr_is(const EVal *v, const char *lit) {
     return k == n && memcmp(tmp, lit, n) == 0;
 }
 
-static void hex_of(const unsigned char md[32], char hex[64]) {
-    for (int i = 0; i < SHA256_DIGEST_LENGTH; i++) {
-        hex[2 * i] = HEX[md[i] >> 4];
-        hex[2 * i + 1] = HEX[md[i] & 15];
-    }
-}
-
-
-
 static PyObject *envelope_field;
 
 /* += on the [count, bytes] list of fields[(kind, name)] */
@@ -829,10 +821,10 @@ typedef struct {
 } LineRow;
 
 /*
- * scan_entries' rule for the line ending at e (no LF) whose envelope is env: its payload members walk
- * (walk_members), its kind is in known and not 'work', and no payload fact needs the reference
- * decoder; the facts (session_ledger.payload_facts) then fill r. Returns 1 when the row can be
- * written, 0 when the caller must read the line itself (nothing recorded), -1 on a Python error.
+ * Whether read_run writes the row of the line ending at e (no LF) whose envelope is env: its payload
+ * members walk (walk_members), its kind is in known and not 'work', and no payload fact needs the
+ * reference decoder; the facts (session_ledger.payload_facts) then fill r. Returns 1 when the row can
+ * be written, 0 when the caller must read the line itself (nothing recorded), -1 on a Python error.
  */
 static int row_facts(const Envelope *env, cp e, PyObject *known, PyObject *prep, LineRow *r) {
     int nm = r->nm = walk_members(env->kind_end, e, r->mem);
@@ -1005,12 +997,12 @@ static void row_digests(cp s, cp e, cp kind_end, char digest[64], char body[64])
     hex_of(md_body, body);
 }
 
-/* A line's chain status (ChainVerifier.link) against the expectation [exp, exp + exp_len) (have_exp). */
-static const char *row_status(int have_exp, const char *exp, Py_ssize_t exp_len, const Envelope *env) {
-    if (!have_exp) return STATUS_UNCHECKED;
-    if (!env->prev_s) return STATUS_UNCHAINED;
-    if (env->prev_t - env->prev_s == exp_len && memcmp(env->prev_s, exp, exp_len) == 0) return STATUS_OK;
-    return STATUS_BROKEN;
+/* A row's chain status from its line's flags (vrun_take, ChainVerifier.link's rule); checked: the
+ * line had an expectation to meet. */
+static const char *row_status(int checked, int bits) {
+    if (!checked) return STATUS_UNCHECKED;
+    if (bits & V_UNCHAINED) return STATUS_UNCHAINED;
+    return bits & V_BROKEN ? STATUS_BROKEN : STATUS_OK;
 }
 
 /* Where the rows of one call go, and the turn numbering and entry_fields sums carried from line to line. */
@@ -1026,26 +1018,26 @@ typedef struct {
     int acc_used;
 } RowState;
 
-/* Start from the caller's turn state, state[at:at + 3] = [turn_no, turn_id, in_prep]; st was zeroed.
+/* Start from the caller's turn state, state = [turn_no, turn_id, in_prep]; st was zeroed.
  * 0, or -1 with an error set (rows_release releases what was taken). */
 static int rows_open(RowState *st, EntryCols *ec, PyObject *fields, Py_ssize_t base, Py_ssize_t line_no,
-                     PyObject *state, Py_ssize_t at) {
+                     PyObject *state) {
     st->ec = ec, st->fields = fields, st->base = base, st->line_no = line_no;
-    st->turn_no = PyLong_AsSsize_t(PyList_GET_ITEM(state, at));
-    st->turn_id = Py_NewRef(PyList_GET_ITEM(state, at + 1));
-    st->in_prep = PyObject_IsTrue(PyList_GET_ITEM(state, at + 2));
+    st->turn_no = PyLong_AsSsize_t(PyList_GET_ITEM(state, 0));
+    st->turn_id = Py_NewRef(PyList_GET_ITEM(state, 1));
+    st->in_prep = PyObject_IsTrue(PyList_GET_ITEM(state, 2));
     return (st->turn_no == -1 && PyErr_Occurred()) || st->in_prep < 0 ? -1 : 0;
 }
 
-/* Hand the entry_fields sums to the fields dict and the turn state back to state[at:at + 3]. */
-static int rows_close(RowState *st, PyObject *state, Py_ssize_t at) {
+/* Hand the entry_fields sums to the fields dict and the turn state back to state. */
+static int rows_close(RowState *st, PyObject *state) {
     if (acc_flush(st->acc, st->fields) < 0) return -1;
     PyObject *t = PyLong_FromSsize_t(st->turn_no);
-    if (!t || PyList_SetItem(state, at, t) < 0) return -1;
+    if (!t || PyList_SetItem(state, 0, t) < 0) return -1;
     PyObject *turn_id = st->turn_id;
     st->turn_id = NULL;
-    if (PyList_SetItem(state, at + 1, turn_id) < 0) return -1; /* steals turn_id */
-    return PyList_SetItem(state, at + 2, PyBool_FromLong(st->in_prep));
+    if (PyList_SetItem(state, 1, turn_id) < 0) return -1; /* steals turn_id */
+    return PyList_SetItem(state, 2, PyBool_FromLong(st->in_prep));
 }
 
 static void rows_release(RowState *st) {
@@ -1124,85 +1116,4 @@ static int row_write(RowState *st, LineRow *r, const Envelope *env, cp s, cp lf,
     Py_DECREF(kobj);
     if (failed || ec_append(st->ec, v) < 0) return -1;
     return 0;
-}
-
-PyDoc_STRVAR(scan_entries_doc,
-"scan_entries(buf, pos, end, max_lines, base, line_no, cols, fields, state, known, prep) -> next_pos\n\n"
-"Write the ``entries`` row of each consecutive plain line of buf[pos:end] into the EntryCols cols\n"
-"and add its members to the entry_fields accumulator ``fields`` ({(kind, field): [count, bytes]}).\n"
-"Stops before the first line the caller must read (not plain, a kind outside ``known`` or 'work',\n"
-"or a value whose column needs the reference decoder) or after max_lines. base is buf[0]'s file\n"
-"offset and line_no the last line number consumed; state = [expected_digest, turn_no, turn_id,\n"
-"in_prep] is updated in place; prep is the set of prep kinds (vakaudit.ledger.vocab.PREP_KINDS:\n"
-"the turn numbering is vocab.turn_step's). A line's chain status is its row's status column; which finding a\n"
-"broken or unchained line is, is decided by vakaudit.ledger.verdict alone.");
-
-static PyObject *scan_entries(PyObject *self, PyObject *args) {
-    Py_buffer view;
-    Py_ssize_t pos, end, max_lines, base, line_no;
-    PyObject *fields, *state, *known, *prep;
-    EntryCols *ec;
-    if (!PyArg_ParseTuple(args, "y*nnnnnO!O!O!OO:scan_entries", &view, &pos, &end, &max_lines, &base, &line_no,
-                          &EntryColsType, &ec, &PyDict_Type, &fields, &PyList_Type, &state, &known, &prep))
-        return NULL;
-    PyObject *result = NULL;
-    char *exp = NULL; /* the chain expectation's UTF-8 bytes (have_exp) */
-    Py_ssize_t exp_len = 0;
-    int have_exp = 0, exp_changed = 0;
-    RowState st;
-    memset(&st, 0, sizeof st);
-    if (pos < 0 || end > view.len || pos > end || PyList_GET_SIZE(state) != 4) {
-        PyErr_SetString(PyExc_ValueError, "scan_entries: bad arguments");
-        goto fail;
-    }
-    {
-        PyObject *x = PyList_GET_ITEM(state, 0);
-        const char *u = NULL;
-        if (x != Py_None && !(u = PyUnicode_AsUTF8AndSize(x, &exp_len))) goto fail;
-        exp = PyMem_Malloc(exp_len > 64 ? exp_len : 64);
-        if (!exp) {
-            PyErr_NoMemory();
-            goto fail;
-        }
-        if (u) {
-            memcpy(exp, u, exp_len);
-            have_exp = 1;
-        }
-    }
-    if (rows_open(&st, ec, fields, base, line_no, state, 1) < 0) goto fail;
-
-    cp buf = (cp)view.buf;
-    cp bend = buf + end;
-    LineRow lr;
-    Py_ssize_t n = 0;
-    while (n < max_lines && buf + pos < bend) {
-        cp s = buf + pos;
-        cp lf = memchr(s, '\n', bend - s);
-        if (!lf) break;
-        Envelope env;
-        if (!line_envelope(s, lf, &env)) break;
-        int ok = row_facts(&env, lf, known, prep, &lr);
-        if (ok < 0) goto fail;
-        if (!ok) break;
-        /* the chain (ChainVerifier.link) */
-        char digest[64], body[64];
-        row_digests(s, lf, env.kind_end, digest, body);
-        const char *status = row_status(have_exp, exp, exp_len, &env);
-        memcpy(exp, digest, 64);
-        exp_len = 64, have_exp = 1, exp_changed = 1;
-        if (row_write(&st, &lr, &env, s, lf, pos, digest, body, status) < 0) goto fail;
-        pos = lf + 1 - buf;
-        n++;
-    }
-    if (rows_close(&st, state, 1) < 0) goto fail;
-    if (exp_changed) {
-        PyObject *x = PyUnicode_DecodeASCII(exp, 64, NULL);
-        if (!x || PyList_SetItem(state, 0, x) < 0) goto fail; /* steals x */
-    }
-    result = PyLong_FromSsize_t(pos);
-fail:
-    rows_release(&st);
-    PyMem_Free(exp);
-    PyBuffer_Release(&view);
-    return result;
 }

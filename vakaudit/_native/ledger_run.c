@@ -4,14 +4,25 @@
 
 PyDoc_STRVAR(read_run_doc,
 "read_run(buf, pos, end, max_lines, expected, ts_key, long_line, rows=None) -> tuple\n\n"
-"verify_run's pass (without known) over buf[pos:end], returning its tuple (next_pos, starts, ids,\n"
-"parents, kinds, tss, digests, flagged, expected, ts_key) and at_turns, the (index, at_turn) of the\n"
-"lines taken whose envelope carries one. rows = (cols, fields, turn_state, base, line_no, known,\n"
-"prep): also write each line's entries row as scan_entries does (cols an EntryCols, fields the\n"
-"entry_fields dict, turn_state = [turn_no, turn_id, in_prep] updated in place, base buf[0]'s file\n"
-"offset, line_no the number of the line before pos, known and prep sets of kinds); a line is then\n"
-"taken only when both would take it, its SHA-256 computed once, and the chain status of its row is\n"
-"checked against expected.");
+"Read consecutive complete lines of buf[pos:end], at most max_lines, while each is a plain entry:\n"
+"vak's envelope and either (a) attested by the next line's prev_hash and nested at most 128 levels,\n"
+"or (b) strict JSON in vak's compact form. Stops before the first other line (the caller reads it;\n"
+"nothing of it is recorded). expected is the digest the first line's prev_hash should be (None:\n"
+"unchecked); ts_key the previous entry's 29-byte timestamp key (None: none). Returns (next_pos,\n"
+"starts, ids, parents, kinds, tss, digests, flagged, expected, ts_key, at_turns): one list per column\n"
+"of the lines taken; flagged the (index, bits, prev_hash) of the lines with bits V_BROKEN=1 (prev_hash\n"
+"is not the expected digest), V_UNCHAINED=2 (no prev_hash although one was expected), V_TS_BACK=4\n"
+"(timestamp before the previous entry's), V_LONG=8 (longer than long_line bytes), V_PARENT=16\n"
+"(parent_id is not the previous line's id, or is its own: the caller checks); expected and ts_key\n"
+"those of the last line taken (as given when none is); at_turns the (index, at_turn) of the lines\n"
+"whose envelope carries one.\n\n"
+"rows = (cols, fields, turn_state, base, line_no, known, prep): also write each line's entries row\n"
+"into the EntryCols cols and count its members into fields ({(kind, field): [count, bytes]});\n"
+"turn_state = [turn_no, turn_id, in_prep] is updated in place (vakaudit.ledger.vocab.turn_step);\n"
+"base is buf[0]'s file offset, line_no the number of the line before pos, known and prep sets of\n"
+"kinds (prep: vakaudit.ledger.vocab.PREP_KINDS). A line is then taken only when it is (b), its kind\n"
+"is in known and not 'work', and no column of its row needs the reference decoder; its row's\n"
+"chain_status follows from its flags. Which finding a flagged line is, vakaudit.ledger decides.");
 
 static PyObject *read_run(PyObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"buf", "pos", "end", "max_lines", "expected", "ts_key", "long_line", "rows", NULL};
@@ -30,10 +41,10 @@ static PyObject *read_run(PyObject *self, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_ValueError, "read_run: bad range");
         goto done;
     }
-    if (vrun_open(&r, "read_run", expected_obj, ts_obj, long_line, 1) < 0) goto done;
+    if (vrun_open(&r, "read_run", expected_obj, ts_obj, long_line) < 0) goto done;
     cp buf = (cp)view.buf;
     if (rows == Py_None) {
-        pos = vrun_lines(&r, buf, pos, end, max_lines, NULL, 0, 0);
+        pos = vrun_lines(&r, buf, pos, end, max_lines);
         if (pos >= 0) result = vrun_result(&r, pos);
         goto done;
     }
@@ -56,14 +67,7 @@ static PyObject *read_run(PyObject *self, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_TypeError, "read_run: known and prep must be sets");
         goto done;
     }
-    if (rows_open(&st, ec, fields, base, line_no, turn_state, 0) < 0) goto done;
-    /* the rows' chain status is checked against the caller's expectation as given (scan_entries' rule,
-       which compares any length), then against the previous line's digest, as r's flags are */
-    const char *exp = NULL;
-    Py_ssize_t exp_len = 0;
-    if (expected_obj != Py_None && !(exp = PyUnicode_AsUTF8AndSize(expected_obj, &exp_len))) goto done;
-    int have_exp = exp != NULL;
-
+    if (rows_open(&st, ec, fields, base, line_no, turn_state) < 0) goto done;
     cp bend = buf + end;
     LineRow lr;
     while (r.n < max_lines && buf + pos < bend) {
@@ -72,22 +76,21 @@ static PyObject *read_run(PyObject *self, PyObject *args, PyObject *kwds) {
         if (!lf) break;
         Envelope env;
         if (!line_envelope(s, lf, &env)) break;
-        /* A line whose members walk is strict JSON in vak's compact form, which nests at most MAX_DEPTH
-           levels and starts with ',' or '}': verify_run takes it whether the next line attests it or
-           not. So scan_entries' rule alone decides, and no line is looked at ahead of its turn. */
+        /* with rows a line is taken on (b) alone (row_facts walks its members), attested or not: no
+           line is looked at ahead of its turn */
         int ok = row_facts(&env, lf, known, prep, &lr);
         if (ok < 0) goto done;
         if (!ok) break;
         char digest[64], body[64];
         row_digests(s, lf, env.kind_end, digest, body);
-        const char *status = row_status(have_exp, exp, exp_len, &env);
-        if (vrun_take(&r, pos, s, lf, &env, digest) < 0) goto done;
-        exp = r.expected, exp_len = 64, have_exp = 1; /* this line's digest, as vrun_take expects next */
-        if (row_write(&st, &lr, &env, s, lf, pos, digest, body, status) < 0) goto done;
+        int checked = r.exp != NULL;
+        int bits = vrun_take(&r, pos, s, lf, &env, digest);
+        if (bits < 0) goto done;
+        if (row_write(&st, &lr, &env, s, lf, pos, digest, body, row_status(checked, bits)) < 0) goto done;
         pos = lf + 1 - buf;
     }
     result = vrun_result(&r, pos);
-    if (result && rows_close(&st, turn_state, 0) < 0) Py_CLEAR(result);
+    if (result && rows_close(&st, turn_state) < 0) Py_CLEAR(result);
 done:
     rows_release(&st);
     vrun_close(&r);

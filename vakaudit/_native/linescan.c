@@ -14,11 +14,12 @@
  * reference Python path, which produces the exact finding. This module never decides that a line is
  * bad; it only vouches for lines that are certainly good, so both paths give identical results.
  *
- * scan_entries turns the plain lines of a ledger into rows of the entries table, written straight
- * into Arrow column buffers (EntryCols, which the reference reader's rows join in file order); the
- * line and body digests of a row are computed together (SHA extensions when the CPU has them).
- * read_run reads a run of ledger lines once for both the verdict's chain pass (verify_run's lists)
- * and the scan's rows (scan_entries'), each line framed, parsed and hashed once.
+ * read_run (vakaudit.ledger.records' kernel) reads a run of ledger lines once for the chain, the
+ * timestamps and the envelopes of the lines it takes and, when asked, their rows of the entries
+ * table, written straight into Arrow column buffers (EntryCols, which the reference reader's rows
+ * join in file order); each line is framed, parsed and hashed once (with a row: the line and body
+ * digests together, SHA extensions when the CPU has them). scan_lines exposes the line validator
+ * to its tests.
  *
  * jsonl_columns applies the same validator to the JSONL sidecars (sandbox execution logs, activity
  * log, evidence and cost logs, ...): it reads a chunk of lines straight into Arrow column buffers for
@@ -83,8 +84,6 @@ static PyObject *simd_paths(PyObject *self, PyObject *unused) {
 
 static PyMethodDef methods[] = {
     {"scan_lines", scan_lines, METH_VARARGS, scan_lines_doc},
-    {"verify_run", verify_run, METH_VARARGS, verify_run_doc},
-    {"scan_entries", scan_entries, METH_VARARGS, scan_entries_doc},
     {"read_run", (PyCFunction)(void (*)(void))read_run, METH_VARARGS | METH_KEYWORDS, read_run_doc},
     {"set_avx2", set_avx2, METH_O, set_avx2_doc},
     {"set_shani", set_shani, METH_O, set_shani_doc},
