@@ -219,8 +219,9 @@ def main() -> None:
 NOTES = """
 ## How the per-ledger pass stays within 1.3-1.5x of the floor
 
-`verify_ledger` hands each 1 MiB read to the compiled scanner (`vakaudit/_native/linescan.c`,
-`verify_run`), which, per line and in one pass: finds the LF, hashes the line (OpenSSL's SHA-256,
+`verify_ledger` reads through the ledger reader (`vakaudit.ledger.records.LedgerReader`), which hands
+each 1 MiB read to the compiled kernel (`vakaudit/_native/ledger_run.c`, `read_run`), which, per
+line and in one pass: finds the LF, hashes the line (OpenSSL's SHA-256,
 SHA-NI on this CPU), reads vak's envelope in its fixed serialization order, and checks the rest of
 the line. A line whose digest the *next* line's `prev_hash` carries (vak hashed those exact bytes)
 gets only the string-aware nesting check (64 bytes at a time: quote, backslash and bracket masks
