@@ -217,18 +217,6 @@ class Record:
         return self.offset_bytes + 3 if self.bom else self.offset_bytes
 
     @property
-    def is_entry(self) -> bool:
-        return self.envelope is not None
-
-    @property
-    def is_blank(self) -> bool:
-        return self.envelope is None and self.defect is None
-
-    @property
-    def kind(self) -> str | None:
-        return self.envelope[5] if self.envelope is not None else None
-
-    @property
     def payload(self) -> dict | None:
         """The entry's payload (everything after the envelope), decoded on first use; None for a line
         that is no entry, or for an attested line that does not decode after all."""
@@ -269,23 +257,23 @@ class RecordRun:
     """Consecutive entry lines the compiled kernel vouched for, as columns (one Python object per
     column, not per line).
 
-    Line ``i`` is ``buf[starts[i] : ends[i]]`` (no LF, no CR: the kernel takes only lines in vak's own
+    Line ``i`` is ``buf[starts[i] : stop(i)]`` (no LF, no CR: the kernel takes only lines in vak's own
     form), line number ``first_line + i``, file offset ``base + starts[i]``. ``ids``, ``parents``,
     ``kinds``, ``tss``, ``digests``: the envelopes and line digests. ``flagged``: ``(i, bits, prev_hash)``
     of the lines with a chain break (1), no prev_hash although one was expected (2), a timestamp before
     the previous entry's (4), a length over the caller's threshold (8) or a parent that is not the
     previous line (16); every other line's ``prev_hash`` is the digest the chain expected.
     ``expected_in`` / ``ts_in``: the chain expectation and the previous entry's timestamp before the
-    run. ``rows``: whether the kernel wrote these lines' ``entries`` rows into the caller's buffers.
-    The bytes are the reader's chunk: valid until the next item is requested (copy what you keep)."""
+    run. Where the reader was asked for rows, the kernel wrote these lines' ``entries`` rows into the
+    caller's buffers. ``buf`` is the reader's chunk (bytes: the run stays valid after the next read)."""
 
     __slots__ = ("first_line", "buf", "base", "starts", "end", "ids", "parents", "kinds", "tss", "digests",
-                 "flagged", "at_turns", "expected_in", "ts_in", "rows", "_prevs")  # fmt: skip
+                 "flagged", "at_turns", "expected_in", "ts_in", "_prevs")  # fmt: skip
 
     BROKEN, UNCHAINED, TS_BACK, LONG, PARENT = 1, 2, 4, 8, 16
 
     def __init__(self, first_line: int, buf: bytes, base: int, result: tuple, expected_in: str | None,
-                 ts_in: str | None, rows: bool) -> None:  # fmt: skip
+                 ts_in: str | None) -> None:  # fmt: skip
         self.first_line = first_line
         self.buf = buf
         self.base = base
@@ -293,7 +281,6 @@ class RecordRun:
          _exp, _key, self.at_turns) = result  # fmt: skip
         self.expected_in = expected_in
         self.ts_in = ts_in
-        self.rows = rows
         self._prevs: dict[int, str | None] | None = None
 
     def __len__(self) -> int:
@@ -682,7 +669,7 @@ class LedgerReader:
                     r = kernel(buf, pos, end, _RUN_LINES, self.chain.expected,
                                self._ts_key.encode("ascii") if self._ts_key else None, long_line)  # fmt: skip
                 if r[0] > pos:
-                    run = RecordRun(line_no + 1, buf, base, r, self.chain.expected, self._ts, with_rows)
+                    run = RecordRun(line_no + 1, buf, base, r, self.chain.expected, self._ts)
                     self._settle_run(run, r)
                     line_no += len(run)
                     pos = r[0]
