@@ -20,40 +20,9 @@ import pyarrow as pa
 
 from vakaudit.artifacts._base import ReadContext
 from vakaudit.findings import Finding
+from vakaudit.scan.tables7 import CHAIN_RECORDS_SCHEMA, CHAINS_PART
+from vakaudit.scan.tables7 import CHAIN_STATE_KEY as STATE_KEY
 from vakaudit.storage import KeyRing, iter_segments
-
-CHAIN_RECORDS_SCHEMA = pa.schema(
-    [
-        pa.field("kind", pa.string(), nullable=False),
-        pa.field("rel_path", pa.string(), nullable=False),
-        pa.field("segment", pa.int64(), nullable=False),
-        pa.field("frame_index", pa.int64(), nullable=False),
-        pa.field("offset_bytes", pa.int64(), nullable=False),
-        pa.field("stored_bytes", pa.int64(), nullable=False),
-        pa.field("plain_bytes", pa.int64()),
-        pa.field("sealed", pa.bool_(), nullable=False),
-    ]
-)
-
-CHAIN_TABLES: dict[str, tuple[pa.Schema, str]] = {
-    "chain_records": (
-        CHAIN_RECORDS_SCHEMA,
-        "one row per frame of a 7.0 record chain whose kind has no JSONL-era table (or whose frame "
-        "gives no row of it)",
-    ),
-}
-
-CHAIN_COLUMN_NOTES: dict[tuple[str, str], str] = {
-    ("chain_records", "kind"): "artifact kind of the chain directory (`vakaudit kinds`)",
-    ("chain_records", "rel_path"): "the segment file holding the frame",
-    ("chain_records", "offset_bytes"): "the frame's offset in its segment's chain (as in `entries`)",
-    ("chain_records", "stored_bytes"): "the frame's bytes (4 + length + 32); in a compressed `.sealed` segment "
-    "(flag 01, plaintext chains) its bytes in the decompressed body",
-    ("chain_records", "plain_bytes"): "bytes of the record's JSON; null when sealed and locked",
-}
-
-#: the file name of the part holding a 7.0 home's chain rows in each table folder (rewritten each scan)
-CHAINS_PART = "chains7.parquet"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +43,6 @@ class ChainTables:
     tables: dict[str, pa.Table]
     findings: list[Finding] = field(default_factory=list)
     segments: dict[str, tuple[str, int, dict]] = field(default_factory=dict)
-
-
-#: the key of a record chain segment's facts in the manifest's per-file ``state``
-STATE_KEY = "chains7"
 
 
 def chain_dirs(files: list, skip_kind: str) -> dict[str, object]:

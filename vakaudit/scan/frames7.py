@@ -37,11 +37,8 @@ from vakaudit.storage import KeyRing, TenantKeys, iter_segments
 from vakaudit.storage.commit import commit_point, is_commit_point
 from vakaudit.storage.frames import HASH_LEN
 
-#: a conversation directory holds its ledger's segments (baseline7.md §8)
 #: the entry_fields pseudo-fields that hold a line's terminator (exactly one per line)
 _LINE_FIELDS = (ENVELOPE_FIELD, UNPARSED_FIELD, BLANK_FIELD)
-#: the ``entries`` part holding every frame row of a 7.0 home (rewritten on every scan)
-FRAMES_PART = "frames7.parquet"
 #: an ObjectRef inside an entry's JSON (baseline7.md §4: ``{"id": <64 hex>, "len": <u64>}``, e.g. a
 #: binding's ``interface``, an evidence body's ``body``, a sealed field's ``object``), in the field
 #: order vak writes or the other one, with or without spaces (the order is serde's; other writers'

@@ -23,9 +23,8 @@ from vakaudit.artifacts.session_ledger import (
 from vakaudit.findings import FINDINGS_SCHEMA, Finding
 from vakaudit.ledger.policy import regrade
 from vakaudit.names import shown
-from vakaudit.scan.chains7 import CHAINS_PART
-from vakaudit.scan.frames7 import FRAMES_PART
 from vakaudit.scan.tables import all_tables
+from vakaudit.scan.tables7 import CHAINS_PART, FRAMES_PART
 
 # side tables are small and varied: zstd alone compresses them smaller than dictionary pages, ~20 % faster
 SIDE_DICTIONARY = False

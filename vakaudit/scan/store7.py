@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vakaudit.artifacts import _declare as decl
 from vakaudit.errors import ObjectUnavailableError
 from vakaudit.findings import Finding
+from vakaudit.scan.tables7 import _STORE_TABLES
 from vakaudit.scan.walk import HomeFile, has_tenants_tree
 from vakaudit.storage import KeyRing, Store, TenantKeys
 from vakaudit.storage.documents import DOC_PREFIX, FORGOTTEN, document_scope, document_versions
@@ -26,77 +26,6 @@ from vakaudit.storage.objects import StoreListing, is_object_id, object_rel_path
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-_OBJECTS_SCHEMA = decl.schema(
-    [
-        decl.field("tenant", decl.string(), nullable=False),
-        decl.field("object_id", decl.string(), nullable=False),
-        decl.field("rel_path", decl.string()),
-        decl.field("stored_bytes", decl.int64()),
-        decl.field("scopes", decl.list_(decl.string()), nullable=False),
-        decl.field("referenced_by", decl.list_(decl.string()), nullable=False),
-    ]
-)
-
-_REFS_SCHEMA = decl.schema(
-    [
-        decl.field("tenant", decl.string(), nullable=False),
-        decl.field("rel_path", decl.string(), nullable=False),
-        decl.field("name", decl.string(), nullable=False),
-        decl.field("generation", decl.int64(), nullable=False),
-        decl.field("epoch", decl.int64(), nullable=False),
-        decl.field("target", decl.string()),
-        decl.field("target_bytes", decl.int64(), nullable=False),
-        decl.field("target_object_id", decl.string()),
-    ]
-)
-
-_DOCUMENTS_SCHEMA = decl.schema(
-    [
-        decl.field("tenant", decl.string(), nullable=False),
-        decl.field("name", decl.string(), nullable=False),
-        decl.field("scope", decl.string(), nullable=False),
-        decl.field("forgotten", decl.bool_(), nullable=False),
-        decl.field("version_id", decl.string()),
-        decl.field("content_id", decl.string()),
-        decl.field("seq", decl.int64()),
-        decl.field("content_bytes", decl.int64()),
-        decl.field("version_count", decl.int64()),
-    ]
-)
-
-#: the tables of a 7.0 home's tenant stores, with what one row is
-_STORE_TABLES: dict[str, tuple[decl.DSchema, str]] = {
-    "objects": (
-        _OBJECTS_SCHEMA,
-        "one row per object of a 7.0 tenant store (a body on disk or a grant directory without one)",
-    ),
-    "refs": (_REFS_SCHEMA, "one row per ref of a 7.0 tenant store's `refs.db`"),
-    "documents": (_DOCUMENTS_SCHEMA, "one row per Document (`doc/` ref) of a 7.0 tenant store"),
-}
-
-STORE_COLUMN_NOTES: dict[tuple[str, str], str] = {
-    ("objects", "tenant"): "tenant directory name under `tenants/`",
-    ("objects", "rel_path"): "the object body's path (relative to the home); null when only its grants exist",
-    ("objects", "stored_bytes"): "size of the body on disk (sealed, compressed); null without a body",
-    ("objects", "scopes"): "the scopes its grant file names give, sorted (keyless)",
-    ("objects", "referenced_by"): "`ref:<name>` for each ref whose target is the id; unlocked, "
-    "`doc:<name>` for each Document version or content object of the current version chain and "
-    "`entry:<segment rel_path>#<frame_index>` for each session-ledger entry holding an ObjectRef to it "
-    "(a binding's interface, an evidence body, a sealed field)",
-    ("refs", "rel_path"): "the `refs.db` the ref was read from (a private copy is opened)",
-    ("refs", "target"): "the target as UTF-8 text; null when it is not UTF-8",
-    ("refs", "target_bytes"): "length of the target in bytes",
-    ("refs", "target_object_id"): "the target when it is an object id (64 hex digits)",
-    ("documents", "scope"): "the scope a Document's objects are granted to (`agent:<name>` or `tenant`)",
-    ("documents", "forgotten"): "the ref holds vak's `forgotten` marker",
-    ("documents", "version_id"): "object id of the current version (the ref's target)",
-    ("documents", "content_id"): "unlocked: object id of the current version's content",
-    ("documents", "seq"): "unlocked: the current version's sequence number",
-    ("documents", "content_bytes"): "unlocked: plaintext size of the current content",
-    ("documents", "version_count"): "unlocked: versions reachable from the current one through `parent`",
-}
-
 
 @dataclass(slots=True)
 class StoreTables:
@@ -229,6 +158,3 @@ def _table(rows: list[dict], schema: pa.Schema) -> pa.Table:
     import pyarrow as pa
 
     return pa.Table.from_pylist(rows, schema=schema) if rows else schema.empty_table()
-
-__getattr__ = decl.exports(__name__, OBJECTS_SCHEMA=_OBJECTS_SCHEMA, REFS_SCHEMA=_REFS_SCHEMA,
-                           DOCUMENTS_SCHEMA=_DOCUMENTS_SCHEMA, STORE_TABLES=_STORE_TABLES)

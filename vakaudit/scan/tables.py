@@ -14,8 +14,7 @@ from vakaudit.artifacts import LEDGER_KIND, all_kinds
 from vakaudit.artifacts._timestamps import TIMESTAMP as _TIMESTAMP
 from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA, ENTRY_FIELDS_SCHEMA
 from vakaudit.findings import FINDINGS_SCHEMA
-from vakaudit.scan.chains7 import CHAIN_COLUMN_NOTES, CHAIN_TABLES
-from vakaudit.scan.store7 import STORE_COLUMN_NOTES, STORE_TABLES
+from vakaudit.scan.tables7 import CHAIN_COLUMN_NOTES, CHAIN_TABLES, STORE_COLUMN_NOTES, STORE_TABLES
 
 TS = _TIMESTAMP.arrow()  # the pyarrow type of every ``*_at`` column
 
@@ -121,8 +120,6 @@ CORE_TABLES: dict[str, tuple[pa.Schema, str]] = {
     ),
     "findings": (FINDINGS_SCHEMA, "one row per data problem found, with provenance"),
 }
-
-#: the session ledger kind's rows are the ``entries`` table
 
 COLUMN_NOTES: dict[tuple[str, str], str] = {
     ("files", "kind"): "artifact kind (`vakaudit kinds`); `unclassified` when no kind claims the path",
