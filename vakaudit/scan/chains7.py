@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from vakaudit.artifacts._base import ReadContext
 from vakaudit.findings import Finding
+from vakaudit.scan.parts import _as_table
 from vakaudit.scan.tables7 import CHAIN_RECORDS_SCHEMA, CHAINS_PART
 from vakaudit.scan.tables7 import CHAIN_STATE_KEY as STATE_KEY
 from vakaudit.storage import KeyRing, iter_segments
@@ -100,7 +101,7 @@ def read_chain_tables(root: Path, files: list, keys: KeyRing | None = None, *,
             out.segments[rel] = (state, nbytes, facts)
     out.tables = {name: pa.concat_tables(ts) for name, ts in parts.items()}
     if "chain_records" in out.tables:
-        out.tables["chain_records"] = out.tables["chain_records"].cast(CHAIN_RECORDS_SCHEMA)
+        out.tables["chain_records"] = _as_table(out.tables["chain_records"], CHAIN_RECORDS_SCHEMA)
     return out
 
 
@@ -135,8 +136,8 @@ def _dir_rows(root: Path, rel_dir: str, hf, key: bytes | None, resume: dict, kep
                 return None
             name = old_name
             schema = kind.schema if old_name == kind.name else CHAIN_RECORDS_SCHEMA
-            before = old[0].select(schema.names).cast(schema)
-            t = before if t is None else pa.concat_tables([before, t.cast(schema)])
+            before = _as_table(old[0].select(schema.names), schema)
+            t = before if t is None else pa.concat_tables([before, _as_table(t, schema)])
         if t is not None and name is not None:
             tables.append((name, t))
             where[rel] = name

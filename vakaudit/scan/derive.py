@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from vakaudit.scan.manifest import ScanState, _ItemResult, _manifest_entry
-from vakaudit.scan.parts import ENTRIES_GROUP_ROWS, PARQUET_COMPRESSION, _keep_rows
+from vakaudit.scan.parts import ENTRIES_GROUP_ROWS, PARQUET_COMPRESSION, _as_table, _keep_rows
 from vakaudit.scan.tables import (
     LEDGER_KIND,
     SESSIONS_SCHEMA,
@@ -235,11 +235,6 @@ def _merge_derived(out: Path, results: list[dict[str, int]], carry: set[str]) ->
             path.unlink()
         os.replace(out / name / ".all.parquet.tmp", final)
     return counts
-
-
-def _as_table(t: pa.Table, schema: pa.Schema) -> pa.Table:
-    """``t`` as ``schema``: cast only when its schema differs (a cast imports Arrow's compute)."""
-    return t if t.schema == schema else t.cast(schema)
 
 
 def _derive_shard(

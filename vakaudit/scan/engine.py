@@ -74,6 +74,7 @@ from vakaudit.scan.manifest import (
 )
 from vakaudit.scan.parts import (
     FRAMES_GROUP_BYTES,
+    _compute_pays,
     _EntriesPart,
     _findings_table,
     _keep_rows,
@@ -178,9 +179,12 @@ def _locked(table: pa.Table) -> int:
     sealed frames that could not be opened."""
     if "sealed" not in table.column_names or "plain_bytes" not in table.column_names:
         return 0
-    import pyarrow.compute as pc
+    if _compute_pays(table.num_rows):
+        import pyarrow.compute as pc
 
-    return int(pc.sum(pc.and_(table["sealed"], pc.is_null(table["plain_bytes"]))).as_py() or 0)
+        return int(pc.sum(pc.and_(table["sealed"], pc.is_null(table["plain_bytes"]))).as_py() or 0)
+    sealed, plain = table["sealed"].to_pylist(), table["plain_bytes"].to_pylist()
+    return sum(s is True and p is None for s, p in zip(sealed, plain, strict=True))
 
 
 def scan_home(

@@ -13,6 +13,7 @@ verified every frame it yields (a break is one of its findings).
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from vakaudit.artifacts.session_ledger import (
 )
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.ledger.vocab import at_turn_attribution
+from vakaudit.scan.parts import _as_table, _read_part, _rows_where
 from vakaudit.storage import KeyRing, TenantKeys, iter_segments
 from vakaudit.storage.commit import commit_point, is_commit_point
 from vakaudit.storage.frames import HASH_LEN
@@ -107,11 +109,9 @@ def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
     prev_files = prev_files or {}
     prev_rows = prev_field_rows = None
     if prev_files and prev_part is not None and prev_part.is_file():
-        import pyarrow.parquet as pq
-
         prev_rows = RowsByPath.of_file(prev_part)
         if keys is not None and prev_fields is not None and prev_fields.is_file():
-            prev_field_rows = pq.read_table(prev_fields)
+            prev_field_rows = _read_part(prev_fields, ENTRY_FIELDS_SCHEMA)
     refs_by_dir: dict[str, list[tuple[str, str]]] = {}
     for oid, refs in (prev_referenced or {}).items():
         for ref in refs:
@@ -136,7 +136,7 @@ def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
         t, f, segs = frame_entries(root, rel_dir, key, resume=resume, kept=kept, referenced=out.referenced,
                                    fields=acc)
         if kept and key is not None:  # an unchanged unlocked conversation: what its entries gave
-            kept_fields.append(prev_field_rows.filter(_equal(prev_field_rows["rel_path"], rel_dir)))
+            kept_fields.append(_rows_where(prev_field_rows, "rel_path", {rel_dir}, keep=True))
             for oid, ref in refs_by_dir.get(rel_dir, ()):
                 out.referenced.setdefault(oid, []).append(ref)
         # a directory with readable entries is otherwise read whole (see _trusted), so its fields
@@ -156,8 +156,7 @@ def read_frame_entries(root: Path, files: list, keys: KeyRing | None = None, *,
         out.table = pa.concat_tables(tables)
     out.fields = _fields_table(fields)
     if kept_fields:
-        out.fields = pa.concat_tables([*(k.select(ENTRY_FIELDS_SCHEMA.names).cast(ENTRY_FIELDS_SCHEMA)
-                                         for k in kept_fields), out.fields])
+        out.fields = pa.concat_tables([*kept_fields, out.fields])
     return out
 
 
@@ -349,12 +348,6 @@ def trusted_segments(root: Path, dir_files: list, prev_files: dict, findings: li
     return resume, kept, readable, grew
 
 
-def _equal(column: pa.ChunkedArray, value: str) -> pa.ChunkedArray:
-    import pyarrow.compute as pc
-
-    return pc.equal(column, value)
-
-
 def _anchor_moved(path: Path, st: dict) -> str | None:
     """None when an open segment's first and last recorded frames are where the last scan saw
     them (their stored hashes), else what moved."""
@@ -422,12 +415,16 @@ def frame_entries(root: Path, rel_dir: str, key: bytes | None, *, resume: dict |
                         referenced.setdefault(oid, []).append(f"entry:{rel}#{f.index}")
     t = _rows(rel_dir, meta, fields)
     segs = segment_states(root, walk, resume, kept, readable, firsts, unlocked=key is not None)
+    # each segment's new rows are one run of t (meta is in walk order), after its kept ones
+    runs: dict[str, list[int]] = {}
+    for i, (rel, _n, _f) in enumerate(meta):
+        runs.setdefault(rel, [i, 0])[1] += 1
     pieces = []
     for rel in order:
         if rel in kept and rel in walk.resumed:
-            pieces.append(kept[rel][0].select(ENTRIES_SCHEMA.names).cast(ENTRIES_SCHEMA))
-        if t.num_rows:
-            pieces.append(t.filter(_equal(t["rel_path"], rel)))
+            pieces.append(_as_table(kept[rel][0].select(ENTRIES_SCHEMA.names), ENTRIES_SCHEMA))
+        if rel in runs:
+            pieces.append(t.slice(*runs[rel]))
     table = pa.concat_tables(pieces) if pieces else ENTRIES_SCHEMA.empty_table()
     return table, list(walk.findings), segs
 
@@ -487,16 +484,7 @@ def _rows(rel_dir: str, meta: list, fields: dict | None = None) -> pa.Table:
     accounting into ``fields``)."""
     session_id = rel_dir.rsplit("/", 1)[-1]
     plain = _plaintext_rows(rel_dir, session_id, [f.entry for _r, _n, f in meta], fields)
-    take = []
-    k = 0
-    for _rel, _n, f in meta:
-        if f.entry is not None and plain is not None:
-            take.append(k)
-            k += 1
-        else:
-            take.append(None)
-    base = plain if plain is not None else ENTRIES_SCHEMA.empty_table()
-    t = base.take(pa.array(take, pa.int64())) if meta else ENTRIES_SCHEMA.empty_table()
+    t = _spread(plain, [f.entry is not None for _r, _n, f in meta])
     _sid, agent, wskey = path_facts(rel_dir + "/ledger.jsonl")
     n = len(meta)
     cols = {
@@ -522,7 +510,23 @@ def _rows(rel_dir: str, meta: list, fields: dict | None = None) -> pa.Table:
     for name, values in cols.items():
         i = ENTRIES_SCHEMA.get_field_index(name)
         t = t.set_column(i, ENTRIES_SCHEMA.field(name), pa.array(values, ENTRIES_SCHEMA.field(name).type))
-    return t.cast(ENTRIES_SCHEMA)
+    return _as_table(t, ENTRIES_SCHEMA)
+
+
+def _spread(plain: pa.Table | None, readable: list[bool]) -> pa.Table:
+    """One row per frame: the next row of ``plain`` where ``readable`` says the frame was read, a
+    null row where not (every row null when ``plain`` is None). Runs of rows are zero-copy slices:
+    no Arrow compute (a ``take`` would import it, ~40 ms)."""
+    pieces: list[pa.Table] = []
+    k = 0  # the next row of plain
+    for got, run in itertools.groupby(plain is not None and r for r in readable):
+        n = sum(1 for _ in run)
+        if got:
+            pieces.append(plain.slice(k, n))
+            k += n
+        else:
+            pieces.append(pa.table([pa.nulls(n, f.type) for f in ENTRIES_SCHEMA], schema=ENTRIES_SCHEMA))
+    return pa.concat_tables(pieces) if pieces else ENTRIES_SCHEMA.empty_table()
 
 
 def _commit_points(t: pa.Table, entries: list[bytes | None]) -> list[bool | None]:

@@ -218,6 +218,11 @@ def _read_part(path: Path, schema: pa.Schema) -> pa.Table:
     return t.cast(schema) if t.schema != schema else t
 
 
+def _as_table(t: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``t`` as ``schema``: cast only when its schema differs (a cast imports Arrow's compute)."""
+    return t if t.schema == schema else t.cast(schema)
+
+
 def _keep_rows(table: pa.Table, keep: set[str], *, rows: int | None = None) -> pa.Table:
     """The rows of ``table`` whose ``rel_path`` is one of the files ``keep``, in order. ``rows``:
     how many rows the caller selects from in all (a part read by batches), which picks the way."""
@@ -240,12 +245,18 @@ def _rows_where(table: pa.Table, column: str, values: set[str], *, keep: bool, r
     many, else in Python (runs of selected rows as zero-copy slices): same rows, same order."""
     if not table.num_rows:
         return table
-    if (rows or table.num_rows) > PY_SELECT_ROWS or "pyarrow.compute" in sys.modules:
+    if _compute_pays(rows or table.num_rows):
         import pyarrow.compute as pc
 
         mask = pc.is_in(table[column], value_set=pa.array(sorted(values), pa.string()))
         return table.filter(mask if keep else pc.invert(mask))
     return _slice_runs(table, [(v in values) == keep for v in table[column].to_pylist()])
+
+
+def _compute_pays(rows: int) -> bool:
+    """Whether a selection over ``rows`` rows is made with Arrow's compute: when it is loaded already
+    or the rows are many (see ``PY_SELECT_ROWS``); else in Python."""
+    return rows > PY_SELECT_ROWS or "pyarrow.compute" in sys.modules
 
 
 def _slice_runs(table: pa.Table, selected: list[bool]) -> pa.Table:
