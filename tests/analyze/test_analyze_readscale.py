@@ -91,3 +91,70 @@ def test_analyze_carries_a_result_stored_in_the_scan_dir(tiny_scan, tmp_path) ->
     assert [r["name"] for r in a.readscale["reads"]] == [r.name for r in stored.reads]
     assert json.loads(a.to_json())["readscale"]["turns"] == [5, 10]
     assert a.provenance["readscale"].startswith("measured:")
+
+
+def _lines(path) -> list[bytes]:
+    return path.read_bytes().splitlines()
+
+
+def test_scale_home_is_written_in_vaks_ledger_format_and_reproducible(tmp_path) -> None:
+    import hashlib
+    import re
+
+    home = readscale.build_scale_home(tmp_path / "a", 30, 23)
+    lines = _lines(home.current)
+    assert len(lines) == 1 + 13 * 23
+    uuid7 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+    ts_form = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z")  # chrono AutoSi on whole ms
+    prev_id = prev_hash = None
+    for line in lines:
+        obj = json.loads(line)
+        assert list(obj)[:3] == ["id", "parent_id", "ts"]
+        assert uuid7.fullmatch(obj["id"]) and ts_form.fullmatch(obj["ts"])
+        assert obj["parent_id"] == prev_id and obj.get("prev_hash") == prev_hash
+        prev_id, prev_hash = obj["id"], hashlib.sha256(line).hexdigest()
+    assert home.current.stem == json.loads(lines[0])["session_id"]
+    # one seed, the same bytes; another seed, other ids
+    again = readscale.build_scale_home(tmp_path / "b", 30, 23)
+    assert [p.name for p in sorted(again.sessions_dir.iterdir())] == [p.name for p in sorted(home.sessions_dir.iterdir())]
+    assert again.current.read_bytes() == home.current.read_bytes()
+    assert again.routing.read_bytes() == home.routing.read_bytes()
+    other = readscale.build_scale_home(tmp_path / "c", 30, 23, seed=8)
+    assert other.current.name != home.current.name
+
+
+def test_admission_scan_walks_the_session_logs_entries(tmp_path) -> None:
+    home = readscale.build_scale_home(tmp_path / "h", 30, 23)
+    log = SessionLog.open_read_only(home.current)
+    # the resumed session holds turns 8..30, each admitted as req-<turn>; req-1..7 are another session's
+    for n in range(1, 31):
+        assert readscale._admission_scan(log.entries, f"req-{n}") is (n >= 8)
+        assert log.has_request_admission(f"req-{n}") is (n >= 8)
+    assert readscale._admission_scan(log.entries, "req-absent") is False
+
+
+def test_listing_and_store_reads_go_through_the_ledger_reader(tmp_path) -> None:
+    import sqlite3
+
+    home = readscale.build_scale_home(tmp_path / "h", 30, 23)
+    first = [json.loads(_lines(p)[0]) for p in sorted(home.sessions_dir.glob("*.jsonl"))]
+    # sessions of 7 and 23 turns: their first prompts are turns 1 and 8
+    assert readscale._listing_parse(home.sessions_dir) == [(first[0]["ts"], "turn 1"), (first[1]["ts"], "turn 8")]
+    db = sqlite3.connect(home.store)
+    try:
+        assert readscale._store_import(home.current, db) == 1 + 13 * 23  # every entry is already indexed
+        assert sorted(r[1] for r in readscale._listing_store(db)) == sorted(f["ts"] for f in first)
+    finally:
+        db.close()
+
+
+def test_routing_snapshot_drops_rows_past_the_ttl_whatever_their_timestamp_form(tmp_path) -> None:
+    home = readscale.build_scale_home(tmp_path / "h", 30, 23)
+    rows = [json.loads(line) for line in _lines(home.routing)]
+    assert len(rows) == 69
+    # every third row (all of model m0) is 40 days old, the rest are within the 30-day TTL
+    assert {r["model"] for r in rows[::3]} == {"m0"}
+    assert {k: n for k, (n, _median) in readscale._routing_snapshot(home.routing, home.now_ns).items()} == {
+        ("p", "m1"): 23,
+        ("p", "m2"): 23,
+    }
