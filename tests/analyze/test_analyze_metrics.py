@@ -84,3 +84,27 @@ def test_metrics_on_cursors_give_what_one_connection_gives(tiny_scan: Path, monk
     threaded = analyze(tiny_scan).to_dict()
     assert threading.get_ident() not in seen and seen  # every metric ran on the pool's cursors
     assert threaded == serial
+
+
+def test_no_query_or_view_file_spells_the_ledger_kinds_name() -> None:
+    from vakaudit.artifacts import LEDGER_KIND
+
+    root = resources.files("vakaudit.analyze")
+    files = [root.joinpath("base_views.sql"), *(p for p in root.joinpath("queries").iterdir() if p.name.endswith(".sql"))]
+    assert len(files) > 10
+    for f in files:
+        assert LEDGER_KIND not in f.read_text(encoding="utf-8"), f.name
+
+
+def test_ledger_kind_macro_and_ledger_file_view_name_the_kind_defined_in_python(tiny_scan: Path, tiny_home: Path) -> None:
+    from vakaudit.artifacts import LEDGER_KIND
+
+    con = open_scan(tiny_scan)
+    try:
+        assert con.execute("SELECT ledger_kind()").fetchone()[0] == LEDGER_KIND
+        files = con.execute("SELECT rel_path, kind FROM ledger_file ORDER BY rel_path").fetchall()
+    finally:
+        con.close()
+    ledgers = sorted(p.relative_to(tiny_home).as_posix() for p in tiny_home.glob("**/sessions/*/*.jsonl"))
+    assert [r[0] for r in files] == ledgers and {r[1] for r in files} == {LEDGER_KIND}
+

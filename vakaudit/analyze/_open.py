@@ -88,8 +88,8 @@ def open_scan(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
 
     ``path`` is a scan output directory (it holds ``manifest.json`` and one Parquet folder per
     table). Views: every scan table under its own name; ``write_cards`` (one row per declared
-    artifact kind); ``ledger_file``; ``artifact_writes``; ``ledger_entry`` and ``ledger_turn``
-    (``base_views.sql``).
+    artifact kind); ``artifact_writes``; ``ledger_file``, ``ledger_entry`` and ``ledger_turn`` and the
+    macro ``ledger_kind()``, the session ledger's kind name (``base_views.sql``).
     """
     scan = Path(os.fspath(path)).expanduser()
     if not scan.is_dir():
@@ -116,7 +116,6 @@ def open_views(
     con.unregister("write_cards_arrow")
     keys = tuple(col for col, _ in partition)
     _ensure_required(con, partition)
-    con.execute(f"CREATE VIEW ledger_file AS SELECT * FROM files WHERE kind = {_sql_str(LEDGER_KIND)}")
     con.execute(_artifact_writes_sql(set(sources), keys))
     con.execute(_ledger_syncs_sql(keys))
     con.execute(_chain_syncs_sql(set(sources), keys))
@@ -292,9 +291,11 @@ def _artifact_writes_sql(tables: set[str], keys: tuple[str, ...] = ()) -> str:
 @cache
 def base_view_statements(keys: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The statements of ``base_views.sql``; its ``/*keys*/`` marks are where partition columns
-    (``keys``, e.g. a lake's ``home_id``) go in a select list and a GROUP BY."""
+    (``keys``, e.g. a lake's ``home_id``) go in a select list and a GROUP BY, its ``/*ledger_kind*/``
+    mark where the session ledger's kind name (:data:`~vakaudit.artifacts.LEDGER_KIND`) goes."""
     text = resources.files("vakaudit.analyze").joinpath("base_views.sql").read_text(encoding="utf-8")
     text = text.replace("/*keys*/", "".join(f"{_quote(k)}, " for k in keys))
+    text = text.replace("/*ledger_kind*/", _sql_str(LEDGER_KIND))
     return tuple(s.strip() for s in text.split("\n;;\n") if s.strip() and not _only_comments(s))
 
 

@@ -1,7 +1,18 @@
 -- Analysis views over the scan's tables, shared by the metric queries. Created by open_scan();
 -- statements are separated by a line holding only ';;'. Names here are the analysis vocabulary;
 -- scan tables keep their own names. A /*keys*/ mark is where the partition columns of a fleet lake
--- (home_id) go, so the same views serve one scan and a lake of many homes.
+-- (home_id) go, so the same views serve one scan and a lake of many homes. A /*ledger_kind*/ mark is
+-- where the session ledger's artifact kind name goes (vakaudit.artifacts.LEDGER_KIND, the one place it
+-- is spelled): views and metric queries call ledger_kind() instead of naming it.
+
+CREATE OR REPLACE MACRO ledger_kind() AS /*ledger_kind*/
+;;
+-- The rows of files that are session ledgers: one row per ledger file.
+CREATE OR REPLACE VIEW ledger_file AS
+SELECT *
+FROM files
+WHERE kind = ledger_kind()
+;;
 
 -- Parsed ledger entries only (blank and unparseable lines have no kind).
 CREATE OR REPLACE VIEW ledger_entry AS

@@ -7,11 +7,11 @@ b AS (
         w.kind,
         w.writes,
         c.discipline,
-        CASE WHEN w.kind = 'session_ledger' AND ls.syncs IS NOT NULL THEN ls.syncs
+        CASE WHEN w.kind = ledger_kind() AND ls.syncs IS NOT NULL THEN ls.syncs
              WHEN cs.syncs IS NOT NULL THEN cs.syncs
              ELSE w.writes * c.barriers_per_write END AS barriers
     FROM artifact_writes w JOIN write_cards c ON c.kind = w.kind
-    LEFT JOIN ledger_syncs ls ON w.kind = 'session_ledger'
+    LEFT JOIN ledger_syncs ls ON w.kind = ledger_kind()
     LEFT JOIN chain_syncs cs ON cs.kind = w.kind
     WHERE (c.barriers_per_write > 0 OR coalesce(cs.syncs, 0) > 0) AND w.writes > 0
 )
