@@ -108,3 +108,18 @@ def test_ledger_kind_macro_and_ledger_file_view_name_the_kind_defined_in_python(
     ledgers = sorted(p.relative_to(tiny_home).as_posix() for p in tiny_home.glob("**/sessions/*/*.jsonl"))
     assert [r[0] for r in files] == ledgers and {r[1] for r in files} == {LEDGER_KIND}
 
+
+def test_sidecar_growth_lists_the_sidecars_of_a_home_without_session_ledgers(tmp_path: Path) -> None:
+    # regression: the query excluded the ledger by the kind of any ledger_file row, NULL in such a home,
+    # so it listed nothing at all
+    from vakaudit.analyze import analyze
+    from vakaudit.scan import scan_home
+
+    home = tmp_path / "home"
+    home.mkdir()
+    rows = b'{"ts":"2026-08-17T10:00:00Z","provider":"p","model":"m","cost_usd":0.1}\n' * 3
+    (home / "cost-log.jsonl").write_bytes(rows)
+    scan_home(home, out=tmp_path / "scan", jobs=1)
+    got = analyze(tmp_path / "scan")["sidecar_growth"].rows
+    assert [(r["artifact"], r["rows"], r["size_bytes"]) for r in got] == [("cost_log", 3, len(rows))]
+    assert got[0]["rows_per_turn"] is None  # no intents: no turns to divide by

@@ -10,6 +10,6 @@ SELECT
     w.writes / nullif(any_value(turns.n), 0) AS rows_per_turn,
     w.size_bytes / nullif(any_value(turns.n), 0) AS bytes_per_turn
 FROM artifact_writes w, turns
-WHERE w.kind <> (SELECT any_value(kind) FROM ledger_file)
+WHERE w.kind <> ledger_kind()
 GROUP BY w.kind, w.writes, w.size_bytes
 ORDER BY size_bytes DESC, artifact
