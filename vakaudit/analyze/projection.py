@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from vakaudit.artifacts import LEDGER_KIND, get_kind
+from vakaudit.artifacts._base import V7_LAYOUTS, WriteGroup
 from vakaudit.storage.segments import ROTATE_BYTES
 
 MIB = 1024 * 1024
@@ -39,7 +40,7 @@ CHECKPOINT_RING = 20
 CHECKPOINT_SNAPSHOT_CAP = 64 * MIB
 CHECKPOINT_FILE_CAP = 8 * MIB
 #: Kind groups whose bytes do not grow with turns (settings, secrets, locks, the feed pipeline).
-NON_GROWING_GROUPS = frozenset({"config", "secret", "other", "feeds"})
+NON_GROWING_GROUPS = frozenset({WriteGroup.CONFIG, WriteGroup.SECRET, WriteGroup.OTHER, WriteGroup.FEEDS})
 
 DEFAULT_TURNS = (1000, 10000, 100000)
 DEFAULT_GB = (1, 10, 100)
@@ -80,7 +81,6 @@ V7_RULES = {
     "logs": "telemetry_v7",
     "budget_alerts": "linear",  # a record chain in 7.0: the JSONL 1 MiB compaction is gone
 }
-V7_LAYOUTS = frozenset({"g3"})
 
 METHOD_V7 = (
     "estimate: measured bytes per turn of each artifact multiplied by N turns, today's mix assumed; 7.0 "

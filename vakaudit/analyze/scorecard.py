@@ -22,6 +22,8 @@ from typing import Any
 from vakaudit.analyze._open import _sql_str
 from vakaudit.analyze.metrics import MetricResult
 from vakaudit.analyze.projection import NON_GROWING_GROUPS
+from vakaudit.artifacts import UNCLASSIFIED
+from vakaudit.artifacts._base import V7_LAYOUTS, WriteGroup
 from vakaudit.storage.commit import COMMIT_KINDS, SEAL_SYNCS
 
 #: The ``delivery/jobs/*.json`` states that settle a job (home.md §6.4); the file stays.
@@ -102,7 +104,7 @@ def build_scorecard(
     """Measure every criterion on the home behind ``con`` (the views of :func:`open_scan`), given
     the analysis' metric results (``overview``, ``disk_by_kind``, ``barriers_per_turn``)."""
     b = bounds or Bounds()
-    v7 = layout == "g3"
+    v7 = layout in V7_LAYOUTS
     turns = int(metrics["overview"].one()["turns"] or 0)
     locked = v7 and bool(
         con.execute("SELECT count(*) FROM entries WHERE sealed AND kind IS NULL").fetchone()[0]
@@ -115,7 +117,7 @@ def build_scorecard(
             "undeclared_files",
             "Every path declared",
             con,
-            "kind = 'unclassified'",
+            f"kind = {_sql_str(UNCLASSIFIED)}",
             b.undeclared_files,
             "files the scan classified to no declared artifact kind (the files table, kind "
             "'unclassified')",
@@ -151,7 +153,7 @@ def _status(figure: float | None, bound: float, *, locked: bool) -> Status:
 
 
 def _growth(metrics: dict[str, MetricResult], turns: int, locked: bool, b: Bounds) -> Criterion:
-    rows = [r for r in metrics["disk_by_kind"].rows if (r["group"] or "other") not in NON_GROWING_GROUPS]
+    rows = [r for r in metrics["disk_by_kind"].rows if (r["group"] or WriteGroup.OTHER) not in NON_GROWING_GROUPS]
     total = sum(int(r["size_bytes"] or 0) for r in rows)
     figure = round(total / turns, 1) if turns else None
     top = sorted(rows, key=lambda r: -int(r["size_bytes"] or 0))[:5]
