@@ -381,6 +381,7 @@ KIND = ArtifactKind(
     reader=reader,
     priority=25,  # the whole tree is this kind's, whatever a file inside is called
     session_id_of=session_of,
+    read_cost=0.25,  # mostly base64, measured at memchr speed (0.57 ns/B)
 )
 
 __getattr__ = decl.exports(__name__, SCHEMA=_SCHEMA)

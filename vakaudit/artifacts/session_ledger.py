@@ -44,6 +44,7 @@ from vakaudit.artifacts._base import (
     Discipline,
     ReadContext,
     RegistryClass,
+    ResumableReader,
     WriteCard,
     WriteGroup,
     ledger_session_id,
@@ -620,6 +621,11 @@ KIND = ArtifactKind(
     append_only=True,
     priority=20,
     session_id_of=ledger_session_id,
+    table="entries",
+    resumable=ResumableReader(
+        "ledger", LedgerState.from_dict, LedgerScanner, LedgerVerdict, EntriesBuffer, fields_table
+    ),
+    read_cost=1.0,
     v7=Baseline7(
         ("**/sessions/*/*/*",),
         (9,),
