@@ -66,9 +66,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         import json
 
-        from vakaudit.forensics import read_seal, verify_home
+        from vakaudit.forensics import verify_home
 
-        seal = read_seal(since) if since is not None else None
+        seal = None
+        if since is not None:  # the seal module (and what it imports) only for --since
+            from vakaudit.forensics import read_seal
+
+            seal = read_seal(since)
         from vakaudit.cli._keys import load_keys
 
         ring = load_keys(keys, home)
