@@ -42,7 +42,7 @@ from vakaudit.ledger.evidence import open_evidence
 from vakaudit.ledger.ids import ts_ns
 from vakaudit.ledger.policy import severity_of
 
-__all__ = ["CrossCollector", "RAW_KINDS"]
+__all__ = ["CrossCollector", "RAW_KINDS", "ROW_KINDS"]
 
 C = FindingCode
 #: The entry kinds whose line bytes the ledger hook reads; for every other kind it uses only the envelope.
@@ -51,6 +51,24 @@ _OUTCOME = {"ok": "success", "failed": "failure", "unknown": "unknown"}
 # entry kinds store.db indexes (home.md §8.1): schema v1, and v2 which adds intent and turn_card
 _INDEXED_KINDS_V1 = frozenset({"header", "message", "compaction", "receipt", "goal", "activity", "work"})
 _INDEXED_KINDS_V2 = _INDEXED_KINDS_V1 | {"intent", "turn_card"}
+
+
+#: side-file kind -> the name of the :class:`CrossCollector` method that takes its files' rows; each
+#: such method declares its kind with :func:`_rows_of`, so a cross-checked kind is added in one place
+_SINKS: dict[str, str] = {}
+
+
+def _rows_of(kind: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Marks a :class:`CrossCollector` method as the one taking the rows of every ``kind`` file (the
+    kind's registered name); verify's per-file pass hands them to it (:meth:`CrossCollector.sink`)."""
+
+    def mark(method: Callable[..., None]) -> Callable[..., None]:
+        if kind in _SINKS:
+            raise ValueError(f"the rows of {kind!r} already go to CrossCollector.{_SINKS[kind]}")
+        _SINKS[kind] = method.__name__
+        return method
+
+    return mark
 
 
 _CKPT_SEQ = re.compile(rb'"seq"\s*:\s*(\d+)')
@@ -121,12 +139,20 @@ class CrossCollector:
 
         return on_entry
 
+    def sink(self, kind: str) -> Callable[[str, Iterable[dict[str, Any]]], None] | None:
+        """The method taking the rows of a ``kind`` file (``(rel_path, rows)``), None when no cross
+        check reads that kind."""
+        name = _SINKS.get(kind)
+        return None if name is None else getattr(self, name)
+
+    @_rows_of("routing_evidence")
     def add_routing_rows(self, rel_path: str, rows: Iterable[dict[str, Any]]) -> None:
         self.has_routing_file = True
         for r in rows:
             key = (r.get("provider") or "", r.get("model") or "", r.get("outcome") or "", r.get("latency_ms"))
             self.routing_rows.append((rel_path, r.get("line_no") or 0, key))
 
+    @_rows_of("cost_log")
     def add_cost_rows(self, rel_path: str, rows: Iterable[dict[str, Any]]) -> None:
         self.has_cost_file = True
         for r in rows:
@@ -134,9 +160,11 @@ class CrossCollector:
                 continue  # nothing _cost reads (an unparseable row: its own finding); not kept
             self.cost_rows.append((rel_path, r.get("line_no") or 0, r))
 
+    @_rows_of("delivery_jobs")
     def add_outbox_rows(self, rel_path: str, rows: Iterable[dict[str, Any]]) -> None:
         self.outbox_rows.extend((rel_path, r) for r in rows)
 
+    @_rows_of("commitments")
     def add_commitment_rows(self, rel_path: str, rows: Iterable[dict[str, Any]]) -> None:
         self.commitment_rows.extend((rel_path, r) for r in rows)
 
@@ -485,3 +513,7 @@ class CrossCollector:
     def _f(code: FindingCode, rel: str, message: str, line_no: int | None = None, entry_id: str | None = None,
            expected: str | None = None, actual: str | None = None) -> Finding:  # fmt: skip
         return Finding(code, severity_of(code), rel, message, line_no, None, entry_id, expected, actual)
+
+
+#: The side-file kinds whose rows the cross checks read (each one's method declared with :func:`_rows_of`).
+ROW_KINDS = frozenset(_SINKS)

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from vakaudit.artifacts import LEDGER_KIND, ReadContext
 from vakaudit.findings import Finding, FindingCode, FindingFold, Severity, folded_count
-from vakaudit.forensics.crosscheck import RAW_KINDS, CrossCollector
 from vakaudit.ledger.policy import TornPolicy, regrade, severity_of
 from vakaudit.ledger.verdict import LedgerReport, verify_ledger
 from vakaudit.names import shown
 from vakaudit.scan import detect_layout, iter_home_files, resolve_home
 
 if TYPE_CHECKING:
+    from vakaudit.forensics.crosscheck import CrossCollector
     from vakaudit.storage import KeyRing
 
 __all__ = ["HomeReport", "verify_home", "PARALLEL_MIN_BYTES"]
@@ -37,12 +37,6 @@ PARALLEL_MIN_BYTES = 32 << 20
 
 _CHECKPOINT_MANIFEST = re.compile(r"(?:^|/)checkpoints/[^/]+/\d+\.json$")
 
-_CROSS_SIDECARS = {
-    "routing_evidence": "add_routing_rows",
-    "cost_log": "add_cost_rows",
-    "delivery_jobs": "add_outbox_rows",
-    "commitments": "add_commitment_rows",
-}
 _ROW_COLUMNS = ("line_no", "provider", "model", "outcome", "latency_ms", "ts", "input_tokens", "output_tokens",
                 "session_id", "file_job_id", "schema_version", "job_id", "state", "attempts", "updated_at_ms",
                 "event_id", "commitment_id", "kind", "episode_id")  # fmt: skip
@@ -185,7 +179,17 @@ def verify_home(
         report.segment_dirs, report.frames = rep7.segment_dirs, rep7.frames
         report.bytes_verified += rep7.bytes_verified
         out.extend(regrade(f, torn) for f in rep7.findings)
-    collector = CrossCollector()
+    collector: CrossCollector | None = None
+
+    def collect() -> CrossCollector:
+        # made on the first file a cross check may read (a ledger, a file its kind's reader reads, an
+        # index, a checkpoint): a home of 7.0 segments alone never imports the checks (nor sqlite3)
+        nonlocal collector
+        if collector is None:
+            from vakaudit.forensics.crosscheck import CrossCollector
+
+            collector = CrossCollector()
+        return collector
 
     def visit(hf: Any) -> None:
         out.extend(regrade(f, torn) for f in hf.findings)
@@ -198,12 +202,12 @@ def verify_home(
             if done is not None:  # verified by a worker: replay its entries into the collector
                 rep, calls = done
                 if cross:
-                    hook = collector.ledger_hook(hf.rel_path, sid)
+                    hook = collect().ledger_hook(hf.rel_path, sid)
                     for call in calls:
                         hook(*call)
             else:
                 rep = verify_ledger(root / hf.rel_path, hf.rel_path, torn=torn, deep=deep,
-                                    on_entry=collector.ledger_hook(hf.rel_path, sid) if cross else None)  # fmt: skip
+                                    on_entry=collect().ledger_hook(hf.rel_path, sid) if cross else None)  # fmt: skip
             report.ledgers.append(rep)
             report.ledger_count += 1
             report.bytes_verified += rep.size_bytes
@@ -211,7 +215,7 @@ def verify_home(
             tick.file(hf)
             return
         if hf.kind.reader is not None:  # the kind's own reader: the findings the scan reports for it
-            sink = getattr(collector, _CROSS_SIDECARS[name]) if cross and name in _CROSS_SIDECARS else None
+            sink = collect().sink(name) if cross else None
             bundled = getattr(hf.kind.reader, "bundle", None)
             if bundled is not None and hf.size_bytes < bundled.file_bytes:
                 bundles.add(hf, bundled, sink)  # small files of a kind: read together, as the scan does
@@ -223,9 +227,9 @@ def verify_home(
                 out.extend(regrade(f, torn) for f in found)
                 tick.file(hf)
         if cross and name == "store_db" and hf.rel_path.endswith("store.db"):
-            collector.store_dbs.append((hf.rel_path, root / hf.rel_path))
+            collect().store_dbs.append((hf.rel_path, root / hf.rel_path))
         elif cross and name == "checkpoints" and _CHECKPOINT_MANIFEST.search(hf.rel_path):
-            collector.add_checkpoint(hf.rel_path, root / hf.rel_path)
+            collect().add_checkpoint(hf.rel_path, root / hf.rel_path)
 
     bundles = _SmallFiles(root, lambda found: out.extend(regrade(f, torn) for f in found), tick.file)
     pool, pending = _start_workers(root, files, torn, deep, cross, jobs)
@@ -243,7 +247,7 @@ def verify_home(
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-    if cross:
+    if collector is not None:  # none made: no check had an input (what an empty one reports)
         out.extend(regrade(f, torn) for f in collector.findings())
         report.cross_checks = collector.ran()
     if since is not None:
@@ -300,6 +304,8 @@ def _verify_one(path: str, rel_path: str, torn: TornPolicy, deep: bool, cross: b
     """One ledger in a worker: its report and its ``on_entry`` calls."""
     calls: list[tuple] = []
     if cross:
+        from vakaudit.forensics.crosscheck import RAW_KINDS
+
         add = calls.append
 
         def on_entry(line_no: int, entry_id: str, kind: str, parent_id: str | None, raw: bytes) -> None:
