@@ -1,4 +1,5 @@
-"""``turns`` and ``sessions``, derived with DuckDB from the ``entries`` parts of the ledgers read.
+"""``turns`` and ``sessions``, derived with DuckDB from the ``entries`` parts of the ledgers read (the
+files of the kinds whose rows go to ``entries``: :func:`feeds_turns`).
 
 The queries are ``turns.sql`` and ``sessions.sql`` beside this module. Ledgers unchanged since a
 scan that derived them keep their rows (``carry``); the others are derived in groups bounded in rows,
@@ -17,14 +18,23 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from vakaudit.artifacts import get_kind
 from vakaudit.scan.manifest import ScanState, _ItemResult, _manifest_entry
 from vakaudit.scan.parts import ENTRIES_GROUP_ROWS, PARQUET_COMPRESSION, _as_table, _keep_rows
-from vakaudit.scan.tables import (
-    LEDGER_KIND,
-    SESSIONS_SCHEMA,
-    TURNS_SCHEMA,
-)
+from vakaudit.scan.tables import SESSIONS_SCHEMA, TURNS_SCHEMA
 from vakaudit.scan.walk import HomeFile
+
+#: the table ``turns`` and ``sessions`` are derived from
+SOURCE_TABLE = "entries"
+
+
+def feeds_turns(kind: str | None) -> bool:
+    """Whether the rows of the kind named ``kind`` go to :data:`SOURCE_TABLE` (its files' turns and
+    sessions are derived); False for a name no kind has (a manifest's)."""
+    try:
+        return get_kind(kind).table_name == SOURCE_TABLE
+    except KeyError:
+        return False
 
 
 def _sql(name: str) -> str:
@@ -153,7 +163,7 @@ def _derive_plan(
     ``groups`` (:func:`_derive_groups`), in ``apart`` processes (0: here)."""
     carry = {rel for rel in ledgers if states.get(rel) == ScanState.UNCHANGED} if derived_before else set()
     derive = {rel: e["parts"] for rel, e in ledgers.items() if rel not in carry}
-    before = {rel for rel, e in prev_files.items() if e.get("kind") == LEDGER_KIND and e.get("parts")}
+    before = {rel for rel, e in prev_files.items() if e.get("parts") and feeds_turns(e.get("kind"))}
     if derived_before and not derive and carry == before:
         return None
     groups = _derive_groups(derive, {rel: ledgers[rel]["part_rows"] for rel in derive}, ledgers)
@@ -179,7 +189,7 @@ def _early_derive_plan(
         return None
     ledgers = {}
     for hf in files:
-        if hf.kind.name == LEDGER_KIND:
+        if hf.kind.table_name == SOURCE_TABLE:
             e = _manifest_entry(hf, by_rel.get(hf.rel_path), prev_files.get(hf.rel_path, {}), states)
             if e.get("parts"):
                 ledgers[hf.rel_path] = e

@@ -48,13 +48,13 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from vakaudit.artifacts import LEDGER_KIND
 from vakaudit.artifacts.session_ledger import ENTRY_FIELDS_SCHEMA
 from vakaudit.errors import UsageError
 from vakaudit.findings import FINDINGS_SCHEMA, Finding, FindingCode, Severity
 from vakaudit.names import raw_bytes, shown
 from vakaudit.outputs import check_output
 from vakaudit.scan.derive import (
+    SOURCE_TABLE,
     DerivePlan,
     _derive_plan,
     _derive_shard,
@@ -62,6 +62,7 @@ from vakaudit.scan.derive import (
     _early_derive_plan,
     _merge_derived,
     derive_frame_ledgers,
+    feeds_turns,
 )
 from vakaudit.scan.manifest import (
     INCOMPLETE,
@@ -282,12 +283,15 @@ def scan_home(
         # by the children's garbage collector, so those pages stay shared instead of being copied
         gc.freeze()
         workers = min(n_jobs, len(tasks))
-        # ledger tasks first: once they are done, turns and sessions are derived in the pool while the
-        # side files are still being read. Tasks are handed out a few at a time, so the derivation
-        # does not wait behind every queued side task
-        queue = [t for t in enumerate(tasks) if t[1][0].kind == LEDGER_KIND]
+        # ledger tasks (those of files whose turns are derived) first: once they are done, turns and
+        # sessions are derived in the pool while the side files are still being read. Tasks are
+        # handed out a few at a time, so the derivation does not wait behind every queued side task
+        def ledger_task(task: list[_Item]) -> bool:
+            return any(feeds_turns(it.kind) for it in task)
+
+        queue = [t for t in enumerate(tasks) if ledger_task(t[1])]
         ledgers_left = len(queue)
-        queue += [t for t in enumerate(tasks) if t[1][0].kind != LEDGER_KIND]
+        queue += [t for t in enumerate(tasks) if not ledger_task(t[1])]
         queue.reverse()
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             running: dict[Any, list[_Item] | None] = {}
@@ -311,7 +315,7 @@ def scan_home(
                     done_bytes += sum(i.size for i in task)
                     if progress:
                         progress(ScanProgress(done_files, files_total, done_bytes, work_bytes))
-                    if task[0].kind == LEDGER_KIND:
+                    if ledger_task(task):
                         ledgers_left -= 1
                         if ledgers_left == 0:
                             plan = _early_derive_plan(
@@ -340,8 +344,9 @@ def scan_home(
     # which rows of the previous scan survive: files unchanged or only appended to
     kept = {rel for rel, st in states.items() if st == ScanState.UNCHANGED}
     kept |= {r.rel_path for r in results if r.mode == ScanState.APPEND}
-    # a ledger read again gets its whole verdict again: none of its earlier findings survive
-    reclassified = {r.rel_path for r in results if "ledger" in r.state}
+    # a file of a resumable kind (a ledger) read again gets its whole verdict again: none of its earlier
+    # findings survive
+    reclassified = {r.rel_path for r in results if current[r.rel_path].kind.resumable is not None}
     changed_any = bool(results) or set(prev_files) != set(current)
 
     # rows in per-file parts (entries, large side files), per table, after this scan
@@ -355,8 +360,7 @@ def scan_home(
             n = prev.get("part_rows", 0)
         else:
             continue
-        table_name = "entries" if hf.kind.name == LEDGER_KIND else hf.kind.name
-        own_part_rows[table_name] = own_part_rows.get(table_name, 0) + n
+        own_part_rows[hf.kind.table_name] = own_part_rows.get(hf.kind.table_name, 0) + n
 
     # the ledger entries each object was named by (a 7.0 home's last scan), kept with the entries
     # an unlocked rescan keeps; read before the stale all.parquet files below go
@@ -525,7 +529,8 @@ def scan_home(
             new_files[rel]["state"] = {CHAIN_STATE_KEY if "table" in facts else "frames7": facts}
 
     # turns and sessions
-    ledgers = {rel: e for rel, e in new_files.items() if e["kind"] == LEDGER_KIND and e.get("parts")}
+    ledgers = {hf.rel_path: new_files[hf.rel_path] for hf in files
+               if hf.kind.table_name == SOURCE_TABLE and new_files[hf.rel_path].get("parts")}
     plan = _derive_plan(ledgers, states, prev_files, derived_before, current, n_jobs)
     if layout == "g3" and _frames_unchanged(full, frame_states, prev_files, prev_counts, out_p):
         # no ledger segment changed, came or went since the last scan: its turns and sessions stand

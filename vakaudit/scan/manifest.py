@@ -158,12 +158,10 @@ def _manifest_entry(
         entry["part_rows"] = (prev.get("part_rows", 0) if r.mode == ScanState.APPEND else 0) + (
             r.rows if r.part else 0
         )
-        if (
-            r.state.get("ledger", {}).get("offset") is not None
-            and r.state["ledger"]["offset"] != hf.size_bytes
-        ):
+        resumed = (r.state.get(hf.kind.resumable.state_key) or {}) if hf.kind.resumable is not None else {}
+        if resumed.get("offset") is not None and resumed["offset"] != hf.size_bytes:
             # a write in flight: the next scan must look again even if size/mtime stay the same
-            entry["size"] = r.state["ledger"]["offset"]
+            entry["size"] = resumed["offset"]
     elif states.get(hf.rel_path) == ScanState.UNCHANGED:
         entry["state"] = prev.get("state", {})
         entry["parts"] = prev.get("parts", [])

@@ -61,20 +61,25 @@ FRAMES_GROUP_BYTES = 8 << 20
 
 
 class _EntriesPart:
-    """The ``entries`` part of one task: every ledger of the task streams its rows into it.
+    """The ``entries`` part of one task: every ledger of the task streams its rows into it (or the
+    part of another ``schema``'s table, the rows of another resumable kind).
 
     Rows gather in ``buffer`` (shared by the task's scanners, converted to Arrow every
-    ``ENTRIES_BATCH_ROWS``), then in record batches written as one row group once they reach
-    ``ENTRIES_GROUP_ROWS`` rows or ``group_bytes`` (default ``ENTRIES_GROUP_BYTES``): a worker's
-    memory stays bounded whatever the ledgers' sizes, and a small ledger adds rows, not a Parquet
-    file or row group.
+    ``ENTRIES_BATCH_ROWS``; default an ``EntriesBuffer``), then in record batches written as one row
+    group once they reach ``ENTRIES_GROUP_ROWS`` rows or ``group_bytes`` (default
+    ``ENTRIES_GROUP_BYTES``): a worker's memory stays bounded whatever the ledgers' sizes, and a
+    small ledger adds rows, not a Parquet file or row group.
     """
 
-    def __init__(self, out: str, name: str, group_bytes: int = ENTRIES_GROUP_BYTES) -> None:
+    def __init__(
+        self, out: str, name: str, group_bytes: int = ENTRIES_GROUP_BYTES, *,
+        schema: pa.Schema | None = None, buffer: Any = None,
+    ) -> None:
         self.out = out
         self.name = name
         self.group_bytes = group_bytes
-        self.buffer = EntriesBuffer()
+        self.schema = ENTRIES_SCHEMA if schema is None else schema
+        self.buffer = EntriesBuffer() if buffer is None else buffer
         self._batches: list[pa.RecordBatch] = []
         self._rows = 0
         self._bytes = 0
@@ -93,7 +98,7 @@ class _EntriesPart:
         if not self._rows:
             return
         if self._writer is None:
-            self._writer = _entries_writer(os.path.join(self.out, self.name))
+            self._writer = _entries_writer(os.path.join(self.out, self.name), self.schema)
         self._writer.write_table(pa.Table.from_batches(self._batches), row_group_size=self._rows)
         self._batches, self._rows, self._bytes = [], 0, 0
         self.writes += 1
@@ -129,12 +134,16 @@ class _EntriesPart:
         return True
 
 
-def _entries_writer(path: str | os.PathLike[str]) -> pq.ParquetWriter:
+def _entries_writer(path: str | os.PathLike[str], schema: pa.Schema | None = None) -> pq.ParquetWriter:
+    """A writer of ``entries`` rows (or another table's streamed rows: ``schema``), with a dictionary
+    on its low-cardinality columns."""
+    schema = ENTRIES_SCHEMA if schema is None else schema
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     return pq.ParquetWriter(
         path,
-        ENTRIES_SCHEMA,
+        schema,
         compression=PARQUET_COMPRESSION,
-        use_dictionary=ENTRIES_DICTIONARY_COLUMNS,
+        use_dictionary=[c for c in ENTRIES_DICTIONARY_COLUMNS if c in schema.names],
     )
 
 

@@ -2,8 +2,8 @@
 
 A file unchanged since the last scan (inode, size, mtime) is not read; an append-only file that grew
 is read from where the last scan stopped (``append``); any other is read from byte 0 (``full``).
-Tasks bundle small files (ledgers with ledgers, side files with side files) by expected CPU; a big
-file is a task of its own.
+Tasks bundle small files (files of resumable kinds, the ledgers, together; side files together) by
+expected CPU (each kind's ``read_cost``); a big file is a task of its own.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vakaudit.artifacts import LEDGER_KIND
+from vakaudit.artifacts import get_kind
 from vakaudit.errors import ScanError, UsageError
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.outputs import check_output
@@ -30,7 +30,7 @@ from vakaudit.scan.manifest import (
 from vakaudit.scan.walk import HomeFile
 
 SMALL_TASK_FILES = 256  # files bundled into one task at most
-# a side file costing this much (in ledger bytes, see _COST_PER_BYTE) is a task of its own; a bundle stops
+# a side file costing this much (in ledger bytes, see _item_cost) is a task of its own; a bundle stops
 # growing here: ~16 MB of JSONL sidecars, ~128 MB of checkpoints (each task writes a part per kind)
 SIDE_TASK_COST = 32 << 20
 # the same for ledgers: each task writes one entries part, and a Parquet row group costs ~5 ms of zstd
@@ -119,13 +119,14 @@ def _plan(
     for hf in files:
         rel = hf.rel_path
         kind = hf.kind
-        if layout == "g3" or not hf.should_read or (kind.schema is None and kind.name != LEDGER_KIND):
+        if layout == "g3" or not hf.should_read or kind.schema is None:
             states[rel] = ScanState.NOT_READ
             continue
         prev = None if full else prev_files.get(rel)
         if prev is not None and prev.get("kind") != kind.name:
             prev = None
-        append_capable = kind.name == LEDGER_KIND or kind.append_only
+        append_capable = kind.append_only
+        resume_key = kind.resumable.state_key if kind.resumable is not None else None
         if prev is not None and "state" in prev:
             same_file = prev.get("inode") == hf.inode and prev.get("device") == hf.device
             if same_file and prev.get("size") == hf.size_bytes and prev.get("mtime_ns") == hf.mtime_ns:
@@ -140,7 +141,7 @@ def _plan(
                 )
             elif (
                 append_capable
-                and not (pstate.get("ledger") or {}).get("torn")
+                and not (pstate.get(resume_key) or {}).get("torn")
                 and pstate.get("ends_with_lf", True)
             ):
                 items.append(
@@ -156,26 +157,26 @@ def _plan(
 
 
 def _group(items: list[_Item], jobs: int = 1) -> list[list[_Item]]:
-    """Tasks: small files bundled (ledgers with ledgers, side files with side files), a big file
-    alone; the costliest first.
+    """Tasks: small files bundled (files of resumable kinds, the ledgers, together; side files
+    together), a big file alone; the costliest first.
 
-    A ledger bundle writes one ``entries`` part, so bundles are as large as ``LEDGER_TASK_BYTES``
-    allows, but cut so that each of ``jobs`` workers gets several of them.
+    A bundle of ledgers writes one part of their table (``entries``), so such bundles are as large
+    as ``LEDGER_TASK_BYTES`` allows, but cut so that each of ``jobs`` workers gets several of them.
     """
-    ledgers = sorted((i for i in items if i.kind == LEDGER_KIND), key=lambda i: i.rel_path)
+    by_path = sorted(items, key=lambda i: i.rel_path)
+    ledgers = [i for i in by_path if get_kind(i.kind).resumable is not None]
     ledger_bytes = sum(i.size for i in ledgers)
     budget = max(MIN_LEDGER_TASK_BYTES, min(LEDGER_TASK_BYTES, ledger_bytes // (4 * jobs) + 1))
     tasks = _bundle(ledgers, budget)
-    sides = sorted((i for i in items if i.kind != LEDGER_KIND), key=lambda i: i.rel_path)
-    tasks += _bundle(sides, SIDE_TASK_COST, _item_cost)
+    tasks += _bundle([i for i in by_path if get_kind(i.kind).resumable is None], SIDE_TASK_COST, _item_cost)
     # longest first, so the pool's last tasks are short and both workers finish together
     tasks.sort(key=lambda task: -_task_cost(task))
     return tasks
 
 
 def _item_cost(it: _Item) -> float:
-    """A file's expected CPU in ledger bytes (see ``_COST_PER_BYTE``, ``_COST_PER_FILE``)."""
-    return it.size * _COST_PER_BYTE.get(it.kind, _COST_PER_BYTE_DEFAULT) + _COST_PER_FILE
+    """A file's expected CPU in ledger bytes: its kind's ``read_cost`` per byte and ``_COST_PER_FILE``."""
+    return it.size * get_kind(it.kind).read_cost + _COST_PER_FILE
 
 
 def _task_cost(task: list[_Item]) -> float:
@@ -205,12 +206,6 @@ def _bundle(
     return tasks
 
 
-# CPU per byte relative to a session ledger (~2.3 ns/B with the compiled scanner), measured per task on
-# a synthetic home at 10x: checkpoints are mostly base64 measured at memchr speed (0.57 ns/B), store.db
-# is read page by page (0.6 ns/B); JSONL sidecars, compiled reader and Parquet writing included, take
-# ~4.5 ns/B, sandbox execution logs (short telemetry rows) ~5.4 ns/B
-_COST_PER_BYTE = {LEDGER_KIND: 1.0, "checkpoints": 0.25, "store_db": 0.25, "sandbox_executions": 2.3}
-_COST_PER_BYTE_DEFAULT = 2.0
-# and per file, in ledger bytes: opening it, its anchor, its result (a 1,300-file folder of small
+# a file's CPU besides its kind's read_cost per byte, in ledger bytes: opening it, its anchor, its result (a 1,300-file folder of small
 # delivery jobs costs ~0.085 ms a file, about half of it whatever the file's size)
 _COST_PER_FILE = 16 << 10

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from vakaudit.artifacts import LEDGER_KIND, all_kinds
+from vakaudit.artifacts import all_kinds
 from vakaudit.artifacts._timestamps import TIMESTAMP as _TIMESTAMP
 from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA, ENTRY_FIELDS_SCHEMA
 from vakaudit.findings import FINDINGS_SCHEMA
@@ -201,13 +201,10 @@ COLUMN_NOTES: dict[tuple[str, str], str] = {
 
 
 def kind_tables() -> dict[str, tuple[pa.Schema, str]]:
-    """One table per registered kind that declares a schema (the ledger's is ``entries``)."""
-    out: dict[str, tuple[pa.Schema, str]] = {}
-    for kind in all_kinds():
-        if kind.schema is None or kind.name == LEDGER_KIND:
-            continue
-        out[kind.name] = (kind.schema, kind.title)
-    return out
+    """One table per registered kind that declares a schema, named after it, unless its rows go to a
+    core table (the session ledger's ``table`` is ``entries``)."""
+    kinds = [k for k in all_kinds() if k.schema is not None and k.table_name not in CORE_TABLES]
+    return {k.table_name: (k.schema, k.title) for k in kinds}
 
 
 def all_tables() -> dict[str, tuple[pa.Schema, str]]:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vakaudit.artifacts import LEDGER_KIND, UNCLASSIFIED, ArtifactKind, classify
+from vakaudit.artifacts import UNCLASSIFIED, ArtifactKind, classify
 from vakaudit.findings import Finding, FindingCode, Severity
 from vakaudit.names import shown
 from vakaudit.scan.paths import default_home, open_read_only, resolve_home
@@ -93,9 +93,10 @@ def has_tenants_tree(home: str | os.PathLike[str]) -> bool:
 def detect_layout(home: str | os.PathLike[str], files: list[HomeFile] | None = None) -> str:
     """The on-disk layout generation of a home (home.md §0.1): ``"g1"``, ``"g2"`` or ``"g3"``.
 
-    ``tenants/`` present -> g3. Else any row of a side ledger carrying a top-level ``"trace"`` key ->
-    g2 (only the first 64 KiB of each side ledger are looked at). Else g1. ``files``: a walk already
-    made of this home (saves a second walk).
+    ``tenants/`` present -> g3. Else any row of a side ledger (a JSONL file its kind's reader reads,
+    not a resumable kind's: a session ledger's lines carry no trace) carrying a top-level
+    ``"trace"`` key -> g2 (only the first 64 KiB of each side ledger are looked at). Else g1.
+    ``files``: a walk already made of this home (saves a second walk).
     """
     import orjson
 
@@ -104,7 +105,7 @@ def detect_layout(home: str | os.PathLike[str], files: list[HomeFile] | None = N
         return "g3"
     for hf in files if files is not None else iter_home_files(root, layout="g1"):
         kind = hf.kind
-        if not hf.readable or kind.name in (UNCLASSIFIED, LEDGER_KIND) or kind.reader is None:
+        if not hf.readable or kind.name == UNCLASSIFIED or kind.reader is None or kind.resumable is not None:
             continue
         if not hf.rel_path.endswith(".jsonl"):
             continue

@@ -1,8 +1,9 @@
 """Reading the items of one task (in a pool worker, or in the scanning process).
 
-A ledger streams its ``entries`` rows into the task's one part and gets its findings from the one
-verdict; a side file is read by its kind's reader, into its kind's bundle or alone; every file is
-opened once, read-only, and its anchor for the next incremental scan taken from the same descriptor.
+A file of a kind with a resumable reader (a session ledger) streams its rows into the task's one
+part of its kind's table (``entries``) and gets its findings from the kind's verdict, in one pass; a
+side file is read by its kind's reader, into its kind's bundle or alone; every file is opened once,
+read-only, and its anchor for the next incremental scan taken from the same descriptor.
 """
 
 from __future__ import annotations
@@ -19,19 +20,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from vakaudit.artifacts import LEDGER_KIND, get_kind
-from vakaudit.artifacts._base import ReadContext
+from vakaudit.artifacts import get_kind
+from vakaudit.artifacts._base import ReadContext, ResumableReader, ResumeState, StreamScanner
 from vakaudit.artifacts._rowspec import Bundle, Bundled
-from vakaudit.artifacts.session_ledger import (
-    BATCH_ROWS,
-    HEAD_ANCHOR_BYTES,
-    LedgerScanner,
-    LedgerState,
-    fields_table,
-)
+from vakaudit.artifacts.session_ledger import BATCH_ROWS, HEAD_ANCHOR_BYTES
 from vakaudit.findings import Finding, FindingCode, FindingFold, Severity
 from vakaudit.ledger.records import grew_past
-from vakaudit.ledger.verdict import LedgerVerdict
 from vakaudit.names import shown
 from vakaudit.scan.manifest import ScanState, _ItemResult
 from vakaudit.scan.parts import PARQUET_COMPRESSION, SIDE_DICTIONARY, _EntriesPart
@@ -94,9 +88,8 @@ def _sha(b: bytes) -> str:
     return hashlib.sha256(b).hexdigest()
 
 
-def _anchor_ok(f: _CountingRaw, prev: dict[str, Any]) -> str | None:
+def _anchor_ok(f: _CountingRaw, st: ResumeState) -> str | None:
     """None when the previously scanned prefix is intact, else why not."""
-    st = LedgerState.from_dict(prev)
     f.seek(0)
     head = f.read(min(st.offset, HEAD_ANCHOR_BYTES))
     if st.head_sha256 is not None and _sha(head) != st.head_sha256:
@@ -109,16 +102,20 @@ def _anchor_ok(f: _CountingRaw, prev: dict[str, Any]) -> str | None:
     return None
 
 
-def _scan_ledger(home: str, it: _Item, sink: _EntriesPart, scanned: list[LedgerScanner]) -> _ItemResult:
+def _scan_resumable(
+    home: str, it: _Item, spec: ResumableReader, sink: _EntriesPart, scanned: list[StreamScanner]
+) -> _ItemResult:
     writes_before = sink.writes
     try:
-        return _scan_ledger_into(home, it, sink, scanned)
+        return _scan_resumable_into(home, it, spec, sink, scanned)
     except BaseException:  # its rows so far leave the shared part: no row of a file without a result
         sink.drop(it.rel_path, writes_before)
         raise
 
 
-def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[LedgerScanner]) -> _ItemResult:
+def _scan_resumable_into(
+    home: str, it: _Item, spec: ResumableReader, sink: _EntriesPart, scanned: list[StreamScanner]
+) -> _ItemResult:
     findings = FindingFold()  # bounded: repeats of a code in one file are counted
     counter = [0]
     path = os.path.join(home, it.rel_path)
@@ -127,20 +124,19 @@ def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[Le
         fd = f.fileno()
         end = os.fstat(fd).st_size
         mode = it.mode
-        state = LedgerState()
+        state = spec.state({})
         if mode == ScanState.APPEND and it.prev is not None:
-            prev = it.prev.get("ledger") or {}
-            prev_state = LedgerState.from_dict(prev)
+            prev_state = spec.state(it.prev.get(spec.state_key) or {})
             why = None if end >= prev_state.offset else f"it shrank from {prev_state.offset} to {end} bytes"
             if why is None:
-                why = _anchor_ok(f, prev)
+                why = _anchor_ok(f, prev_state)
             if why is None:
                 state = prev_state
             else:
                 findings.append(_violation(it.rel_path, why))
                 mode = ScanState.FULL
         start = state.offset
-        scanner = LedgerScanner(
+        scanner = spec.scanner(
             shown(it.rel_path),
             state,
             findings.append,
@@ -148,10 +144,10 @@ def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[Le
             buffer=sink.buffer,
             batch_rows=ENTRIES_BATCH_ROWS,
         )
-        # one pass: the same records make the rows (from the resume offset on) and the ledger's verdict
-        # on the whole file (an appended line can settle an earlier one: it attests its predecessor's
+        # one pass: the same records make the rows (from the resume offset on) and the verdict on the
+        # whole file (an appended ledger line can settle an earlier one: it attests its predecessor's
         # bytes, ends an abandoned branch, names a parent)
-        verdict = LedgerVerdict(it.rel_path)
+        verdict = spec.verdict(it.rel_path)
 
         def read(n: int) -> bytes:
             data = os.read(fd, n)
@@ -173,7 +169,7 @@ def _scan_ledger_into(home: str, it: _Item, sink: _EntriesPart, scanned: list[Le
         return _ItemResult(
             it.rel_path,
             mode,
-            {"ledger": scanner.state.to_dict()},
+            {spec.state_key: scanner.state.to_dict()},
             part=sink.name if scanner.rows else None,
             rows=scanner.rows,
             bytes_scanned=scanner.state.offset - start,
@@ -314,8 +310,8 @@ def _scan_sidecar_fd(out: str, gen: int, it: _Item, fd: int, home: Path) -> _Ite
             batches.append(batch)
             buffered += batch.nbytes
             if buffered >= SIDE_PART_BYTES:
-                part = f"{kind.name}/{_file_key(it.rel_path)}-{gen}.parquet"
-                os.makedirs(os.path.join(out, kind.name), exist_ok=True)
+                part = f"{kind.table_name}/{_file_key(it.rel_path)}-{gen}.parquet"
+                os.makedirs(os.path.join(out, kind.table_name), exist_ok=True)
                 writer = pq.ParquetWriter(
                     os.path.join(out, part),
                     schema,
@@ -385,27 +381,36 @@ def _run_task(home: str, out: str, gen: int, task_id: int, items: list[_Item]) -
 
 def _run_task_items(home: str, out: str, gen: int, task_id: int, items: list[_Item]) -> list[_ItemResult]:
     out_results = []
-    sink = _EntriesPart(out, f"entries/t{gen}-{task_id}.parquet")
-    scanned: list[LedgerScanner] = []
+    sinks: dict[str, _EntriesPart] = {}  # per table, the part its resumable kinds' rows stream into
+    scanned: dict[str, list[StreamScanner]] = {}  # per resumable kind, the files it read
     side = _SideRows(home, out, gen)
     for it in items:
+        kind = get_kind(it.kind)
         try:
-            if it.kind == LEDGER_KIND:
-                out_results.append(_scan_ledger(home, it, sink, scanned))
-            else:
+            if kind.resumable is None:
                 side.scan(it, out_results)
+                continue
+            sink = sinks.get(kind.table_name)
+            if sink is None:
+                name = f"{kind.table_name}/t{gen}-{task_id}.parquet"
+                sink = sinks[kind.table_name] = _EntriesPart(out, name, schema=kind.schema,
+                                                             buffer=kind.resumable.buffer())
+            out_results.append(_scan_resumable(home, it, kind.resumable, sink, scanned.setdefault(kind.name, [])))
         except OSError as exc:  # vanished or became unreadable between the walk and the read
             out_results.append(_unreadable(it, exc))
     side.finish(out_results)
     shared = side.tables
-    if not sink.close():  # every row was dropped again (a ledger that failed half-way was the only one)
-        for r in out_results:
-            if r.part == sink.name:
-                r.part, r.rows = None, 0
-    if scanned:  # one entry_fields table for the task, not one per ledger
-        first = next(r for r in out_results if shown(r.rel_path) == scanned[0].rel_path)
-        first.fields = fields_table(scanned)
-    kinds = {it.rel_path: it.kind for it in items}
+    for sink in sinks.values():
+        if not sink.close():  # every row was dropped again (a file that failed half-way was the only one)
+            for r in out_results:
+                if r.part == sink.name:
+                    r.part, r.rows = None, 0
+    for name, scanners in scanned.items():  # one entry_fields table for the task, not one per file
+        fields = get_kind(name).resumable.fields
+        if scanners and fields is not None:
+            first = next(r for r in out_results if shown(r.rel_path) == scanners[0].rel_path)
+            first.fields = fields(scanners)
+    table_of = {it.rel_path: get_kind(it.kind).table_name for it in items}
     for k, tables in shared.items():
         part = f"{k}/b{gen}-{task_id}.parquet"
         table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
@@ -414,7 +419,7 @@ def _run_task_items(home: str, out: str, gen: int, task_id: int, items: list[_It
             table, os.path.join(out, part), compression=PARQUET_COMPRESSION, use_dictionary=SIDE_DICTIONARY
         )
         for r in out_results:
-            if r.part is None and r.rows and kinds[r.rel_path] == k:
+            if r.part is None and r.rows and table_of[r.rel_path] == k:
                 r.part = part
     # a worker runs many tasks: hand freed Arrow buffers back so its memory does not ratchet up
     pa.default_memory_pool().release_unused()
@@ -433,12 +438,12 @@ def _unreadable(it: _Item, exc: OSError) -> _ItemResult:
 
 class _SideRows:
     """The side files of a task: read alone or into their kind's bundle, their rows gathered for the
-    task's shared part of each kind (in file order) unless a file streamed into its own part."""
+    task's shared part of each table (in file order) unless a file streamed into its own part."""
 
     def __init__(self, home: str, out: str, gen: int) -> None:
         self.home, self.out, self.gen = home, out, gen
         self.home_path = Path(home)
-        self.tables: dict[str, list[pa.Table]] = {}  # per kind, the rows of its shared part
+        self.tables: dict[str, list[pa.Table]] = {}  # per table, the rows of its shared part
         # per kind, the open bundle and the files with rows in it (their index in the results)
         self._bundles: dict[str, tuple[Bundle, list[tuple[int, _Item]]]] = {}
 
@@ -470,7 +475,7 @@ class _SideRows:
         except OSError as exc:
             return _unreadable(it, exc)
         if r.table is not None and r.table.num_rows:
-            self.tables.setdefault(it.kind, []).append(r.table)
+            self.tables.setdefault(get_kind(it.kind).table_name, []).append(r.table)
         r.table = None
         return r
 
@@ -483,4 +488,6 @@ class _SideRows:
                 results[i] = self._alone(it)
             return
         if batches:
-            self.tables.setdefault(kind, []).append(pa.Table.from_batches(batches, schema=bundle.schema))
+            self.tables.setdefault(get_kind(kind).table_name, []).append(
+                pa.Table.from_batches(batches, schema=bundle.schema)
+            )
