@@ -9,7 +9,6 @@ Reads only through ``ReadContext.open()``; never writes.
 from __future__ import annotations
 
 from vakaudit.artifacts._base import ReadContext
-from vakaudit.artifacts._lines import CHUNK_BYTES
 from vakaudit.findings import Finding, FindingCode, Severity
 
 
@@ -33,6 +32,9 @@ def parent_dir(ctx: ReadContext) -> str | None:
 
 def read_small(ctx: ReadContext, cap: int) -> bytes | None:
     """Whole content of a small document file, or None when it is larger than ``cap`` bytes."""
+    # the line reader's module on the first read: kinds import this one to be declared, not to read
+    from vakaudit.artifacts._lines import CHUNK_BYTES
+
     parts: list[bytes] = []
     total = 0
     with ctx.open() as f:

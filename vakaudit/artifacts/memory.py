@@ -31,7 +31,6 @@ from vakaudit.artifacts._base import (
     WriteGroup,
 )
 from vakaudit.artifacts._files import parent_name
-from vakaudit.artifacts._lines import Line, iter_lines
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 from vakaudit.ledger.keys import fnv1a64
 
@@ -119,8 +118,9 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
         }
         return builder.add(row[n] for n in _SCHEMA.arrow().names)
 
+    from vakaudit.artifacts._lines import iter_lines  # the line reader, on the first file read
+
     with ctx.open() as f:
-        line: Line
         for line in iter_lines(f, ctx.start_offset):
             header = parse_header(line.raw)
             if header is None and note is not None:

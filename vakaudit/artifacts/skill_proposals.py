@@ -25,7 +25,6 @@ from vakaudit.artifacts._base import (
     WriteGroup,
 )
 from vakaudit.artifacts._files import parent_name
-from vakaudit.artifacts._markdown import scan_document
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 
 if TYPE_CHECKING:
@@ -56,6 +55,8 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
 
     if not ctx.rel_path.endswith(".md"):
         return
+    from vakaudit.artifacts._markdown import scan_document  # the line reader's side, on the first file read
+
     doc = scan_document(ctx, b"proposed-by:")
     meta = doc.front_matter
     trailer = _TRAILER.search(doc.last_match) if doc.last_match else None

@@ -24,7 +24,6 @@ from vakaudit.artifacts._base import (
     WriteGroup,
 )
 from vakaudit.artifacts._files import parent_name
-from vakaudit.artifacts._markdown import scan_document
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -48,6 +47,8 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
 
     if ctx.rel_path.rsplit("/", 1)[-1] != "SKILL.md":
         return
+    from vakaudit.artifacts._markdown import scan_document  # the line reader's side, on the first file read
+
     doc = scan_document(ctx)
     meta = doc.front_matter
     row = {

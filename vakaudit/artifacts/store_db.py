@@ -18,11 +18,9 @@ pages still only in ``store.db-wal`` are not seen (``wal_bytes`` on every row gi
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from vakaudit._sqlite import ROW_LIMIT, TIME_BUDGET_S, open_private_copy
 from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import (
     ArtifactKind,
@@ -35,7 +33,12 @@ from vakaudit.artifacts._base import (
 from vakaudit.findings import Finding, FindingCode, Severity
 
 if TYPE_CHECKING:
+    import sqlite3
+
     import pyarrow as pa
+
+# sqlite3 and vakaudit._sqlite are imported by the functions that read a store.db: classification
+# imports every kind's module, and a home without the index (a 7.0 home) never needs them
 
 _SCHEMA = decl.schema(
     [
@@ -58,6 +61,8 @@ _SCHEMA = decl.schema(
 
 
 def _scalar(con: sqlite3.Connection, sql: str, *args: object) -> object:
+    import sqlite3
+
     try:
         row = con.execute(sql, args).fetchone()
     except sqlite3.Error:
@@ -75,6 +80,8 @@ def _schema_version(con: sqlite3.Connection) -> str | None:
 
 def _objects(con: sqlite3.Connection) -> dict[str, tuple[str, str]]:
     """b-tree name -> (object_type, tbl_name); FTS5 shadow tables are typed ``shadow``."""
+    from vakaudit._sqlite import ROW_LIMIT
+
     rows = con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master LIMIT ?", (ROW_LIMIT,)).fetchall()
     virtual = {
         name
@@ -109,6 +116,8 @@ def _wal_bytes(ctx: ReadContext) -> int | None:
 
 
 def _rows(con: sqlite3.Connection, ctx: ReadContext) -> list[dict[str, object]]:
+    import sqlite3
+
     page_size = _scalar(con, "PRAGMA page_size")
     version = _schema_version(con)
     objects = _objects(con)
@@ -189,7 +198,11 @@ def _rows(con: sqlite3.Connection, ctx: ReadContext) -> list[dict[str, object]]:
 
 def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
     """One row per b-tree of a ``store.db`` file; its companions give no rows."""
+    import sqlite3
+
     import pyarrow as pa
+
+    from vakaudit._sqlite import TIME_BUDGET_S, open_private_copy
 
     if not ctx.rel_path.endswith("store.db"):
         return

@@ -9,7 +9,6 @@ into a private temporary directory and the copy is read. The two reserved store 
 from __future__ import annotations
 
 import os
-import sqlite3
 import struct
 from pathlib import Path
 
@@ -40,10 +39,12 @@ def read_refs(db: Path, rel_path: str = "refs.db") -> tuple[list[Ref], list[Find
     """Every ref, sorted by name, read from a private copy of ``db`` and its ``-wal``
     (:func:`vakaudit._sqlite.open_private_copy`); none when there is no file. A path that is not a
     regular file (a symlink, a FIFO) is not followed: it is a finding."""
-    from vakaudit._sqlite import open_private_copy
-
     if not os.path.lexists(db):
         return [], []
+    import sqlite3  # here, with the private copy's module: a store without refs.db never loads them
+
+    from vakaudit._sqlite import open_private_copy
+
     try:
         with open_private_copy(db, with_wal=True) as copy:
             rows = copy.rows("SELECT name, generation, epoch, target FROM refs ORDER BY name")
