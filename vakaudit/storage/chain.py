@@ -180,11 +180,12 @@ class ChainWalk:
         while True:
             facts, end = walk_frames(buf, pos, prev, HASH_LEN, MAX_FRAME)
             if self._discard and key is None:
-                # the frames go unseen (ChainWalk.finish): what they would have said, without them
-                for k, (off, length, flags, _stored) in enumerate(facts):
-                    if flags & SEALED:
-                        self.encrypted_frames += 1
-                        continue
+                # the frames go unseen (ChainWalk.finish): what they would have said, without them;
+                # a sealed frame says nothing without its key, so only the others are decoded
+                readable = [k for k, fact in enumerate(facts) if not fact[2] & SEALED]
+                self.encrypted_frames += len(facts) - len(readable)
+                for k in readable:
+                    off, length, flags, _stored = facts[k]
                     _entry, problem, detail = decode_payload(flags, buf[off + 5 : off + 4 + length], base + off, None)
                     if problem is not None:
                         self._finding(problem, f"frame {index + k}: {detail}", index + k, base + off)

@@ -14,6 +14,7 @@ reader must not), nothing in the directory is created or changed.
 from __future__ import annotations
 
 import io
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from typing import BinaryIO, Literal
 
 from vakaudit.errors import HomeNotFoundError
 from vakaudit.findings import Finding, FindingCode
-from vakaudit.storage.chain import ChainRead, ChainWalk, collect, iter_frames, read_exact
+from vakaudit.storage.chain import ChainRead, ChainWalk, _Joined, collect, iter_frames, read_exact
 from vakaudit.storage.frames import GENESIS, HASH_LEN, MAX_FRAME, Frame, link, read_frame
 from vakaudit.storage.policy import finding
 
@@ -128,6 +129,14 @@ def read_key_scope(directory: Path) -> str | None:
 
 def _rel(rel_dir: str | None, name: str) -> str:
     return f"{rel_dir}/{name}" if rel_dir else name
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    """``Path.is_file`` of a listed entry (a symlink is followed), from the listing's type when it has one."""
+    try:
+        return entry.is_file()
+    except OSError:  # a symlink loop, say: what Path.is_file says of it (False, or its error)
+        return Path(entry.path).is_file()
 
 
 def read_seals(directory: Path, rel_dir: str | None = None, native: bool | None = None) -> tuple[list[SealEntry], list[Finding]]:
@@ -266,11 +275,15 @@ class SegmentWalk:
         self.keep_frames = keep_frames
         self.findings: list[Finding] = []
         self.segments: list[SegmentRead] = []
-        self.seals, seal_findings = read_seals(self.directory, rel_dir, native)
+        # one listing of the directory: what is not in it is not stat'ed or opened
+        with os.scandir(self.directory) as it:
+            listing = {e.name: e for e in it}
+        self.seals, seal_findings = read_seals(self.directory, rel_dir, native) if SEALS_LOG in listing else ([], [])
         self.findings += seal_findings
-        self.scope = read_key_scope(self.directory)
-        self.has_lock = (self.directory / LOCK).exists()
-        self._files = self._list()
+        self.scope = read_key_scope(self.directory) if KEY in listing else None
+        lock = listing.get(LOCK)
+        self.has_lock = lock is not None and (not lock.is_symlink() or os.path.exists(lock.path))
+        self._files = self._list(listing)
 
     def _add(self, code: FindingCode, rel: str, message: str, *, segment: int | None = None,
              offset: int | None = None, frame_index: int | None = None, expected: str | None = None,
@@ -278,12 +291,13 @@ class SegmentWalk:
         self.findings.append(finding(code, rel, message, offset_bytes=offset, expected=expected,
                                      actual=actual, segment=segment, frame_index=frame_index))
 
-    def _list(self) -> list[_File]:
+    def _list(self, listing: dict[str, os.DirEntry[str]]) -> list[_File]:
         by_number: dict[int, dict[str, Path]] = {}
-        for p in sorted(self.directory.iterdir()):
-            m = _NAME.fullmatch(p.name)
-            if m is None or not p.is_file():
+        for name in sorted(listing):
+            m = _NAME.fullmatch(name)
+            if m is None or not _is_file(listing[name]):
                 continue
+            p = self.directory / name
             number, form = int(m[1]), m[2]
             if form == "sealing":
                 self._add(_C.SEGMENT_SEALING_LEFTOVER, _rel(self.rel_dir, p.name),
@@ -359,14 +373,21 @@ class SegmentWalk:
             return self.segments[-1].chain.head
         return GENESIS
 
-    def _first_frame_prev(self, f: _File, prev: bytes) -> bytes:
+    def _first_frame_prev(self, f: _File, prev: bytes, stream: BinaryIO) -> tuple[bytes, BinaryIO]:
         """The start to verify ``f`` from: ``prev``, unless frame 0 chains from elsewhere
-        (GENESIS or the previous segment's actual head), which is then reported."""
-        stream = self._stream(f, quiet=True)
-        if stream is None:
-            return prev
-        with stream:
+        (GENESIS or the previous segment's actual head), which is then reported; with the stream to
+        walk, which still starts at frame 0 (the file is opened once)."""
+        if isinstance(stream, _ZstdStream):  # not seekable: the walk reads the first frame's bytes again
             first = _read_first(stream)
+            stream = _Joined(first, stream)  # type: ignore[assignment]
+        else:
+            start = stream.tell()
+            first = _read_first(stream)
+            stream.seek(start)
+        return self._first_link(f, prev, first), stream
+
+    def _first_link(self, f: _File, prev: bytes, first: bytes) -> bytes:
+        """What :meth:`_first_frame_prev` says of the first frame's bytes ``first``."""
         fr = read_frame(first, 0)
         if fr.problem is not None:
             return prev
@@ -406,17 +427,19 @@ class SegmentWalk:
             at: dict = {}
             if res is not None:
                 self.resumed.add(f.rel_path)
+            walked: BinaryIO | None = None  # what the walk reads: the stream, or a first frame read and the stream
             if res is None:
-                prev = self._first_frame_prev(f, prev)
                 stream = self._stream(f)
+                if stream is not None:
+                    prev, walked = self._first_frame_prev(f, prev, stream)
             elif res.skip:
                 stream = None
                 at = {"offset": res.valid_len, "index": res.entries, "encrypted_frames": res.encrypted}
             else:
-                stream = f.path.open("rb")
+                stream = walked = f.path.open("rb")
                 stream.seek(res.valid_len)
                 at = {"offset": res.valid_len, "index": res.entries, "encrypted_frames": res.encrypted}
-            walk = ChainWalk(stream if stream is not None else io.BytesIO(b""), res.head if res else prev,
+            walk = ChainWalk(walked if walked is not None else io.BytesIO(b""), res.head if res else prev,
                              self.key, rel_path=f.rel_path, segment=f.number,
                              sink=frames if self.keep_frames else None, native=self.native, **at)
             seg = SegmentRead(f.number, f.form, ChainRead([], prev, 0, None, None, 0), f.rel_path, size, prev)
