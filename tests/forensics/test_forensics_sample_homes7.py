@@ -227,17 +227,20 @@ def test_keyless_verify_of_7_0_segments_and_chains_imports_no_pyarrow(tmp_path: 
 @pytest.mark.parametrize("name", NAMES)
 def test_segment_directories_walked_on_threads_give_the_same_report(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
+    import time
 
     from vakaudit.forensics import home7
 
     expected, keyed = _readme(name)
     keys = KeyRing.from_file(KEYS) if keyed else None
     serial = verify_home(BROKEN / name / "home", keys=keys)
+    before = threading.active_count()
     threads: set[int] = set()
     walk_one = home7._walk_one
 
     def recorded(item):  # noqa: ANN001, ANN202 - the walk's own argument and result
         threads.add(threading.get_ident())
+        time.sleep(0.02)  # long enough for the other thread to take the next directory meanwhile
         return walk_one(item)
 
     monkeypatch.setattr(home7, "THREAD_MIN_BYTES", 0)
@@ -245,7 +248,8 @@ def test_segment_directories_walked_on_threads_give_the_same_report(name: str, m
     monkeypatch.setattr(home7.os, "cpu_count", lambda: 2)
     threaded = verify_home(BROKEN / name / "home", keys=keys)
     if serial.segment_dirs > 1:
-        assert threads and threading.get_ident() not in threads  # walked on the pool's threads
+        assert len(threads) == 2  # this thread and the helper each walked directories
+    assert threading.active_count() == before  # the helper is gone when the walk is
     assert _codes(threaded.findings) == expected
     assert [f.to_dict() for f in threaded.findings] == [f.to_dict() for f in serial.findings]
     assert (threaded.frames, threaded.segment_dirs, threaded.bytes_verified) == (

@@ -22,8 +22,8 @@ writes, locks or repairs anything; ``refs.db`` is read from a private copy by th
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,9 +108,8 @@ def verify_home7(
     return report
 
 
-#: a segment directory holding at least this many bytes of segments is walked on a thread: the
-#: compiled walk hashes its frames without the GIL, while the small directories (their frames
-#: mostly decoded in Python) are walked here in the meantime
+#: a home with fewer bytes of segments than this walks every directory in this thread (a thread
+#: costs more than it saves); with more, the compiled walk hashes on several threads at once
 THREAD_MIN_BYTES = 1 << 20
 
 
@@ -126,18 +125,64 @@ def _walk_one(item: tuple[Path, str, bytes | None]) -> tuple[int, int, int, list
 
 def _walk_all(work: list[tuple[Path, str, bytes | None]],
               sizes: dict[str, int]) -> Iterator[tuple[int, int, int, list[Finding]]]:
-    """Every directory's walk, in the order given: the big ones (``sizes``: bytes per directory) on
-    up to one thread per core (at most 4), the others in this thread. The results are the same
-    whatever the number of threads."""
+    """Every directory's walk, in the order given (``sizes``: bytes per directory).
+
+    With at least :data:`THREAD_MIN_BYTES` of segments, this thread and up to one more per core (at
+    most 4 in all) take the directories largest first, each the next one left when it is done: the
+    compiled walk hashes and reads without the GIL, so the cores share the bytes whatever the sizes
+    of the directories. Each result is given as soon as those before it are; the results are the
+    same whatever the number of threads (a walk's exception is raised here, in its turn)."""
     threads = min(4, os.cpu_count() or 1)
-    big = [i for i, (_d, rel, _k) in enumerate(work) if sizes.get(rel, 0) >= THREAD_MIN_BYTES]
-    if threads < 2 or not big or len(work) < 2:
+    if threads < 2 or len(work) < 2 or sum(sizes.get(rel, 0) for _d, rel, _k in work) < THREAD_MIN_BYTES:
         yield from map(_walk_one, work)
         return
-    with ThreadPoolExecutor(max_workers=threads - 1 if len(big) < len(work) else threads) as pool:
-        futures = {i: pool.submit(_walk_one, work[i]) for i in big}
-        for i, item in enumerate(work):
-            yield futures[i].result() if i in futures else _walk_one(item)
+    todo = sorted(range(len(work)), key=lambda i: sizes.get(work[i][1], 0))  # pop() takes the largest
+    done: list[tuple | BaseException | None] = [None] * len(work)
+    ready = threading.Condition()
+
+    def take() -> bool:
+        """Walk the largest directory left (False: none is left)."""
+        try:
+            i = todo.pop()  # one call under the GIL: no two threads take the same directory
+        except IndexError:
+            return False
+        try:
+            result: tuple | BaseException = _walk_one(work[i])
+        except BaseException as exc:  # noqa: BLE001 - raised by the caller's thread, in its turn
+            result = exc
+        with ready:
+            done[i] = result
+            ready.notify_all()
+        return True
+
+    def helper() -> None:
+        while take():
+            pass
+
+    def result(i: int) -> tuple[int, int, int, list[Finding]]:
+        got = done[i]
+        if isinstance(got, BaseException):
+            raise got
+        assert got is not None
+        return got
+
+    helpers = [threading.Thread(target=helper, name=f"vakaudit-walk-{n}", daemon=True) for n in range(threads - 1)]
+    given = 0
+    try:
+        for t in helpers:
+            t.start()
+        while take():
+            while given < len(work) and done[given] is not None:
+                yield result(given)
+                given += 1
+        for i in range(given, len(work)):
+            with ready:
+                ready.wait_for(lambda i=i: done[i] is not None)
+            yield result(i)
+    finally:
+        todo.clear()  # stopped early: the helpers take nothing more
+        for t in helpers:
+            t.join()
 
 
 def _check_store(root: Path, store_dir: Path, keys: KeyRing | None, report: Home7Report,
