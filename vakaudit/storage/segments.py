@@ -121,10 +121,19 @@ class SegmentsRead:
 
 def read_key_scope(directory: Path) -> str | None:
     """The scope named by ``directory/KEY`` (trimmed), or None without one."""
+    # read through the descriptor: a 7.0 home has a KEY per conversation, read for each of its
+    # checks, and a file object's set-up cost several times the read of a few bytes
     try:
-        return (directory / KEY).read_bytes().decode("utf-8", "replace").strip()
+        fd = os.open(os.path.join(directory, KEY), os.O_RDONLY)
     except FileNotFoundError:
         return None
+    try:
+        parts = []
+        while chunk := os.read(fd, 1 << 16):
+            parts.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(parts).decode("utf-8", "replace").strip()
 
 
 def _rel(rel_dir: str | None, name: str) -> str:
