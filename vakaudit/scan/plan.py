@@ -206,6 +206,7 @@ def _bundle(
     return tasks
 
 
-# a file's CPU besides its kind's read_cost per byte, in ledger bytes: opening it, its anchor, its result (a 1,300-file folder of small
-# delivery jobs costs ~0.085 ms a file, about half of it whatever the file's size)
+# a file's CPU besides its kind's read_cost per byte, in ledger bytes: opening it, its anchor, its
+# result (a 1,300-file folder of small delivery jobs costs ~0.085 ms a file, about half of it whatever
+# the file's size)
 _COST_PER_FILE = 16 << 10
