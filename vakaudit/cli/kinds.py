@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         baseline) and path patterns."""
         import json
 
-        from vakaudit.artifacts import LEDGER_KIND, all_kinds
+        from vakaudit.artifacts import all_kinds
 
         kinds = all_kinds()
         if json_out:
@@ -36,9 +36,7 @@ def register(app: typer.Typer) -> None:
                         "patterns": list(k.patterns),
                         "append_only": k.append_only,
                         "secret": k.secret,
-                        "table": None
-                        if k.schema is None
-                        else ("entries" if k.name == LEDGER_KIND else k.name),
+                        "table": None if k.schema is None else k.table_name,
                         "columns": [] if k.schema is None else k.schema.names,
                         "card": {
                             "writer": k.card.writer,
