@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,23 +128,24 @@ def _walk_all(work: list[tuple[Path, str, bytes | None]],
               sizes: dict[str, int]) -> Iterator[tuple[int, int, int, list[Finding]]]:
     """Every directory's walk, in the order given (``sizes``: bytes per directory).
 
-    With at least :data:`THREAD_MIN_BYTES` of segments, this thread and up to one more per core (at
-    most 4 in all) take the directories largest first, each the next one left when it is done: the
-    compiled walk hashes and reads without the GIL, so the cores share the bytes whatever the sizes
-    of the directories. Each result is given as soon as those before it are; the results are the
-    same whatever the number of threads (a walk's exception is raised here, in its turn)."""
+    With at least :data:`THREAD_MIN_BYTES` of segments, one helper thread per further core (at most
+    3) takes the largest directory left, again and again, while this thread takes the smallest: the
+    compiled walk reads and hashes without the GIL, so the cores share the bytes, and the helpers'
+    big directories hand the GIL over less often per byte than the small ones would. Each result is
+    given as soon as those before it are; the results are the same whatever the number of threads
+    (a walk's exception is raised here, in its turn)."""
     threads = min(4, os.cpu_count() or 1)
     if threads < 2 or len(work) < 2 or sum(sizes.get(rel, 0) for _d, rel, _k in work) < THREAD_MIN_BYTES:
         yield from map(_walk_one, work)
         return
-    todo = sorted(range(len(work)), key=lambda i: sizes.get(work[i][1], 0))  # pop() takes the largest
+    todo = deque(sorted(range(len(work)), key=lambda i: sizes.get(work[i][1], 0)))  # smallest first
     done: list[tuple | BaseException | None] = [None] * len(work)
     ready = threading.Condition()
 
-    def take() -> bool:
-        """Walk the largest directory left (False: none is left)."""
+    def take(largest: bool) -> bool:
+        """Walk the largest (or the smallest) directory left; False when none is left."""
         try:
-            i = todo.pop()  # one call under the GIL: no two threads take the same directory
+            i = todo.pop() if largest else todo.popleft()  # atomic: no two threads take one directory
         except IndexError:
             return False
         try:
@@ -156,7 +158,7 @@ def _walk_all(work: list[tuple[Path, str, bytes | None]],
         return True
 
     def helper() -> None:
-        while take():
+        while take(largest=True):
             pass
 
     def result(i: int) -> tuple[int, int, int, list[Finding]]:
@@ -171,7 +173,7 @@ def _walk_all(work: list[tuple[Path, str, bytes | None]],
     try:
         for t in helpers:
             t.start()
-        while take():
+        while take(largest=False):
             while given < len(work) and done[given] is not None:
                 yield result(given)
                 given += 1
