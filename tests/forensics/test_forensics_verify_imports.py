@@ -2,9 +2,9 @@
 
 A 7.0 home of segment directories alone (no JSONL side file, no index, no checkpoint, no
 ``refs.db``) never needs the cross checks (and sqlite3 with them), the seal module (``--since``
-only), the line and Markdown readers of the side files, or a thread pool's module; a home that has
-those inputs does import them (so the lists below are not vacuous). Each case runs in a new
-interpreter through a wrapper that prints ``sys.modules`` at exit.
+only), the line, Markdown and checkpoint (JSON stream) readers of the side files, or a thread pool's
+module; a home that has those inputs does import them (so the lists below are not vacuous). Each
+case runs in a new interpreter through a wrapper that prints ``sys.modules`` at exit.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ UNUSED_BY_SEGMENTS = (
     "sqlite3",
     "vakaudit.artifacts._lines",
     "vakaudit.artifacts._markdown",
+    "vakaudit.artifacts._jsonstream",
     "concurrent.futures",
     "pyarrow",
 )
@@ -79,7 +80,7 @@ def test_a_home_with_side_files_and_an_index_imports_the_cross_checks() -> None:
     checks and sqlite3 are imported when a file needs them."""
     code, modules, stdout = _verify(str(SAMPLES / "v7"), "--json")
     assert code == 0, stdout
-    assert {"vakaudit.forensics.crosscheck", "sqlite3", "pyarrow"} <= modules
+    assert {"vakaudit.forensics.crosscheck", "sqlite3", "pyarrow", "vakaudit.artifacts._jsonstream"} <= modules
     assert "vakaudit.forensics.seal" not in modules
 
 

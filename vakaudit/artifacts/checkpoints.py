@@ -35,22 +35,16 @@ from vakaudit.artifacts._base import (
     repeated,
 )
 from vakaudit.artifacts._columns import BATCH_ROWS
-from vakaudit.artifacts._jsonstream import (
-    _MARK,
-    JsonStreamError,
-    LongString,
-    base64_decoded_len,
-    iter_scalars,
-    long_value,
-    scan_document,
-    string_len,
-)
 from vakaudit.artifacts._rowspec import Bundled
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 from vakaudit.findings import Finding, FindingCode, Severity
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     import pyarrow as pa
+
+    from vakaudit.artifacts._jsonstream import JsonStreamError, LongString
 
 _SCHEMA = decl.schema(
     [
@@ -81,10 +75,20 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _scanner() -> ModuleType:
+    """The streaming JSON scanner (:mod:`vakaudit.artifacts._jsonstream`), imported on the first
+    snapshot read: classification imports every kind's module, and a home without checkpoints (a 7.0
+    home of segments) would pay for the scanner's module and dataclass for nothing."""
+    from vakaudit.artifacts import _jsonstream
+
+    return _jsonstream
+
+
 class _Fold:
     """What the rows of a snapshot need from its document, gathered scalar by scalar or from a tree."""
 
     def __init__(self) -> None:
+        self.js = _scanner()
         self.head: dict[str, Any] = {"label_bytes": None, "seq": None, "session_id": None, "created_at": None}
         self.entries: dict[int, dict[str, Any]] = {}
         self.observed = 0
@@ -106,8 +110,8 @@ class _Fold:
             entry["file_rel_path"] = value if isinstance(value, str) else None
         elif key == "content":
             self.fmt = self.fmt or "base64"
-            entry["encoded_bytes"] = string_len(value)
-            entry["content_bytes"] = base64_decoded_len(value)
+            entry["encoded_bytes"] = self.js.string_len(value)
+            entry["content_bytes"] = self.js.base64_decoded_len(value)
         elif key == "hash":
             self.fmt = "hashed"
             entry["hash"] = value if isinstance(value, str) else None
@@ -119,7 +123,7 @@ class _Fold:
     def top(self, key: Any, value: Any) -> None:
         head = self.head
         if key == "label":
-            head["label_bytes"] = string_len(value)
+            head["label_bytes"] = self.js.string_len(value)
         elif key == "seq":
             head["seq"] = _int(value)
         elif key == "session_id" and isinstance(value, str):
@@ -143,12 +147,14 @@ class _Fold:
                 elif type(value) is dict:
                     self.observed += sum(map(_leaf, value.values()))
             elif _leaf(value):
-                self.top(key, long_value(value, longs))
+                self.top(key, self.js.long_value(value, longs))
 
     def _items(self, items: list[Any], longs: list[LongString]) -> None:
         """:meth:`entry` for every scalar member of every ``files[]`` item, inlined (a snapshot has
         about a hundred items, each a few members)."""
         entries = self.entries
+        js = self.js
+        mark, string_len, base64_decoded_len, long_value = js._MARK, js.string_len, js.base64_decoded_len, js.long_value
         has_content = has_hash = False
         for i, item in enumerate(items):
             t = type(item)
@@ -162,14 +168,14 @@ class _Fold:
                         if entry is None:
                             entry = entries[i] = dict.fromkeys(_ENTRY_KEYS)
                     if k == "content":
-                        if type(v) is str and v.startswith(_MARK):
+                        if type(v) is str and v.startswith(mark):
                             v = longs[int(v[1:])]
                         has_content = True
                         entry["encoded_bytes"] = string_len(v)
                         entry["content_bytes"] = base64_decoded_len(v)
                     elif k == "rel_path":
                         # a path longer than the cap is a placeholder (a LongString): not a str
-                        entry["file_rel_path"] = v if type(v) is str and not v.startswith(_MARK) else None
+                        entry["file_rel_path"] = v if type(v) is str and not v.startswith(mark) else None
                     elif k == "hash":
                         has_hash = True
                         v = long_value(v, longs)
@@ -204,17 +210,18 @@ def _snapshot_rows(
 ) -> tuple[dict[str, Any], list[int | None], list[dict]]:
     """The rows of one snapshot: the values common to them, the entry indexes and the entries."""
     fold = _Fold()
+    js = fold.js
     fault: JsonStreamError | None = None
     with ctx.open() as f:
-        doc = scan_document(f) if fast else None
+        doc = js.scan_document(f) if fast else None
         if doc is not None:
             fold.tree(*doc)
         else:  # not a plain document: the streaming scanner, from the start
             f.seek(0)
             try:
-                for path, value in iter_scalars(f):
+                for path, value in js.iter_scalars(f):
                     fold.event(path, value)
-            except JsonStreamError as exc:
+            except js.JsonStreamError as exc:
                 fault = exc
     if fault is not None:
         ctx.emit(
