@@ -7,6 +7,7 @@ check failed (replay); 2 usage error (bad option, missing home); 3 unexpected in
 from __future__ import annotations
 
 import copy
+import gc
 import sys
 import traceback
 
@@ -63,6 +64,13 @@ def _debug_option(ctx, param, value: bool) -> bool:  # noqa: ANN001 - click's ca
 
 def run(app) -> None:  # noqa: ANN001 - a typer.Typer
     code = _invoke(app)
+    # The process ends here: what it holds goes to the collector's permanent generation, so that
+    # the interpreter's shutdown does not traverse it in its last cyclic collections (15 of the 20 ms
+    # a verify of bench's 7.0 home spent exiting). Reference counting still frees it as the modules
+    # are torn down, atexit handlers run and the standard streams are flushed; only an object held
+    # by a reference cycle alone is left to the OS without its finalizer (CPython does not promise
+    # to run those at exit either).
+    gc.freeze()
     sys.exit(code)
 
 
