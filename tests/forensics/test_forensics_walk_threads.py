@@ -46,7 +46,7 @@ WALK_ONE = home7._walk_one  # one directory's walk, as this thread does it alone
 def test_the_results_come_in_the_order_of_the_directories(two_threads: set[int]) -> None:
     work, sizes = _work()
     before = threading.active_count()
-    threaded = list(home7._walk_all(work, sizes))
+    threaded = list(home7._walk_all(work, sizes, {rel for _d, rel, _k in work}))
     assert len(two_threads) == 2  # both threads walked
     assert threaded == [WALK_ONE(w) for w in work]
     assert threading.active_count() == before
@@ -66,7 +66,7 @@ def test_a_failing_walk_is_raised_in_its_turn(two_threads: set[int], monkeypatch
     before = threading.active_count()
     got = []
     with pytest.raises(OSError, match="the disk went away"):
-        for result in home7._walk_all(work, sizes):
+        for result in home7._walk_all(work, sizes, {rel for _d, rel, _k in work}):
             got.append(result)
     assert got == [WALK_ONE(work[0])]  # what came before it, and nothing after
     assert threading.active_count() == before
@@ -75,7 +75,45 @@ def test_a_failing_walk_is_raised_in_its_turn(two_threads: set[int], monkeypatch
 def test_a_walk_given_up_early_leaves_no_thread(two_threads: set[int]) -> None:
     work, sizes = _work()
     before = threading.active_count()
-    walks = home7._walk_all(work, sizes)
+    walks = home7._walk_all(work, sizes, {rel for _d, rel, _k in work})
     next(walks)
     walks.close()
     assert threading.active_count() == before
+
+
+def _walked_by(keys: object, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """verify_home7 of the sample, threads on: which thread walked each directory."""
+    from vakaudit.scan import iter_home_files
+
+    by: dict[str, int] = {}
+    walk_one = home7._walk_one
+
+    def slow(item):  # noqa: ANN001, ANN202
+        by[item[1]] = threading.get_ident()
+        time.sleep(0.02)
+        return walk_one(item)
+
+    monkeypatch.setattr(home7, "THREAD_MIN_BYTES", 0)
+    monkeypatch.setattr(home7.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(home7, "_walk_one", slow)
+    home7.verify_home7(SAMPLE, list(iter_home_files(SAMPLE)), keys=keys)
+    return by
+
+
+def test_only_conversations_walked_keyless_are_shared_with_a_helper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A conversation's directory (it has a KEY) walked without its key is hashed, never decoded: a
+    helper may take it. A record chain's frames are decoded in Python: this thread walks it."""
+    by = _walked_by(None, monkeypatch)
+    conversations = {d for d in by if (SAMPLE / d / "KEY").exists()}
+    assert len(conversations) == 2 and len(by) == 5
+    me = threading.get_ident()
+    assert all(by[d] == me for d in set(by) - conversations)  # the record chains
+    assert len(set(by.values())) == 2  # and the helper took a conversation
+
+
+def test_a_keyed_walk_is_not_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the keys every sealed frame is opened in Python: a second thread would only slow it down."""
+    from vakaudit.storage import KeyRing
+
+    by = _walked_by(KeyRing.from_file(SAMPLE.parent / "v7-keys.json"), monkeypatch)
+    assert len(by) == 5 and set(by.values()) == {threading.get_ident()}

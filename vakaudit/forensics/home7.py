@@ -36,6 +36,7 @@ from vakaudit.scan.store7 import store_listing, tenant_dirs
 from vakaudit.scan.walk import HomeFile
 from vakaudit.storage import KeyRing, Store, TenantKeys, iter_segments
 from vakaudit.storage.objects import is_object_id, object_rel_path
+from vakaudit.storage.segments import KEY
 
 __all__ = ["Home7Report", "segment_dirs", "tenant_dirs", "verify_home7"]
 
@@ -94,7 +95,11 @@ def verify_home7(
     dirs = segment_dirs(files)
     # the keys first, in this thread (the tenants' key readers collect their findings in order)
     work = [(root / rel_dir, rel_dir, _chain_key(root / rel_dir, rel_dir, tenants)) for rel_dir in dirs]
-    for rel_dir, (segments, frames, size, found) in zip(dirs, _walk_all(work, sizes), strict=True):
+    # a conversation's frames are sealed (its directory has a KEY): walked without its key, they are
+    # hashed and counted, never decoded in Python
+    sealed = {hf.rel_path.rpartition("/")[0] for hf in files if hf.rel_path.endswith("/" + KEY)}
+    hashed = {rel_dir for _d, rel_dir, key in work if key is None and rel_dir in sealed}
+    for rel_dir, (segments, frames, size, found) in zip(dirs, _walk_all(work, sizes, hashed), strict=True):
         if progress is not None:
             progress(rel_dir, sizes.get(rel_dir, 0))
         report.segment_dirs += 1
@@ -109,8 +114,8 @@ def verify_home7(
     return report
 
 
-#: a home with fewer bytes of segments than this walks every directory in this thread (a thread
-#: costs more than it saves); with more, the compiled walk hashes on several threads at once
+#: below this many bytes in the directories whose walk only hashes, every directory is walked in
+#: this thread (a thread costs more than it saves)
 THREAD_MIN_BYTES = 1 << 20
 
 
@@ -124,28 +129,33 @@ def _walk_one(item: tuple[Path, str, bytes | None]) -> tuple[int, int, int, list
             sum(s.size_bytes for s in walk.segments), walk.findings)
 
 
-def _walk_all(work: list[tuple[Path, str, bytes | None]],
-              sizes: dict[str, int]) -> Iterator[tuple[int, int, int, list[Finding]]]:
+def _walk_all(work: list[tuple[Path, str, bytes | None]], sizes: dict[str, int],
+              hashed: set[str]) -> Iterator[tuple[int, int, int, list[Finding]]]:
     """Every directory's walk, in the order given (``sizes``: bytes per directory).
 
-    With at least :data:`THREAD_MIN_BYTES` of segments, one helper thread per further core (at most
-    3) takes the largest directory left, again and again, while this thread takes the smallest: the
-    compiled walk reads and hashes without the GIL, so the cores share the bytes, and the helpers'
-    big directories hand the GIL over less often per byte than the small ones would. Each result is
-    given as soon as those before it are; the results are the same whatever the number of threads
-    (a walk's exception is raised here, in its turn)."""
+    The walks of the ``hashed`` directories (sealed frames walked without their key) are mostly the
+    compiled walk's reading and hashing, without the GIL: with at least :data:`THREAD_MIN_BYTES` of
+    them, one helper thread per further core (at most 3) takes the largest of them left, again and
+    again. This thread walks the other directories (their frames are decoded in Python, which a
+    second thread only slows down: keyed walks 5-20% on bench's homes), then takes the smallest
+    hashed ones left. Each result is given as soon as those before it are; the results are the same
+    whatever the number of threads (a walk's exception is raised here, in its turn)."""
     threads = min(4, os.cpu_count() or 1)
-    if threads < 2 or len(work) < 2 or sum(sizes.get(rel, 0) for _d, rel, _k in work) < THREAD_MIN_BYTES:
+    size = [sizes.get(rel, 0) for _d, rel, _k in work]
+    shared = sorted((i for i, (_d, rel, _k) in enumerate(work) if rel in hashed), key=size.__getitem__)
+    if threads < 2 or len(shared) < 2 or sum(size[i] for i in shared) < THREAD_MIN_BYTES:
         yield from map(_walk_one, work)
         return
-    todo = deque(sorted(range(len(work)), key=lambda i: sizes.get(work[i][1], 0)))  # smallest first
+    todo = deque(shared)  # smallest first
+    own = deque(i for i, (_d, rel, _k) in enumerate(work) if rel not in hashed)
     done: list[tuple | BaseException | None] = [None] * len(work)
     ready = threading.Condition()
 
-    def take(largest: bool) -> bool:
-        """Walk the largest (or the smallest) directory left; False when none is left."""
+    def take(helper: bool) -> bool:
+        """Walk the next directory: a helper the largest hashed one left, this thread its own ones, then
+        the smallest hashed one left. False when none is left."""
         try:
-            i = todo.pop() if largest else todo.popleft()  # atomic: no two threads take one directory
+            i = todo.pop() if helper else own.popleft() if own else todo.popleft()  # atomic each
         except IndexError:
             return False
         try:
@@ -158,7 +168,7 @@ def _walk_all(work: list[tuple[Path, str, bytes | None]],
         return True
 
     def helper() -> None:
-        while take(largest=True):
+        while take(helper=True):
             pass
 
     def result(i: int) -> tuple[int, int, int, list[Finding]]:
@@ -173,7 +183,7 @@ def _walk_all(work: list[tuple[Path, str, bytes | None]],
     try:
         for t in helpers:
             t.start()
-        while take(largest=False):
+        while take(helper=False):
             while given < len(work) and done[given] is not None:
                 yield result(given)
                 given += 1
@@ -183,6 +193,7 @@ def _walk_all(work: list[tuple[Path, str, bytes | None]],
             yield result(i)
     finally:
         todo.clear()  # stopped early: the helpers take nothing more
+        own.clear()
         for t in helpers:
             t.join()
 
