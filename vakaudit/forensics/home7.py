@@ -137,8 +137,8 @@ def _walk_all(work: list[tuple[Path, str, bytes | None]], sizes: dict[str, int],
     compiled walk's reading and hashing, without the GIL: with at least :data:`THREAD_MIN_BYTES` of
     them, one helper thread per further core (at most 3) takes the largest of them left, again and
     again. This thread walks the other directories (their frames are decoded in Python, which a
-    second thread only slows down: keyed walks 5-20% on bench's homes), then takes the smallest
-    hashed ones left. Each result is given as soon as those before it are; the results are the same
+    second thread only slows down: a keyed pass by 8% on bench's 7.0 home, 23% on the synthetic
+    measured one), then takes the smallest hashed ones left. Each result is given as soon as those before it are; the results are the same
     whatever the number of threads (a walk's exception is raised here, in its turn)."""
     threads = min(4, os.cpu_count() or 1)
     size = [sizes.get(rel, 0) for _d, rel, _k in work]
