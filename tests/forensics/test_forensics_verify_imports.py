@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fresh_process import run_cli
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_homes"
 
@@ -32,26 +31,10 @@ UNUSED_BY_SEGMENTS = (
     "pyarrow",
 )
 
-_WRAPPER = """
-import json, sys
-from vakaudit.cli import main
-sys.argv = ["vakaudit", "verify", *json.loads(sys.argv[1])]
-try:
-    main()
-except SystemExit as exc:
-    code = exc.code
-print("modules:" + json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
-"""
-
-
 def _verify(*args: str) -> tuple[int, set[str], str]:
     """``vakaudit verify ARGS`` in a new interpreter: exit code, modules imported by the end, stdout."""
-    out = subprocess.run([sys.executable, "-c", _WRAPPER, json.dumps(list(args))],
-                         capture_output=True, text=True, check=False)  # fmt: skip
-    lines = [line for line in out.stderr.splitlines() if line.startswith("modules:")]
-    assert lines, out.stdout + out.stderr
-    got = json.loads(lines[-1].removeprefix("modules:"))
-    return got["code"], set(got["modules"]), out.stdout
+    got = run_cli(["verify", *args])
+    return got.code, set(got.modules), got.stdout
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,11 @@ Each scan runs in a fresh process, which prints what it had imported at exit.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from fresh_process import run_cli
 
 from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA
 from vakaudit.scan.frames7 import _spread
@@ -23,34 +21,10 @@ from vakaudit.scan.frames7 import _spread
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_homes"
 KEYS = SAMPLES / "v7-keys.json"
 
-# runs the CLI once per argument list (a scan's exit raises SystemExit), then prints which of the
-# watched modules the process had imported
-_WRAPPER = """
-import json, sys
-from vakaudit.cli import main
-runs, watched = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-for argv in runs:
-    sys.argv = ["vakaudit", *argv]
-    try:
-        main()
-    except SystemExit as exc:
-        if exc.code:
-            raise
-print("loaded:" + ",".join(m for m in watched if m in sys.modules))
-"""
-
-
 def _imported(runs: list[list[str]], watched: tuple[str, ...]) -> list[str]:
-    out = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, json.dumps(runs), json.dumps(watched)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    last = out.stdout.strip().splitlines()[-1]
-    assert last.startswith("loaded:"), out.stdout + out.stderr
-    return [m for m in last.removeprefix("loaded:").split(",") if m]
+    got = run_cli(*runs)
+    assert not got.code, got.stderr
+    return [m for m in watched if m in got.modules]
 
 
 def test_a_jsonl_home_is_scanned_without_the_7_0_readers(tmp_path: Path) -> None:

@@ -9,48 +9,21 @@ A full scan keeps none of the last scan's rows, so it does not read its ``entry_
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from fresh_process import run_cli
 
 import vakaudit.scan.parts as scan_parts
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_homes"
 WATCHED = ("pyarrow.dataset", "pyarrow.compute", "pyarrow._acero")
 
-# runs the CLI once per argument list (a scan's exit raises SystemExit), then prints which of the
-# watched modules the process had imported
-_WRAPPER = """
-import json, sys
-from vakaudit.cli import main
-runs, watched = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-for argv in runs:
-    sys.argv = ["vakaudit", *argv]
-    try:
-        main()
-    except SystemExit as exc:
-        if exc.code:
-            raise
-print("loaded:" + ",".join(m for m in watched if m in sys.modules))
-"""
-
-
 def _scan_in_a_fresh_process(runs: list[list[str]]) -> list[str]:
-    import json
-
-    out = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, json.dumps(runs), json.dumps(WATCHED)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    last = out.stdout.strip().splitlines()[-1]
-    assert last.startswith("loaded:"), out.stdout + out.stderr
-    return [m for m in last.removeprefix("loaded:").split(",") if m]
+    got = run_cli(*runs)
+    assert not got.code, got.stderr
+    return [m for m in WATCHED if m in got.modules]
 
 
 def test_a_full_scan_into_an_earlier_scan_imports_no_arrow_dataset_or_compute(tmp_path: Path) -> None:

@@ -332,30 +332,18 @@ class LedgerScanner:
         """After the last item: the state to resume from, the growth note, the last rows."""
         reader = self._reader
         st = self.state
-        if reader.growing:
-            self.growing = True
-            self.emit(
-                Finding(
-                    FindingCode.LEDGER_GROWING,
-                    Severity.INFO,
-                    self.rel_path,
-                    f"ledger is being appended to; scanned a consistent prefix of {reader.consumed} bytes and "
-                    "left the line still being written for the next scan",
-                    line_no=reader.line_count + 1,
-                    offset_bytes=reader.consumed,
-                )
-            )
+        if reader.growing:  # a line in flight at the end: left for the next scan
+            note = (f"ledger is being appended to; scanned a consistent prefix of {reader.consumed} bytes and "
+                    "left the line still being written for the next scan")  # fmt: skip
         elif self._still_growing is not None and self._still_growing():
+            note = f"ledger grew while it was scanned; the scan covers its first {reader.consumed} bytes"
+        else:
+            note = None
+        if note is not None:
             self.growing = True
-            self.emit(
-                Finding(
-                    FindingCode.LEDGER_GROWING,
-                    Severity.INFO,
-                    self.rel_path,
-                    f"ledger grew while it was scanned; the scan covers its first {reader.consumed} bytes",
-                    offset_bytes=reader.consumed,
-                )
-            )
+            line_no = reader.line_count + 1 if reader.growing else None
+            self.emit(Finding(FindingCode.LEDGER_GROWING, Severity.INFO, self.rel_path, note, line_no=line_no,
+                              offset_bytes=reader.consumed))  # fmt: skip
         if reader.consumed >= st.offset:
             st.offset = reader.consumed
             st.line_no = reader.line_count
