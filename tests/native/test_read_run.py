@@ -41,7 +41,7 @@ import vakaudit.artifacts.session_ledger as sl
 from vakaudit.ledger.chain import LineStatus
 from vakaudit.ledger.entry import ENVELOPE_KEYS, KNOWN_KINDS, EntryParseError, parse_envelope
 from vakaudit.ledger.records import LedgerReader, Record, ts_key
-from vakaudit.ledger.vocab import PREP_KINDS
+from vakaudit.ledger.vocab import KERNEL_VOCAB
 
 L = native.linescan
 pytestmark = pytest.mark.skipif(L is None, reason="the compiled extension is not built")
@@ -391,7 +391,7 @@ def test_at_turn_is_the_envelopes_own() -> None:
     r = L.read_run(buf, 0, len(buf), 10, None, None, LONG)
     assert r[0] == len(buf) and r[10] == [(0, "t1")]
     # with rows the line is not taken (an envelope key among the members): the reference path reads it
-    rows = (L.EntryCols(), {}, [0, None, False], 0, 0, KNOWN_KINDS, PREP_KINDS)
+    rows = (L.EntryCols(), {}, [0, None, False], 0, 0, KNOWN_KINDS, KERNEL_VOCAB)
     r = L.read_run(buf, 0, len(buf), 10, None, None, LONG, rows)
     assert r[0] == len(lines[0]) + 1 and r[10] == [(0, "t1")]
 
@@ -416,7 +416,7 @@ def test_with_rows_the_reference_paths_rows_fields_and_turns(name: str) -> None:
         fields: dict = {}
         before = list(turn_state)
         r = L.read_run(view, ref.starts[i] - cut, len(view), 5, expected, key, LONG,
-                       (cols, fields, turn_state, cut, i, KNOWN_KINDS, PREP_KINDS))  # fmt: skip
+                       (cols, fields, turn_state, cut, i, KNOWN_KINDS, KERNEL_VOCAB))  # fmt: skip
         n = check_run(name, r, i, 5, expected, key, shift=cut, rows=True)
         if n:
             buffer = sl.EntriesBuffer()
@@ -442,7 +442,7 @@ def test_a_stop_records_nothing_of_the_line() -> None:
     buf = join(lines)
     cols, fields, turn_state = L.EntryCols(), {}, [4, "t-4", True]
     r = L.read_run(
-        buf, 0, len(buf), 100, None, None, LONG, (cols, fields, turn_state, 0, 0, KNOWN_KINDS, PREP_KINDS)
+        buf, 0, len(buf), 100, None, None, LONG, (cols, fields, turn_state, 0, 0, KNOWN_KINDS, KERNEL_VOCAB)
     )
     assert r[0] == len(lines[0]) + 1 and r[2] == ["a1"] and r[6] == [sha(lines[0])]
     n, out, _ts_other = cols.take()
@@ -470,7 +470,7 @@ def test_lines_taken_or_left(name: str) -> None:
         assert r[0] == (after if want else start), (name, want)
         cols, fields, turns = L.EntryCols(), {}, [0, None, False]
         r = L.read_run(buf, start, len(buf), 1, sha(lines[0]), None, LONG,
-                       (cols, fields, turns, 0, 1, KNOWN_KINDS, PREP_KINDS))  # fmt: skip
+                       (cols, fields, turns, 0, 1, KNOWN_KINDS, KERNEL_VOCAB))  # fmt: skip
         assert r[0] == (after if with_rows else start), (name, "rows")
         assert len(cols) == (1 if with_rows else 0)
 
@@ -480,7 +480,7 @@ def test_a_crlf_line_and_a_byte_order_mark_are_left() -> None:
     for buf, stop in ((a + b"\r\n" + b + b"\n", 0), (b"\xef\xbb\xbf" + a + b"\n" + b + b"\n", 0),
                       (a + b"\n" + b + b"\r\n", len(a) + 1)):  # fmt: skip
         assert L.read_run(buf, 0, len(buf), 10, None, None, LONG)[0] == stop
-        rows = (L.EntryCols(), {}, [0, None, False], 0, 0, KNOWN_KINDS, PREP_KINDS)
+        rows = (L.EntryCols(), {}, [0, None, False], 0, 0, KNOWN_KINDS, KERNEL_VOCAB)
         assert L.read_run(buf, 0, len(buf), 10, None, None, LONG, rows)[0] == stop
 
 
@@ -541,7 +541,7 @@ def test_flags_of_hand_worked_lines() -> None:
 def _chain_columns(buf: bytes, expected: str | None) -> tuple[list, list]:
     cols = L.EntryCols()
     r = L.read_run(buf, 0, len(buf), 10, expected, None, LONG, (cols, {}, [0, None, False], 0, 0, KNOWN_KINDS,
-                                                                 PREP_KINDS))  # fmt: skip
+                                                                 KERNEL_VOCAB))  # fmt: skip
     assert r[0] == len(buf)
     n, out, _ = cols.take()
     names = sl._ROW_COLUMNS
@@ -590,7 +590,7 @@ def test_digests_are_hashlib_digests(shani: bool) -> None:
             pos, expected, line_no = 0, None, 0
             cols, fields, turn_state = L.EntryCols(), {}, [0, None, False]
             while pos < len(buf):
-                rows = (cols, fields, turn_state, 0, line_no, KNOWN_KINDS, PREP_KINDS)
+                rows = (cols, fields, turn_state, 0, line_no, KNOWN_KINDS, KERNEL_VOCAB)
                 r = L.read_run(buf, pos, len(buf), 1 << 20, expected, None, LONG, rows)
                 if r[0] == pos:
                     lf = buf.find(b"\n", pos)
@@ -624,10 +624,10 @@ def test_digests_are_hashlib_digests(shani: bool) -> None:
 
 
 def fresh_rows(
-    turn_state: list | None = None, known: object = KNOWN_KINDS, prep: object = PREP_KINDS
+    turn_state: list | None = None, known: object = KNOWN_KINDS, vocab: object = KERNEL_VOCAB
 ) -> tuple:
-    """A rows tuple with new buffers: (cols, fields, turn_state, base 0, line_no 0, known, prep)."""
-    return (L.EntryCols(), {}, [0, None, False] if turn_state is None else turn_state, 0, 0, known, prep)
+    """A rows tuple with new buffers: (cols, fields, turn_state, base 0, line_no 0, known, vocab)."""
+    return (L.EntryCols(), {}, [0, None, False] if turn_state is None else turn_state, 0, 0, known, vocab)
 
 
 def _sample() -> bytes:
@@ -645,7 +645,7 @@ def test_rows_by_keyword_and_by_position_are_the_same() -> None:
         None,
         None,
         LONG,
-        rows=fresh_rows(None, frozenset(KNOWN_KINDS), frozenset(PREP_KINDS)),
+        rows=fresh_rows(None, frozenset(KNOWN_KINDS), (set(KERNEL_VOCAB[0]), *KERNEL_VOCAB[1:])),
     )
     assert a == b and a[0] == len(buf)
     assert L.read_run(buf, 0, len(buf), 50, None, None, LONG, rows=None) == L.read_run(
@@ -670,8 +670,12 @@ def test_bad_arguments() -> None:
         L.read_run(buf, 0, n, 5, None, None, LONG, ({},) + good[1:])
     with pytest.raises(ValueError, match="turn_state"):
         L.read_run(buf, 0, n, 5, None, None, LONG, good[:2] + ([0, None],) + good[3:])
-    with pytest.raises(TypeError, match="sets"):
-        L.read_run(buf, 0, n, 5, None, None, LONG, good[:5] + (list(KNOWN_KINDS), PREP_KINDS))
+    with pytest.raises(TypeError, match="known must be a set"):
+        L.read_run(buf, 0, n, 5, None, None, LONG, good[:5] + (list(KNOWN_KINDS), KERNEL_VOCAB))
+    with pytest.raises(TypeError, match="vocab"):
+        L.read_run(buf, 0, n, 5, None, None, LONG, good[:6] + (KERNEL_VOCAB[:-1],))
+    with pytest.raises(TypeError, match="vocab"):
+        L.read_run(buf, 0, n, 5, None, None, LONG, good[:6] + ((list(KERNEL_VOCAB[0]), *KERNEL_VOCAB[1:]),))
     assert len(good[0]) == 0 and good[1] == {} and good[2] == [0, None, False]
 
 
@@ -713,3 +717,30 @@ def test_no_memory_kept_after_errors_or_runs() -> None:
     finally:
         tracemalloc.stop()
     assert grown < 64 * 1024, grown
+
+
+def test_the_turn_vocabulary_is_the_callers_data() -> None:
+    # the kernel keeps no word of the turn rule: with another directive role and another prep
+    # follower handed in, an "operator" message opens a turn and a "user" one does not, and a
+    # "goal" after a prep entry is numbered with the turn it prepares (hand-worked numbers)
+    def msg(role: str, ident: str) -> bytes:
+        body = b',"message":{"role":"%s","content":[{"type":"text","text":"x"}]},"meta":{}' % role.encode()
+        return entry("message", body, ident)
+
+    lines = rechain([entry("header", b"", "h"), msg("operator", "d1"), msg("user", "u"),
+                     entry("turn_capabilities_ref", b',"epoch":1', "p"), entry("goal", b"", "g"),
+                     msg("operator", "d2")])  # fmt: skip
+    buf = join(lines)
+    prep, header, _follower, kind, _role, text, result = KERNEL_VOCAB
+    vocab = (prep, header, "goal", kind, "operator", text, result)
+    cols = L.EntryCols()
+    turn_state = [0, None, False]
+    r = L.read_run(buf, 0, len(buf), 10, None, None, LONG, (cols, {}, turn_state, 0, 0, KNOWN_KINDS, vocab))
+    assert r[0] == len(buf)
+    n, out, _ = cols.take()
+    names = sl._ROW_COLUMNS
+    turn_no = native.arrow_column(pa.int64(), n, out[names.index("turn_no")]).to_pylist()
+    directive = native.arrow_column(pa.bool_(), n, out[names.index("is_directive")]).to_pylist()
+    assert directive == [None, True, False, None, None, True]
+    assert turn_no == [None, 1, 1, 2, 2, 2]
+    assert turn_state == [2, "d2", False]

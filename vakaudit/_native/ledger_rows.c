@@ -809,6 +809,33 @@ static int acc_add(Acc *t, int *used, PyObject *fields, PyObject *kind, cp key, 
 
 /* -- one line's row ------------------------------------------------------------------------------- */
 
+/* The turn vocabulary, handed in as data on every call (vakaudit.ledger.vocab.KERNEL_VOCAB): the prep
+ * kinds, the header's kind, the kind an entry after a prep entry is prep too, and the directive rule's
+ * kind, role and content block types. The strings belong to the caller's tuple for the call. */
+typedef struct {
+    PyObject *prep;
+    const char *header, *follower, *message, *role, *text, *result;
+} Vocab;
+
+static int vocab_open(Vocab *voc, PyObject *t) {
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 7 || !PyAnySet_Check(PyTuple_GET_ITEM(t, 0))) {
+        PyErr_SetString(PyExc_TypeError, "read_run: vocab must be (prep kinds, header, follower, message, role, "
+                                         "text block, result block)");
+        return -1;
+    }
+    voc->prep = PyTuple_GET_ITEM(t, 0);
+    const char **to[] = {&voc->header, &voc->follower, &voc->message, &voc->role, &voc->text, &voc->result};
+    for (int i = 0; i < 6; i++)
+        if (!(*to[i] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, i + 1)))) return -1;
+    return 0;
+}
+
+/* Whether the JSON string [s, e) (quotes included, no escape) is lit. */
+static int jquoted_is(cp s, cp e, const char *lit) {
+    size_t n = strlen(lit);
+    return (size_t)(e - s) == n + 2 && *s == '"' && memcmp(s + 1, lit, n) == 0;
+}
+
 /* A line's row before it is written: its payload members and the column values of its payload facts. */
 typedef struct {
     Member mem[MAX_MEMBERS];
@@ -826,13 +853,13 @@ typedef struct {
  * reference decoder; the facts (session_ledger.payload_facts) then fill r. Returns 1 when the row can
  * be written, 0 when the caller must read the line itself (nothing recorded), -1 on a Python error.
  */
-static int row_facts(const Envelope *env, cp e, PyObject *known, PyObject *prep, LineRow *r) {
+static int row_facts(const Envelope *env, cp e, PyObject *known, const Vocab *voc, LineRow *r) {
     int nm = r->nm = walk_members(env->kind_end, e, r->mem);
     if (nm < 0) return 0;
     PyObject *kind = kind_str(env->kind_s, env->kind_t);
     if (!kind) return -1;
     int is_known = PySet_Contains(known, kind);
-    int is_prep = is_known > 0 ? PySet_Contains(prep, kind) : 0;
+    int is_prep = is_known > 0 ? PySet_Contains(voc->prep, kind) : 0;
     Py_DECREF(kind); /* the kind cache holds it */
     if (is_known < 0 || is_prep < 0) return -1;
     if (!is_known || key_is(env->kind_s, env->kind_t, "work")) return 0;
@@ -845,7 +872,7 @@ static int row_facts(const Envelope *env, cp e, PyObject *known, PyObject *prep,
     int directive = 0, has_directive = 0;
     cp k0 = env->kind_s, k1 = env->kind_t;
     /* payload facts (session_ledger.payload_facts) */
-    if (key_is(k0, k1, "message")) {
+    if (key_is(k0, k1, voc->message)) {
         const Member *meta = member(mem, nm, "meta"), *msg = member(mem, nm, "message");
         Span f[4];
         int got[4];
@@ -895,7 +922,7 @@ static int row_facts(const Envelope *env, cp e, PyObject *known, PyObject *prep,
                         if (bgot[0]) {
                             if (t.e - t.s == 10 && memcmp(t.s, "\"tool_use\"", 10) == 0) {
                                 tu++;
-                            } else if (t.e - t.s == 13 && memcmp(t.s, "\"tool_result\"", 13) == 0) {
+                            } else if (jquoted_is(t.s, t.e, voc->result)) {
                                 trc++;
                                 Span tc = bf[1];
                                 if (bgot[1]) {
@@ -903,7 +930,7 @@ static int row_facts(const Envelope *env, cp e, PyObject *known, PyObject *prep,
                                     else if (!(tc.e - tc.s == 4 && memcmp(tc.s, "null", 4) == 0))
                                         defer = 1; /* its re-encoded length: the reference path */
                                 }
-                            } else if (t.e - t.s == 6 && memcmp(t.s, "\"text\"", 6) == 0) {
+                            } else if (jquoted_is(t.s, t.e, voc->text)) {
                                 has_text = 1;
                             } else if (*t.s == '"') {
                                 /* a type written with escapes may still decode to one of the above */
@@ -921,7 +948,7 @@ static int row_facts(const Envelope *env, cp e, PyObject *known, PyObject *prep,
         }
         v[C_TU].t = v[C_TRC].t = v[C_TRB].t = E_INT;
         v[C_TU].i = tu, v[C_TRC].i = trc, v[C_TRB].i = trb;
-        directive = v[C_CONTROL].t == E_NULL && has_text && trc == 0 && jstr_is(&v[C_ROLE], "user");
+        directive = v[C_CONTROL].t == E_NULL && has_text && trc == 0 && jstr_is(&v[C_ROLE], voc->role);
         has_directive = 1;
     } else if (key_is(k0, k1, "receipt")) {
         const Member *m;
@@ -960,7 +987,7 @@ static int row_facts(const Envelope *env, cp e, PyObject *known, PyObject *prep,
                 v[C_SP_BYTES].t = E_INT, v[C_SP_BYTES].i = m->me - m->vs;
             }
         }
-    } else if (key_is(k0, k1, "header")) {
+    } else if (key_is(k0, k1, voc->header)) {
         const Member *c = member(mem, nm, "contract");
         if (c && *c->vs == '{') {
             static const char *const CONTRACT[] = {"app_version", "provider", "model", "system_prompt"};
@@ -1009,6 +1036,7 @@ static const char *row_status(int checked, int bits) {
 typedef struct {
     EntryCols *ec;
     PyObject *fields;
+    const Vocab *voc;
     Py_ssize_t base;    /* buf[0]'s file offset */
     Py_ssize_t line_no; /* the last line number written */
     Py_ssize_t turn_no;
@@ -1020,9 +1048,9 @@ typedef struct {
 
 /* Start from the caller's turn state, state = [turn_no, turn_id, in_prep]; st was zeroed.
  * 0, or -1 with an error set (rows_release releases what was taken). */
-static int rows_open(RowState *st, EntryCols *ec, PyObject *fields, Py_ssize_t base, Py_ssize_t line_no,
-                     PyObject *state) {
-    st->ec = ec, st->fields = fields, st->base = base, st->line_no = line_no;
+static int rows_open(RowState *st, EntryCols *ec, PyObject *fields, const Vocab *voc, Py_ssize_t base,
+                     Py_ssize_t line_no, PyObject *state) {
+    st->ec = ec, st->fields = fields, st->voc = voc, st->base = base, st->line_no = line_no;
     st->turn_no = PyLong_AsSsize_t(PyList_GET_ITEM(state, 0));
     st->turn_id = Py_NewRef(PyList_GET_ITEM(state, 1));
     st->in_prep = PyObject_IsTrue(PyList_GET_ITEM(state, 2));
@@ -1066,10 +1094,10 @@ static int row_write(RowState *st, LineRow *r, const Envelope *env, cp s, cp lf,
         Py_SETREF(st->turn_id, ident);
         st->in_prep = 0;
         row_turn_no = st->turn_no, row_turn_id_from_state = 1;
-    } else if (r->is_prep || (key_is(k0, k1, "intent") && st->in_prep)) {
+    } else if (r->is_prep || (key_is(k0, k1, st->voc->follower) && st->in_prep)) {
         st->in_prep = 1;
         row_turn_no = st->turn_no + 1;
-    } else if (key_is(k0, k1, "header")) {
+    } else if (key_is(k0, k1, st->voc->header)) {
         row_turn_no_set = 0;
     } else {
         st->in_prep = 0;

@@ -16,11 +16,13 @@ PyDoc_STRVAR(read_run_doc,
 "(parent_id is not the previous line's id, or is its own: the caller checks); expected and ts_key\n"
 "those of the last line taken (as given when none is); at_turns the (index, at_turn) of the lines\n"
 "whose envelope carries one.\n\n"
-"rows = (cols, fields, turn_state, base, line_no, known, prep): also write each line's entries row\n"
+"rows = (cols, fields, turn_state, base, line_no, known, vocab): also write each line's entries row\n"
 "into the EntryCols cols and count its members into fields ({(kind, field): [count, bytes]});\n"
 "turn_state = [turn_no, turn_id, in_prep] is updated in place (vakaudit.ledger.vocab.turn_step);\n"
-"base is buf[0]'s file offset, line_no the number of the line before pos, known and prep sets of\n"
-"kinds (prep: vakaudit.ledger.vocab.PREP_KINDS). A line is then taken only when it is (b), its kind\n"
+"base is buf[0]'s file offset, line_no the number of the line before pos, known the set of known\n"
+"kinds, vocab the turn vocabulary (vakaudit.ledger.vocab.KERNEL_VOCAB: the prep kinds, the header's\n"
+"kind, the prep follower's, the directive's kind, role, text and result block types). A line is\n"
+"then taken only when it is (b), its kind\n"
 "is in known and not 'work', and no column of its row needs the reference decoder; its row's\n"
 "chain_status follows from its flags. Which finding a flagged line is, vakaudit.ledger decides.");
 
@@ -50,24 +52,26 @@ static PyObject *read_run(PyObject *self, PyObject *args, PyObject *kwds) {
     }
 
     EntryCols *ec;
-    PyObject *fields, *turn_state, *known, *prep;
+    PyObject *fields, *turn_state, *known, *vocab;
     Py_ssize_t base, line_no;
     if (!PyTuple_Check(rows)) {
         PyErr_SetString(PyExc_TypeError, "read_run: rows must be a tuple or None");
         goto done;
     }
     if (!PyArg_ParseTuple(rows, "O!O!O!nnOO:read_run", &EntryColsType, &ec, &PyDict_Type, &fields, &PyList_Type,
-                          &turn_state, &base, &line_no, &known, &prep))
+                          &turn_state, &base, &line_no, &known, &vocab))
         goto done;
     if (PyList_GET_SIZE(turn_state) != 3) {
         PyErr_SetString(PyExc_ValueError, "read_run: turn_state must be [turn_no, turn_id, in_prep]");
         goto done;
     }
-    if (!PyAnySet_Check(known) || !PyAnySet_Check(prep)) {
-        PyErr_SetString(PyExc_TypeError, "read_run: known and prep must be sets");
+    if (!PyAnySet_Check(known)) {
+        PyErr_SetString(PyExc_TypeError, "read_run: known must be a set");
         goto done;
     }
-    if (rows_open(&st, ec, fields, base, line_no, turn_state) < 0) goto done;
+    Vocab voc;
+    if (vocab_open(&voc, vocab) < 0) goto done;
+    if (rows_open(&st, ec, fields, &voc, base, line_no, turn_state) < 0) goto done;
     cp bend = buf + end;
     LineRow lr;
     while (r.n < max_lines && buf + pos < bend) {
@@ -78,7 +82,7 @@ static PyObject *read_run(PyObject *self, PyObject *args, PyObject *kwds) {
         if (!line_envelope(s, lf, &env)) break;
         /* with rows a line is taken on (b) alone (row_facts walks its members), attested or not: no
            line is looked at ahead of its turn */
-        int ok = row_facts(&env, lf, known, prep, &lr);
+        int ok = row_facts(&env, lf, known, &voc, &lr);
         if (ok < 0) goto done;
         if (!ok) break;
         char digest[64], body[64];

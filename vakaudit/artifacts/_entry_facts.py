@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from vakaudit.ledger.vocab import directive_rule
+from vakaudit.ledger.vocab import DIRECTIVE_KIND, HEADER_KIND, RESULT_BLOCK, TEXT_BLOCK, directive_rule
 
 __all__ = ["payload_facts"]
 
@@ -39,7 +39,7 @@ def payload_facts(kind: str, payload: dict[str, Any]) -> tuple:
     act_kind = act_label = purpose = prefix_digest = app_version = None
     attempts = prefix_tokens = epoch = None
     directive = None
-    if kind == "message":
+    if kind == DIRECTIVE_KIND:
         msg = payload.get("message")
         meta = payload.get("meta")
         if type(meta) is not dict:
@@ -68,14 +68,14 @@ def payload_facts(kind: str, payload: dict[str, Any]) -> tuple:
                     t = block.get("type")
                     if t == "tool_use":
                         tu += 1
-                    elif t == "tool_result":
+                    elif t == RESULT_BLOCK:
                         trc += 1
                         c = block.get("content")
                         if type(c) is str:
                             trb += len(c) if c.isascii() else len(c.encode("utf-8", "surrogatepass"))
                         elif c is not None:
                             trb += len(orjson.dumps(c))
-                    elif t == "text":
+                    elif t == TEXT_BLOCK:
                         has_text = True
         directive = directive_rule(role, control is not None, has_text, trc != 0)
     elif kind == "receipt":
@@ -92,7 +92,7 @@ def payload_facts(kind: str, payload: dict[str, Any]) -> tuple:
         act_label = _str(payload.get("label"))
     elif kind == "turn_capabilities_bound" or kind == "turn_capabilities_ref":
         epoch = _int(payload.get("epoch"))
-    elif kind == "header":
+    elif kind == HEADER_KIND:
         contract = payload.get("contract")
         if type(contract) is dict:
             app_version = _str(contract.get("app_version"))

@@ -45,7 +45,7 @@ from vakaudit.ledger.depth import MAX_JSON_DEPTH, REST_MIN_BYTES, attested_depth
 from vakaudit.ledger.entry import KNOWN_KINDS, WRITTEN_ENVELOPE, EntryParseError, parse_envelope
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine, LongLineBuilder
 from vakaudit.ledger.ids import format_ts, parse_ts
-from vakaudit.ledger.vocab import PREP_KINDS, payload_directive, turn_step
+from vakaudit.ledger.vocab import DIRECTIVE_KIND, KERNEL_VOCAB, payload_directive, turn_step
 
 __all__ = [
     "BOM",
@@ -508,7 +508,7 @@ class LedgerReader:
             self._ts_key, self._ts = key, ts
         if turns and rec.offset_bytes >= self.rows_from:
             kind = env[5]
-            directive = payload_directive(kind, rec.payload or {}) if kind == "message" else None
+            directive = payload_directive(kind, rec.payload or {}) if kind == DIRECTIVE_KIND else None
             st = self.turns
             st[0], st[1], st[2], rec.turn_no, turn_id = turn_step(st[0], st[1], st[2], kind, directive, env[0])
             rec.directive = directive
@@ -662,7 +662,7 @@ class LedgerReader:
                     end = self.rows_from - base  # the lines before rows_from: no rows
                 if with_rows:
                     k = room() if room is not None else _RUN_LINES
-                    spec = (rows[0], rows[1], self.turns, base, line_no, KNOWN_KINDS, PREP_KINDS)
+                    spec = (rows[0], rows[1], self.turns, base, line_no, KNOWN_KINDS, KERNEL_VOCAB)
                     r = kernel(buf, pos, end, max(k, 1), self.chain.expected,
                                self._ts_key.encode("ascii") if self._ts_key else None, long_line, spec)  # fmt: skip
                 else:

@@ -17,6 +17,11 @@ __all__ = [
     "PREP_KINDS",
     "PREP_FOLLOWER_KIND",
     "HEADER_KIND",
+    "DIRECTIVE_KIND",
+    "DIRECTIVE_ROLE",
+    "TEXT_BLOCK",
+    "RESULT_BLOCK",
+    "KERNEL_VOCAB",
     "directive_rule",
     "is_directive_message",
     "is_directive",
@@ -34,12 +39,23 @@ PREP_KINDS: frozenset[str] = frozenset(
 PREP_FOLLOWER_KIND = "intent"
 #: the session header belongs to no turn
 HEADER_KIND = "header"
+#: a directive is a message entry ...
+DIRECTIVE_KIND = "message"
+#: ... of this role ...
+DIRECTIVE_ROLE = "user"
+#: ... with a content block of this type ...
+TEXT_BLOCK = "text"
+#: ... and none of this one
+RESULT_BLOCK = "tool_result"
+#: the turn vocabulary as the compiled kernel takes it on every call (vakaudit/_native/ledger_rows.c,
+#: ``Vocab``): it keeps no copy of these words
+KERNEL_VOCAB = (PREP_KINDS, HEADER_KIND, PREP_FOLLOWER_KIND, DIRECTIVE_KIND, DIRECTIVE_ROLE, TEXT_BLOCK, RESULT_BLOCK)
 
 
 def directive_rule(role: Any, control: bool, has_text: bool, has_tool_result: bool) -> bool:
     """The directive rule over a message's facts: a user-role message that is not a control message,
     with at least one text block and no tool_result block."""
-    return role == "user" and not control and has_text and not has_tool_result
+    return role == DIRECTIVE_ROLE and not control and has_text and not has_tool_result
 
 
 def _block_facts(message: Mapping[str, Any]) -> tuple[bool, bool]:
@@ -50,9 +66,9 @@ def _block_facts(message: Mapping[str, Any]) -> tuple[bool, bool]:
         for block in content:
             if isinstance(block, Mapping):
                 t = block.get("type")
-                if t == "text":
+                if t == TEXT_BLOCK:
                     has_text = True
-                elif t == "tool_result":
+                elif t == RESULT_BLOCK:
                     has_result = True
     return has_text, has_result
 
@@ -66,7 +82,7 @@ def is_directive_message(message: Mapping[str, Any], control: bool = False) -> b
 def payload_directive(kind: str, payload: Mapping[str, Any]) -> bool | None:
     """:func:`directive_rule` of an entry's kind and decoded payload: None for an entry that is no
     ``message``; else whether it is a directive (its ``meta.control`` absent or null)."""
-    if kind != "message":
+    if kind != DIRECTIVE_KIND:
         return None
     msg = payload.get("message")
     if not isinstance(msg, Mapping):
@@ -78,7 +94,7 @@ def payload_directive(kind: str, payload: Mapping[str, Any]) -> bool | None:
 
 def is_directive(entry: Any) -> bool:
     """:func:`directive_rule` of a parsed ledger entry (``kind``, ``payload``)."""
-    return bool(payload_directive(entry.kind, entry.payload)) if entry.kind == "message" else False
+    return bool(payload_directive(entry.kind, entry.payload)) if entry.kind == DIRECTIVE_KIND else False
 
 
 def turn_step(
