@@ -2,9 +2,10 @@
 
 A 7.0 home of segment directories alone (no JSONL side file, no index, no checkpoint, no
 ``refs.db``) never needs the cross checks (and sqlite3 with them), the seal module (``--since``
-only), the line, Markdown and checkpoint (JSON stream) readers of the side files, or a thread pool's
-module; a home that has those inputs does import them (so the lists below are not vacuous). Each
-case runs in a new interpreter through a wrapper that prints ``sys.modules`` at exit.
+only), the line, Markdown and checkpoint (JSON stream) readers of the side files, a thread pool's
+module, or the JSONL ledger's reader and verdict; a home that has those inputs does import them (so
+the lists below are not vacuous). Each case runs in a new interpreter through a wrapper that prints
+``sys.modules`` at exit.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ UNUSED_BY_SEGMENTS = (
     "vakaudit.artifacts._jsonstream",
     "concurrent.futures",
     "pyarrow",
+    # the JSONL ledger's reader, chain and verdict: the kind registry loads the session ledger's
+    # module to classify files, not what reads a JSONL ledger
+    "vakaudit.ledger.verdict",
+    "vakaudit.ledger.records",
+    "vakaudit.ledger.chain",
 )
 
 def _verify(*args: str) -> tuple[int, set[str], str]:
@@ -70,7 +76,7 @@ def test_a_home_with_side_files_and_an_index_imports_the_cross_checks() -> None:
 def test_a_jsonl_home_imports_the_cross_checks_and_reports_them() -> None:
     code, modules, stdout = _verify(str(SAMPLES / "tiny"), "--json")
     assert code == 0, stdout
-    assert "vakaudit.forensics.crosscheck" in modules
+    assert {"vakaudit.forensics.crosscheck", "vakaudit.ledger.verdict", "vakaudit.ledger.records"} <= modules
     assert json.loads(stdout)["cross_checks"]  # the checks ran: their inputs were there
 
 

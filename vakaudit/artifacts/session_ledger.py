@@ -27,6 +27,7 @@ with group commit: one frame per entry, ``fdatasync`` only after commit points.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -56,13 +57,16 @@ from vakaudit.artifacts._entry_facts import payload_facts
 from vakaudit.artifacts._entry_fields import field_sizes, kind_end
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamps
 from vakaudit.findings import Finding, FindingCode, Severity
-from vakaudit.ledger.chain import LineStatus
-from vakaudit.ledger.records import LedgerReader, Record, RecordRun, TurnState
-from vakaudit.ledger.verdict import LedgerVerdict, verify_ledger
 from vakaudit.names import shown
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from vakaudit.ledger.records import LedgerReader, Record, RecordRun
+    from vakaudit.ledger.verdict import LedgerVerdict
+
+# The ledger machinery (reader, chain, verdict) is imported where a ledger is read: the kind registry
+# loads this module to classify any home's files, a 7.0 home's among them.
 
 BATCH_ROWS = 4_096  # rows per record batch: bounds a worker's memory on any ledger size
 HEAD_ANCHOR_BYTES = 4096
@@ -143,7 +147,14 @@ ENVELOPE_FIELD = "(envelope)"
 UNPARSED_FIELD = "(unparsed)"
 BLANK_FIELD = "(blank)"
 
-_CHAIN_OK = {LineStatus.CHAIN_OK: True, LineStatus.BROKEN: False}
+
+
+@functools.cache
+def _chain_ok_by_value() -> dict[str | None, bool]:
+    """``chain_ok`` of a row by its line's chain status (null for the statuses with no link to judge)."""
+    from vakaudit.ledger.chain import LineStatus
+
+    return {LineStatus.CHAIN_OK.value: True, LineStatus.BROKEN.value: False}
 
 
 # The Arrow column buffers the compiled kernel writes rows into (None without the compiled extension or
@@ -244,6 +255,7 @@ class LedgerScanner:
         self._buf = buffer if buffer is not None else EntriesBuffer()
         self._batch_rows = batch_rows
         self._reader: LedgerReader | None = None
+        self._run_type: type | None = None  # RecordRun, once a reader is made
         self._still_growing: Callable[[], bool] | None = None
 
     # -- fields accounting --------------------------------------------------------------------------
@@ -275,6 +287,8 @@ class LedgerScanner:
         unless ``tail_grew()`` (default: ``still_growing()``) says the file grew meanwhile: then it is
         a write in flight, left unconsumed, with a note; ``still_growing()`` is asked again at the
         end (a note when the file grew while it was scanned)."""
+        from vakaudit.ledger.records import LedgerReader, RecordRun, TurnState
+
         st = self.state
         if st.torn:
             raise ValueError("a ledger whose scanned prefix ends in a torn line must be rescanned from 0")
@@ -282,6 +296,7 @@ class LedgerScanner:
         if cols is None:
             native = False  # rows in Python lists: the kernel has no buffers to write into
         self._still_growing = still_growing
+        self._run_type = RecordRun
         self._reader = LedgerReader(
             read,
             end,
@@ -320,7 +335,7 @@ class LedgerScanner:
 
     def take(self, item: Record | RecordRun) -> pa.RecordBatch | None:
         """One item of the record stream; a full batch when the buffer filled, else None."""
-        if type(item) is RecordRun:
+        if type(item) is self._run_type:
             pass  # the kernel wrote its rows (when it is at or past state.offset), fields and turns
         elif item.offset_bytes >= self._reader.rows_from:
             self._row(item)
@@ -498,7 +513,7 @@ class EntriesBuffer:
         cols = self.cols
         self.cols = [[] for _ in range(_N_COLS)]
         status = cols[_ROW_COLUMNS.index("chain_status")]
-        return _entries_batch(cols, list(map(_CHAIN_OK_BY_VALUE.get, status)), runs)
+        return _entries_batch(cols, list(map(_chain_ok_by_value().get, status)), runs)
 
 
 def _run_column(values: list[str | None], counts: list[int]) -> pa.Array:
@@ -557,7 +572,6 @@ def fields_table(scanners: Iterable[LedgerScanner]) -> pa.Table:
     return pa.table([rel, sid, kinds, names, counts, sizes], schema=_ENTRY_FIELDS_SCHEMA.arrow())
 
 
-_CHAIN_OK_BY_VALUE: dict[str | None, bool] = {s.value: ok for s, ok in _CHAIN_OK.items()}
 # columns after (offset … status) that a blank/unparseable row leaves null: turn_no … app_version
 _NONE_TAIL = (None,) * 23
 
@@ -565,14 +579,24 @@ _NONE_TAIL = (None,) * 23
 def ledger_findings(path: str | os.PathLike, rel_path: str) -> list[Finding]:
     """The findings of the ledger at ``path``: :func:`~vakaudit.ledger.verdict.verify_ledger`'s, graded
     by the default policy (the scan's ``findings`` rows of this file)."""
+    from vakaudit.ledger.verdict import verify_ledger
+
     return verify_ledger(path, rel_path).findings
+
+
+def ledger_verdict(rel_path: str) -> LedgerVerdict:
+    """A :class:`~vakaudit.ledger.verdict.LedgerVerdict` for the ledger at ``rel_path`` (the kind's
+    resumable reader's verdict)."""
+    from vakaudit.ledger.verdict import LedgerVerdict
+
+    return LedgerVerdict(rel_path)
 
 
 def read_entries(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
     """The kind's reader: ``entries`` rows of one ledger file, from byte 0 (no resume state here), and
     the ledger's findings (its verdict, from the same records) through ``ctx.emit``."""
     scanner = LedgerScanner(ctx.rel_path, emit=ctx.emit, session_id=ctx.session_id)
-    verdict = LedgerVerdict(ctx.rel_path)
+    verdict = ledger_verdict(ctx.rel_path)
     with ctx.open() as f:
         end = f.seek(0, 2)
         f.seek(0)
@@ -611,7 +635,7 @@ KIND = ArtifactKind(
     session_id_of=ledger_session_id,
     table="entries",
     resumable=ResumableReader(
-        "ledger", LedgerState.from_dict, LedgerScanner, LedgerVerdict, EntriesBuffer, fields_table
+        "ledger", LedgerState.from_dict, LedgerScanner, ledger_verdict, EntriesBuffer, fields_table
     ),
     read_cost=1.0,
     v7=Baseline7(

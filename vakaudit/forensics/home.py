@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 from vakaudit.artifacts import LEDGER_KIND, ReadContext
 from vakaudit.findings import Finding, FindingCode, FindingFold, Severity, folded_count
 from vakaudit.ledger.policy import TornPolicy, regrade, severity_of
-from vakaudit.ledger.verdict import LedgerReport, verify_ledger
 from vakaudit.names import shown
 from vakaudit.scan import detect_layout, iter_home_files, resolve_home
 
 if TYPE_CHECKING:
     from vakaudit.forensics.crosscheck import CrossCollector
+    from vakaudit.ledger.verdict import LedgerReport
     from vakaudit.storage import KeyRing
 
 __all__ = ["HomeReport", "verify_home", "PARALLEL_MIN_BYTES"]
@@ -206,6 +206,8 @@ def verify_home(
                     for call in calls:
                         hook(*call)
             else:
+                from vakaudit.ledger.verdict import verify_ledger  # a home of 7.0 segments needs none of it
+
                 rep = verify_ledger(root / hf.rel_path, hf.rel_path, torn=torn, deep=deep,
                                     on_entry=collect().ledger_hook(hf.rel_path, sid) if cross else None)  # fmt: skip
             report.ledgers.append(rep)
@@ -310,6 +312,8 @@ def _verify_one(path: str, rel_path: str, torn: TornPolicy, deep: bool, cross: b
 
         def on_entry(line_no: int, entry_id: str, kind: str, parent_id: str | None, raw: bytes) -> None:
             add((line_no, entry_id, kind, parent_id, raw if kind in RAW_KINDS else b""))
+
+    from vakaudit.ledger.verdict import verify_ledger
 
     rep = verify_ledger(path, rel_path, torn=torn, deep=deep, on_entry=on_entry if cross else None)
     return rep, calls
