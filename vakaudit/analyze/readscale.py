@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from vakaudit.artifacts.store_db import SCHEMA_V1
 from vakaudit.errors import UsageError
 from vakaudit.ledger.entry import Entry
 from vakaudit.ledger.entry import EntryKind as K
@@ -291,13 +292,7 @@ def build_scale_home(root: Path, turns: int, session_turns: int, *, seed: int = 
     store_dir = root / "cache"
     store_dir.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(store_dir / "store.db")
-    db.executescript(
-        "CREATE TABLE entries(entry_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, project_hash TEXT NOT NULL,"
-        " parent_id TEXT, ts TEXT NOT NULL, kind TEXT NOT NULL, role TEXT, content_text TEXT NOT NULL DEFAULT '');"
-        "CREATE INDEX idx_entries_session ON entries(session_id);"
-        "CREATE INDEX idx_entries_kind ON entries(kind);"
-        "CREATE INDEX idx_entries_ts ON entries(ts);"
-    )
+    db.executescript(SCHEMA_V1)
     remaining = turns
     n = 0
     sessions = 0

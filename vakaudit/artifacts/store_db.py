@@ -37,6 +37,35 @@ if TYPE_CHECKING:
 
     import pyarrow as pa
 
+#: vak-store's schema v1 of the index (home.md §8.1): synth writes it, and the read-scaling model
+#: times its listing and id-probe queries against it
+SCHEMA_V1 = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    entry_id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    project_hash TEXT NOT NULL,
+    parent_id TEXT,
+    ts TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    role TEXT,
+    provider TEXT,
+    model TEXT,
+    tool_name TEXT,
+    content_text TEXT NOT NULL DEFAULT '',
+    is_error INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS idx_entries_session ON entries(session_id);
+CREATE INDEX IF NOT EXISTS idx_entries_project ON entries(project_hash);
+CREATE INDEX IF NOT EXISTS idx_entries_kind ON entries(kind);
+CREATE INDEX IF NOT EXISTS idx_entries_ts ON entries(ts);
+CREATE INDEX IF NOT EXISTS idx_entries_role ON entries(role);
+CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(
+    entry_id UNINDEXED, session_id UNINDEXED, project_hash UNINDEXED, ts UNINDEXED,
+    kind UNINDEXED, role UNINDEXED, content, tokenize='porter unicode61'
+);
+"""
+
 # sqlite3 and vakaudit._sqlite are imported by the functions that read a store.db: classification
 # imports every kind's module, and a home without the index (a 7.0 home) never needs them
 

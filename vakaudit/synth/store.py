@@ -15,36 +15,11 @@ from pathlib import Path
 
 import orjson
 
+from vakaudit.artifacts.store_db import SCHEMA_V1
 from vakaudit.ledger.jsonenc import dumps
 
 __all__ = ["StoreWriter", "SCHEMA_V1"]
 
-SCHEMA_V1 = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS entries (
-    entry_id TEXT PRIMARY KEY,
-    session_id TEXT NOT NULL,
-    project_hash TEXT NOT NULL,
-    parent_id TEXT,
-    ts TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    role TEXT,
-    provider TEXT,
-    model TEXT,
-    tool_name TEXT,
-    content_text TEXT NOT NULL DEFAULT '',
-    is_error INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS idx_entries_session ON entries(session_id);
-CREATE INDEX IF NOT EXISTS idx_entries_project ON entries(project_hash);
-CREATE INDEX IF NOT EXISTS idx_entries_kind ON entries(kind);
-CREATE INDEX IF NOT EXISTS idx_entries_ts ON entries(ts);
-CREATE INDEX IF NOT EXISTS idx_entries_role ON entries(role);
-CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(
-    entry_id UNINDEXED, session_id UNINDEXED, project_hash UNINDEXED, ts UNINDEXED,
-    kind UNINDEXED, role UNINDEXED, content, tokenize='porter unicode61'
-);
-"""
 
 _V1_KINDS = frozenset({"header", "message", "compaction", "receipt", "goal", "activity", "work"})
 
