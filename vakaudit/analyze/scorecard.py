@@ -24,10 +24,8 @@ from vakaudit.analyze.metrics import MetricResult
 from vakaudit.analyze.projection import NON_GROWING_GROUPS
 from vakaudit.artifacts import UNCLASSIFIED
 from vakaudit.artifacts._base import V7_LAYOUTS, WriteGroup
+from vakaudit.artifacts.delivery_jobs import SETTLED_DELIVERY_STATES
 from vakaudit.storage.commit import COMMIT_KINDS, SEAL_SYNCS
-
-#: The ``delivery/jobs/*.json`` states that settle a job (home.md §6.4); the file stays.
-SETTLED_DELIVERY_STATES = ("delivered", "dead_letter")
 
 
 class Status(StrEnum):

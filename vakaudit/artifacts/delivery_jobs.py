@@ -46,6 +46,10 @@ def _text(obj: dict[str, Any]) -> Any:
     return None
 
 
+#: a job's first state, and the states that settle it: no record may follow them (home.md §6.4)
+FIRST_DELIVERY_STATE = "pending"
+SETTLED_DELIVERY_STATES = ("delivered", "dead_letter")
+
 ROWS = RowSpec(
     (
         col("schema_version", decl.int64()),

@@ -37,6 +37,7 @@ from typing import Any
 import orjson
 
 from vakaudit._sqlite import ROW_LIMIT, TIME_BUDGET_S, open_private_copy
+from vakaudit.artifacts.delivery_jobs import FIRST_DELIVERY_STATE, SETTLED_DELIVERY_STATES
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.ledger.evidence import open_evidence
 from vakaudit.ledger.ids import ts_ns
@@ -214,9 +215,9 @@ class CrossCollector:
             rows.sort(key=lambda r: r.get("line_no") or 0)
             problems: list[tuple[int, str, str | None, str | None]] = []
             first = rows[0]
-            if first.get("state") != "pending":
+            if first.get("state") != FIRST_DELIVERY_STATE:
                 problems.append((first.get("line_no") or 1, "the first record of a job is not pending",
-                                 "pending", first.get("state")))  # fmt: skip
+                                 FIRST_DELIVERY_STATE, first.get("state")))  # fmt: skip
             prev = None
             for r in rows:
                 line = r.get("line_no") or 0
@@ -235,7 +236,7 @@ class CrossCollector:
                         )
                     )
                 if prev is not None:
-                    if prev.get("state") in ("delivered", "dead_letter"):
+                    if prev.get("state") in SETTLED_DELIVERY_STATES:
                         problems.append(
                             (
                                 line,
