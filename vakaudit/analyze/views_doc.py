@@ -83,7 +83,8 @@ def render_views_doc() -> str:
         "# Analysis views",
         "",
         "`vakaudit sql` and `vakaudit.analyze.open_scan()` add these to the tables above (the metric",
-        "queries in `vakaudit/analyze/queries/` use them).",
+        "queries in `vakaudit/analyze/queries/` use them), with the macro `ledger_kind()`: the session",
+        "ledger's kind name as `files.kind` spells it (`WHERE kind = ledger_kind()`).",
         "",
     ]
     for view in ANALYSIS_VIEWS:
