@@ -101,3 +101,44 @@ def tiny_home_copy(tmp_path: Path) -> Path:
     for dirpath, _dirs, _files in os.walk(dst, topdown=False):
         os.utime(dirpath, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
     return dst
+
+
+class KindModules:
+    """``kind_modules(name, source)``: a kind module ``vakaudit.artifacts.<name>`` for one test, in a
+    folder added to the package's path, and the registry loaded again with it; :meth:`reset` (also
+    run after the test) takes them away and loads the registry without them."""
+
+    def __init__(self, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.folder, self.monkeypatch, self.added = folder, monkeypatch, []
+
+    def __call__(self, name: str, source: str) -> None:
+        import vakaudit.artifacts as artifacts
+
+        (self.folder / f"{name}.py").write_text(source, encoding="utf-8")
+        self.added.append(name)
+        if str(self.folder) not in artifacts.__path__:
+            self.monkeypatch.setattr(artifacts, "__path__", [*artifacts.__path__, str(self.folder)])
+        self.monkeypatch.setattr(artifacts, "_KINDS", None)
+        artifacts.classify.cache_clear()
+
+    def reset(self) -> None:
+        import importlib
+        import sys
+
+        import vakaudit.artifacts as artifacts
+
+        for name in self.added:
+            sys.modules.pop(f"vakaudit.artifacts.{name}", None)
+        self.added.clear()
+        self.monkeypatch.undo()
+        importlib.invalidate_caches()
+        artifacts._KINDS = None
+        artifacts.classify.cache_clear()
+
+
+@pytest.fixture
+def kind_module(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    """Kind modules added to the registry for one test (:class:`KindModules`)."""
+    modules = KindModules(tmp_path_factory.mktemp("kinds"), monkeypatch)
+    yield modules
+    modules.reset()

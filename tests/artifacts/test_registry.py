@@ -9,7 +9,6 @@ fixture as a home gives no reader failure and no undeclared file.
 
 from __future__ import annotations
 
-import importlib
 import re
 import shutil
 import sys
@@ -18,7 +17,6 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-import vakaudit.artifacts as artifacts
 from vakaudit.artifacts import UNCLASSIFIED, ArtifactKind, DuplicateKindError, all_kinds, classify, get_kind
 from vakaudit.artifacts._base import ReadContext, RegistryClass, WriteGroup
 from vakaudit.findings import Finding
@@ -155,21 +153,11 @@ def test_unclassified_catches_what_nothing_else_claims() -> None:
     assert kind.reader is None and kind.all_patterns == ()
 
 
-def test_duplicate_kind_name_fails_loudly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "zz_duplicate_cost_log.py").write_text(
-        "from vakaudit.artifacts.cost_log import KIND as _K\nKIND = _K\n", encoding="utf-8"
-    )
-    monkeypatch.setattr(artifacts, "__path__", [*artifacts.__path__, str(tmp_path)])
-    monkeypatch.setattr(artifacts, "_KINDS", None)
-    try:
-        with pytest.raises(DuplicateKindError, match="cost_log"):
-            all_kinds()
-    finally:
-        sys.modules.pop("vakaudit.artifacts.zz_duplicate_cost_log", None)
-        monkeypatch.undo()
-        importlib.invalidate_caches()
-        artifacts._KINDS = None
-        artifacts.classify.cache_clear()
+def test_duplicate_kind_name_fails_loudly(kind_module) -> None:  # noqa: ANN001
+    kind_module("zz_duplicate_cost_log", "from vakaudit.artifacts.cost_log import KIND as _K\nKIND = _K\n")
+    with pytest.raises(DuplicateKindError, match="cost_log"):
+        all_kinds()
+    kind_module.reset()
     assert "cost_log" in [k.name for k in all_kinds()]
 
 

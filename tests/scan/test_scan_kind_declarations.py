@@ -149,32 +149,18 @@ def test_every_kind_but_unclassified_is_in_the_parametrized_tests() -> None:
 
 
 @pytest.fixture
-def child_ledger_kind(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+def child_ledger_kind(kind_module):  # noqa: ANN001, ANN201
     """A second resumable kind, registered for the test: ledgers under ``children/`` whose rows go to
     ``entries`` like a session ledger's (a kind module and nothing else)."""
-    import importlib
-    import sys
+    from vakaudit.artifacts import get_kind
 
-    import vakaudit.artifacts as artifacts
-
-    folder = tmp_path_factory.mktemp("kinds")
-    (folder / "zz_child_ledger.py").write_text(
+    kind_module(
+        "zz_child_ledger",
         "import dataclasses\nfrom vakaudit.artifacts.session_ledger import KIND as _LEDGER\n"
         "KIND = dataclasses.replace(_LEDGER, name='child_ledger', title='Child ledgers',\n"
         "                           patterns=('**/children/*/*.jsonl',), v7=None)\n",
-        encoding="utf-8",
     )
-    monkeypatch.setattr(artifacts, "__path__", [*artifacts.__path__, str(folder)])
-    monkeypatch.setattr(artifacts, "_KINDS", None)
-    artifacts.classify.cache_clear()
-    try:
-        yield artifacts.get_kind("child_ledger")
-    finally:
-        sys.modules.pop("vakaudit.artifacts.zz_child_ledger", None)
-        monkeypatch.undo()
-        importlib.invalidate_caches()
-        artifacts._KINDS = None
-        artifacts.classify.cache_clear()
+    return get_kind("child_ledger")
 
 
 def test_a_second_resumable_kind_is_scanned_read_on_and_derived_without_an_edit_in_scan(
