@@ -287,3 +287,20 @@ def test_a_file_output_that_is_a_folder_is_a_usage_error(tmp_path: Path) -> None
     with pytest.raises(UsageError, match="is a folder"):
         write_output(tmp_path, "x")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_temporary_directory_chosen_inside_the_home_is_refused(
+    tiny_home_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The directory :mod:`tempfile` has chosen counts before the environment: TMPDIR names a folder
+    outside the home, ``tempfile.tempdir`` one inside it."""
+    import tempfile
+
+    from vakaudit.outputs import check_temp_dir
+
+    inside = tiny_home_copy / "agents"
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    check_temp_dir(tiny_home_copy)  # TMPDIR alone: outside the home
+    monkeypatch.setattr(tempfile, "tempdir", str(inside))
+    with pytest.raises(UsageError, match="inside the home"):
+        check_temp_dir(tiny_home_copy)

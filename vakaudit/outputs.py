@@ -22,8 +22,8 @@ This module imports nothing but :mod:`vakaudit.errors` so every package may use 
 from __future__ import annotations
 
 import os
-import secrets
 import stat
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -96,10 +96,13 @@ def check_temp_dir(homes: Homes) -> None:
     templates, a scan's default folder) go there. The directory :mod:`tempfile` uses once chosen, else
     each of ``TMPDIR``, ``TEMP`` and ``TMP`` that is set (what it would choose first; the platform's
     own ``/tmp`` and the like are never inside a home)."""
-    import tempfile
-
-    # not tempfile.gettempdir(): choosing a directory, it creates and deletes a file in it to test it
-    chosen = [tempfile.tempdir] if tempfile.tempdir else [os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP")]
+    # not tempfile.gettempdir(): choosing a directory, it creates and deletes a file in it to test it;
+    # and a tempfile not imported yet has chosen none (its import costs a command that needs none)
+    tempfile = sys.modules.get("tempfile")
+    if tempfile is not None and tempfile.tempdir:
+        chosen = [tempfile.tempdir]
+    else:
+        chosen = [os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP")]
     for tmp in (os.path.realpath(os.path.expanduser(c)) for c in chosen if c):
         for home in _homes(homes):
             if _under(tmp, home):
@@ -137,7 +140,7 @@ def open_output(path: str | os.PathLike[str], homes: Homes = None) -> Iterator[B
     target.parent.mkdir(parents=True, exist_ok=True)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
     while True:
-        tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+        tmp = target.with_name(f".{target.name}.{os.urandom(6).hex()}.tmp")
         try:
             fd = os.open(tmp, flags, 0o666)
             break
