@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import json
 import re
-from enum import StrEnum
 from typing import Any
 
 import orjson
 
 from vakaudit.ledger.jsonenc import dumps
+from vakaudit.ledger.vocab import KNOWN_KINDS, EntryKind  # re-exported: the kinds are vocabulary
 
 __all__ = [
     "Entry",
@@ -43,29 +43,6 @@ __all__ = [
 class EntryParseError(ValueError):
     """A line is not a valid ledger entry (bad JSON, not an object, or a bad envelope field)."""
 
-
-class EntryKind(StrEnum):
-    """Envelope ``kind`` values of the single-file JSONL era (§2.3)."""
-
-    HEADER = "header"
-    MESSAGE = "message"
-    COMPACTION = "compaction"
-    RECEIPT = "receipt"
-    GOAL = "goal"
-    GOAL_UPDATE = "goal_update"
-    ACTIVITY = "activity"
-    WORK = "work"
-    INTENT = "intent"
-    CHILD_RUN = "child_run"
-    TURN_CAPABILITIES_BOUND = "turn_capabilities_bound"
-    PRESENTATION = "presentation"  # G2+
-    TURN_CARD = "turn_card"  # G2+
-    EVIDENCE_BODY = "evidence_body"  # G3+
-    TURN_CAPABILITIES_REF = "turn_capabilities_ref"  # G4
-    CONTEXT_SELECTION = "context_selection"  # G4
-
-
-KNOWN_KINDS: frozenset[str] = frozenset(k.value for k in EntryKind)
 
 #: Envelope keys other than ``kind``, in serialization order.
 ENVELOPE_KEYS = ("id", "parent_id", "ts", "prev_hash", "at_turn")

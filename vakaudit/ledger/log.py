@@ -44,6 +44,7 @@ from vakaudit.ledger.entry import KNOWN_KINDS, Entry, EntryParseError
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine
 from vakaudit.ledger.ids import format_ts, new_uuid7, now_ns
 from vakaudit.ledger.records import LedgerReader, Record, RecordRun
+from vakaudit.ledger.vocab import HEADER_KIND
 
 __all__ = ["SessionLog"]
 
@@ -259,7 +260,7 @@ class SessionLog:
             except EntryParseError:  # attested by its successor, yet no JSON: an entry without payload
                 pass
             e.release_payload()  # decoded again on use: memory stays with the file's bytes
-        elif kind == "header" and self._header_idx is None:
+        elif kind == HEADER_KIND and self._header_idx is None:
             self._header_idx = len(self.entries)
         self._by_id[e.id] = len(self.entries)
         self.entries.append(e)
@@ -352,7 +353,7 @@ class SessionLog:
         stored = Entry.lazy(line, (entry.id, entry.parent_id, entry.ts, entry.prev_hash, entry.at_turn, kind))
         if kind == "activity":
             self._index_admission(payload)
-        elif kind == "header" and self._header_idx is None:
+        elif kind == HEADER_KIND and self._header_idx is None:
             self._header_idx = len(self.entries)
         self._by_id[entry.id] = len(self.entries)
         self.line_nos.append(0)

@@ -41,16 +41,15 @@ from typing import Any
 
 from vakaudit.findings import Finding, FindingCode, FindingFold, Severity, folded_count
 from vakaudit.ledger.chain import LineStatus
-from vakaudit.ledger.entry import KNOWN_KINDS
+from vakaudit.ledger.depth import MAX_JSON_DEPTH  # re-exported
 from vakaudit.ledger.evidence import open_evidence
 from vakaudit.ledger.framing import MAX_LINE_BYTES
 from vakaudit.ledger.policy import TornPolicy, severity_of
 from vakaudit.ledger.records import BOM, LedgerReader, Record, RecordRun, grew_past
+from vakaudit.ledger.vocab import HEADER_KIND, KNOWN_KINDS, EntryKind
 from vakaudit.names import shown
 
 __all__ = ["LedgerReport", "LedgerVerdict", "verify_ledger", "LONG_LINE_BYTES", "MAX_JSON_DEPTH"]
-
-from vakaudit.ledger.depth import MAX_JSON_DEPTH  # noqa: E402  (re-exported)
 
 C = FindingCode
 
@@ -63,6 +62,7 @@ _FRAMING_CODES = frozenset({FindingCode.CRLF_LINE_END, FindingCode.BOM})
 _LEADING_ID = re.compile(rb'\s*\{\s*"id"\s*:\s*"([^"\\]{1,200})"')
 _PREV_FIELD = b'"prev_hash":"'
 _BROKEN, _UNCHAINED = LineStatus.BROKEN, LineStatus.UNCHAINED
+_WORK = EntryKind.WORK.value  # the envelope tag of a work line (it carries a second kind, spec §2.4)
 
 
 @dataclass(slots=True)
@@ -285,12 +285,12 @@ class LedgerVerdict:
                 self.late_parents.append((line_no, off, ident, parent))
         if not self.first_entry_line:
             self.first_entry_line = line_no
-        if kind == "header":
+        if kind == HEADER_KIND:
             self.header_lines.append(line_no)
         elif kind not in KNOWN_KINDS:
             self.add(C.UNKNOWN_KIND, f"entry kind {kind!r} is not one vak writes; vak skips the line", line_no, off,
                      ident, expected="a known kind", actual=kind)  # fmt: skip
-        elif kind == "work":
+        elif kind == _WORK:
             self.work_lines.append(line_no)
         if rec.ts_back is not None:
             self.ts_back.append((line_no, off, ident, rec.ts_back, ts))
@@ -341,10 +341,10 @@ class LedgerVerdict:
         self.digest_line.update(zip(rdig, lines, strict=True))
         if not self.first_entry_line:
             self.first_entry_line = l0
-        if "header" in kinds_seen:
-            self.header_lines.extend(l0 + i for i, k in enumerate(run.kinds) if k == "header")
-        if "work" in kinds_seen:
-            self.work_lines.extend(l0 + i for i, k in enumerate(run.kinds) if k == "work")
+        if HEADER_KIND in kinds_seen:
+            self.header_lines.extend(l0 + i for i, k in enumerate(run.kinds) if k == HEADER_KIND)
+        if _WORK in kinds_seen:
+            self.work_lines.extend(l0 + i for i, k in enumerate(run.kinds) if k == _WORK)
         self.entry_lines.extend(lines)
         self.entry_ids.extend(rids)
         self.last_entry = (l0 + n - 1, base + starts[-1], rids[-1])

@@ -1,4 +1,4 @@
-"""The turn vocabulary of a vak session ledger, defined once.
+"""The vocabulary of a vak session ledger, defined once: its entry kinds and its turns.
 
 What a *directive* is (the user message that opens a turn, replay.md §6.1, §13), which entries are
 *prep* entries (written before the directive of the turn they prepare and numbered with it), and
@@ -11,9 +11,12 @@ projection and replay all read these definitions; none keeps its own copy.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "EntryKind",
+    "KNOWN_KINDS",
     "PREP_KINDS",
     "PREP_FOLLOWER_KIND",
     "HEADER_KIND",
@@ -30,17 +33,43 @@ __all__ = [
     "at_turn_attribution",
 ]
 
+
+class EntryKind(StrEnum):
+    """Envelope ``kind`` values of the single-file JSONL era (§2.3)."""
+
+    HEADER = "header"
+    MESSAGE = "message"
+    COMPACTION = "compaction"
+    RECEIPT = "receipt"
+    GOAL = "goal"
+    GOAL_UPDATE = "goal_update"
+    ACTIVITY = "activity"
+    WORK = "work"
+    INTENT = "intent"
+    CHILD_RUN = "child_run"
+    TURN_CAPABILITIES_BOUND = "turn_capabilities_bound"
+    PRESENTATION = "presentation"  # G2+
+    TURN_CARD = "turn_card"  # G2+
+    EVIDENCE_BODY = "evidence_body"  # G3+
+    TURN_CAPABILITIES_REF = "turn_capabilities_ref"  # G4
+    CONTEXT_SELECTION = "context_selection"  # G4
+
+
+KNOWN_KINDS: frozenset[str] = frozenset(k.value for k in EntryKind)
+
+_K = EntryKind
+
 #: Entries written before the directive of the turn they prepare (write-paths: goal update, intent,
 #: capability binding come before the user message). They carry the turn number of that next turn.
 PREP_KINDS: frozenset[str] = frozenset(
-    {"turn_capabilities_bound", "turn_capabilities_ref", "goal_update", "context_selection"}
+    {_K.TURN_CAPABILITIES_BOUND.value, _K.TURN_CAPABILITIES_REF.value, _K.GOAL_UPDATE.value, _K.CONTEXT_SELECTION.value}
 )
 #: an ``intent`` is a prep entry when it follows a prep entry (else it belongs to the open turn)
-PREP_FOLLOWER_KIND = "intent"
+PREP_FOLLOWER_KIND = _K.INTENT.value
 #: the session header belongs to no turn
-HEADER_KIND = "header"
+HEADER_KIND = _K.HEADER.value
 #: a directive is a message entry ...
-DIRECTIVE_KIND = "message"
+DIRECTIVE_KIND = _K.MESSAGE.value
 #: ... of this role ...
 DIRECTIVE_ROLE = "user"
 #: ... with a content block of this type ...
