@@ -232,3 +232,21 @@ def test_line_splitting_same_for_mapped_file_and_stream(tmp_path: Path) -> None:
     empty.touch()
     with open(empty, "rb") as f:
         assert list(iter_lines(f)) == []
+
+
+def test_feed_reads_a_line_as_the_ledger_reader_does() -> None:
+    """``feed`` classifies a line like the reader: an entry nested 129 levels deep (one past
+    serde_json's limit of 128, which vak cannot decode) is unparseable and resets the chain, so the
+    next line is unchecked; 128 levels is an entry."""
+    l1, l2, l3 = _spec_lines()
+    head = l2[:-1]  # the spec's second entry without its closing brace: nest a member inside it
+
+    def nested(levels: int) -> bytes:  # the object itself is level 1
+        return head + b',"x":' + b"[" * (levels - 1) + b"]" * (levels - 1) + b"}"
+
+    v = ChainVerifier("p")
+    statuses = [v.feed(i, raw)[0].status for i, raw in enumerate([l1, nested(129), l3], 1)]
+    assert statuses == [LineStatus.UNCHECKED, LineStatus.UNPARSEABLE, LineStatus.UNCHECKED]
+    v = ChainVerifier("p")
+    check, entry = v.feed(2, nested(128))
+    assert check.status is not LineStatus.UNPARSEABLE and entry is not None

@@ -41,10 +41,7 @@ def chained(specs: list[tuple]) -> list[bytes]:
 
 def read(data: bytes, **kw: object) -> tuple[list[Record], LedgerReader]:
     reader = LedgerReader(io.BytesIO(data).read, len(data), **kw)
-    recs: list[Record] = []
-    for item in reader:
-        recs.extend(item.records() if type(item) is RecordRun else (item,))
-    return recs, reader
+    return list(reader.records()), reader
 
 
 PATHS = pytest.mark.parametrize("native", [False, True], ids=["reference", "compiled"])

@@ -50,7 +50,7 @@ from vakaudit.ledger.entry import EntryKind as K
 from vakaudit.ledger.ids import format_ts, uuid7_from
 from vakaudit.ledger.jsonenc import dumps
 from vakaudit.ledger.log import SessionLog
-from vakaudit.ledger.records import LedgerReader, RecordRun, ts_key
+from vakaudit.ledger.records import LedgerReader, ts_key
 from vakaudit.outputs import write_output
 
 DEFAULT_TURNS = (1000, 5000, 20000)
@@ -405,10 +405,9 @@ def _iter_entries(path: Path) -> Iterator[Entry]:
     """The entries of one ledger file in file order, read by the ledger's one reader (a line that is
     no entry is left out); each payload is decoded when first read."""
     with open(path, "rb") as fh:
-        for item in LedgerReader(fh.read):
-            for rec in item.records() if type(item) is RecordRun else (item,):
-                if rec.envelope is not None:
-                    yield Entry.lazy(rec.raw, rec.envelope)
+        for rec in LedgerReader(fh.read).records():
+            if rec.envelope is not None:
+                yield Entry.lazy(rec.raw, rec.envelope)
 
 
 def _listing_parse(sessions_dir: Path) -> list[tuple[str, str]]:

@@ -148,7 +148,6 @@ UNPARSED_FIELD = "(unparsed)"
 BLANK_FIELD = "(blank)"
 
 
-
 @functools.cache
 def _chain_ok_by_value() -> dict[str | None, bool]:
     """``chain_ok`` of a row by its line's chain status (null for the statuses with no link to judge)."""
@@ -212,8 +211,6 @@ def path_facts(rel_path: str) -> tuple[str | None, str | None, str | None]:
         if prefix[i] == "agents":
             agent_id = prefix[i + 1]
     return session_id, agent_id, wskey
-
-
 
 
 class LedgerScanner:

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from vakaudit.artifacts import LEDGER_KIND
 from vakaudit.artifacts._timestamps import ts_us
 from vakaudit.ledger.evidence import iter_framed_lines, open_evidence
-from vakaudit.ledger.records import LedgerReader, RecordRun
+from vakaudit.ledger.records import LedgerReader
 from vakaudit.names import shown
 from vakaudit.outputs import open_output
 from vakaudit.scan import iter_home_files, resolve_home
@@ -170,12 +170,11 @@ def iter_timeline_rows(
 def _ledger_rows(fd: int, size: int) -> Iterator[tuple[int, int, str, str, str]]:
     """``(line_no, µs, description, message, entry id)`` of a ledger's entries, from its record stream
     (a line that is no entry has no time)."""
-    for item in LedgerReader(functools.partial(os.read, fd), size):
-        for rec in item.records() if type(item) is RecordRun else (item,):
-            env = rec.envelope
-            us = ts_us(env[2]) if env is not None else None
-            if us is not None:
-                yield rec.line_no, us, "Entry written", _entry_message({**(rec.payload or {}), "kind": env[5]}), env[0]
+    for rec in LedgerReader(functools.partial(os.read, fd), size).records():
+        env = rec.envelope
+        us = ts_us(env[2]) if env is not None else None
+        if us is not None:
+            yield rec.line_no, us, "Entry written", _entry_message({**(rec.payload or {}), "kind": env[5]}), env[0]
 
 
 def _side_rows(fd: int, size: int, source: str) -> Iterator[tuple[int, int, str, str, None]]:

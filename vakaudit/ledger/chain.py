@@ -1,4 +1,5 @@
-"""The per-file hash chain and the reader's line rules (spec ledger.md §2.1, §3).
+"""The per-file hash chain and the reader's line rules (spec ledger.md §2.1, §3): what a line is
+(:func:`classify`: blank, an entry, or a line with a defect) and how the chain links the entries.
 
 Digest = SHA-256 of the exact line bytes without the LF (and without one stripped CR), as 64 lowercase
 hex digits. The chain follows FILE order, not the ``parent_id`` tree.
@@ -18,10 +19,12 @@ import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
+from vakaudit.findings import FindingCode
+from vakaudit.ledger.depth import MAX_JSON_DEPTH, json_depth
 from vakaudit.ledger.entry import Entry, EntryParseError, parse_envelope
-from vakaudit.ledger.framing import iter_bounded_lines
+from vakaudit.ledger.framing import MAX_LINE_BYTES, iter_bounded_lines
 
 __all__ = [
     "line_digest",
@@ -32,6 +35,8 @@ __all__ = [
     "iter_raw_lines",
     "iter_lines",
     "is_blank",
+    "classify",
+    "Defect",
 ]
 
 _sha256 = hashlib.sha256
@@ -93,6 +98,64 @@ def is_blank(raw: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return all(c in _UNICODE_SPACE for c in text)
+
+
+# -- what a line is (one definition: the ledger reader, SessionLog and ChainVerifier.feed use it) -----
+
+C = FindingCode
+
+#: ``(code, message, offset_bytes)``: why a line is not an entry
+Defect = tuple[FindingCode, str, int]
+
+
+def too_long(length: int, off: int) -> Defect:
+    """The defect of a line longer than the bound a line is held up to."""
+    return (C.LINE_TOO_LONG, f"line of {length:,} bytes, longer than the {MAX_LINE_BYTES:,} bytes a line is read "
+            "up to: not read (the chain restarts after it)", off)  # fmt: skip
+
+
+def too_deep(depth: int, off: int) -> Defect:
+    """The defect of a line nested deeper than vak's reader decodes."""
+    return (C.NESTING_TOO_DEEP, f"JSON nested {depth} levels deep; vak's reader (serde_json, limit "
+            f"{MAX_JSON_DEPTH}) skips this line", off)  # fmt: skip
+
+
+def _line_defect(raw: bytes, off: int) -> Defect | None:
+    """A defect vak cannot read past whatever the line's JSON: invalid UTF-8 or nesting deeper than
+    serde_json's limit (vak's writer has no depth limit, so even a line the chain attests can be one).
+    The UTF-8 decoder is far faster than the digest, and only non-ASCII lines pay for it."""
+    if not raw.isascii():
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = raw[exc.start : exc.start + 4].hex()
+            return (C.INVALID_UTF8, f"byte {exc.start} of the line is not valid UTF-8 ({bad}); vak refuses to "
+                    "open the ledger", off + exc.start)  # fmt: skip
+    depth = json_depth(raw)
+    return too_deep(depth, off) if depth > MAX_JSON_DEPTH else None
+
+
+def classify(raw: bytes, off: int, terminated: bool) -> tuple[str, Any, Any]:
+    """What one line is, decoded fully: ``("entry", envelope, payload)``, ``("bad", defect, None)`` or
+    ``("blank", None, None)``. ``raw`` is the line without LF, CR and BOM; ``off`` the file offset of
+    its first byte. ``envelope`` = ``(id, parent_id, ts, prev_hash, at_turn, kind)``. An unterminated
+    line (the last of the file) that is not a complete entry is torn, cut anywhere, even inside a
+    multi-byte character."""
+    defect = _line_defect(raw, off)
+    if defect is not None and terminated:
+        return "bad", defect, None
+    try:
+        env, payload = parse_envelope(raw)
+    except EntryParseError as exc:
+        if is_blank(raw):
+            return "blank", None, None
+        if not terminated:
+            return "bad", (C.TORN_LAST_LINE, f"the last line ({len(raw)} bytes) has no LF and is not a complete "
+                           f"entry: an interrupted write ({exc})", off), None  # fmt: skip
+        return "bad", (C.UNPARSEABLE_LINE, f"not a ledger entry: {exc}", off), None
+    if defect is not None:
+        return "bad", defect, None
+    return "entry", env, payload
 
 
 def iter_lines(f: BinaryIO, block_size: int = 4 << 20) -> Iterator[tuple[bytes, bool]]:
@@ -214,19 +277,19 @@ class ChainVerifier:
     # -- convenience: parse and check -------------------------------------------------------------
 
     def feed(self, line_no: int, raw: bytes) -> tuple[LineCheck, Entry | None]:
-        """Classify, parse (lazily-decoded :class:`Entry`) and check one physical line.
+        """Classify (:func:`classify`), parse (lazily-decoded :class:`Entry`) and check one physical line.
 
         Raises ``UnicodeDecodeError`` only for a non-blank line that is not valid UTF-8 (vak's open
         fails there; callers decide what to do).
         """
-        try:
-            env, _ = parse_envelope(raw)
-        except EntryParseError:
-            if is_blank(raw):
-                return self.blank(line_no), None
-            raw.decode("utf-8")  # raises UnicodeDecodeError for invalid UTF-8
+        what, val, _payload = classify(raw, 0, True)
+        if what == "blank":
+            return self.blank(line_no), None
+        if what == "bad":
+            if val[0] is C.INVALID_UTF8:
+                raw.decode("utf-8")  # raises UnicodeDecodeError
             return self.unparseable(line_no), None
-        return self.entry(line_no, raw, env[3]), Entry.lazy(raw, env)
+        return self.entry(line_no, raw, val[3]), Entry.lazy(raw, val)
 
     def finish(self) -> list[str]:
         """All warnings so far plus the two chain summaries (vak's wording)."""

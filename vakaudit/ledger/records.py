@@ -18,7 +18,7 @@ Two paths behind this one interface, chosen by the ``native`` parameter:
   asks for ``entries`` rows (``rows=``), the kernel writes the rows of the lines it takes straight into
   the caller's Arrow column buffers in the same pass.
 
-What a line is (one definition, :func:`classify`): blank (skipped by vak without touching the chain),
+What a line is (one definition, :func:`vakaudit.ledger.chain.classify`): blank (skipped by vak without touching the chain),
 an entry (vak's envelope, valid UTF-8 JSON nested at most 128 levels), or a line with a defect
 (unparseable, invalid UTF-8, too deep, too long to hold, torn at the end of the file). A line whose
 digest the next entry's ``prev_hash`` attests holds bytes vak itself serialized or read back as valid
@@ -40,7 +40,7 @@ from typing import Any
 
 from vakaudit._native import linescan
 from vakaudit.findings import FindingCode
-from vakaudit.ledger.chain import ChainVerifier, LineStatus, is_blank
+from vakaudit.ledger.chain import ChainVerifier, Defect, LineStatus, classify, too_deep, too_long
 from vakaudit.ledger.depth import MAX_JSON_DEPTH, REST_MIN_BYTES, attested_depth, json_depth
 from vakaudit.ledger.entry import KNOWN_KINDS, WRITTEN_ENVELOPE, EntryParseError, parse_envelope
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine, LongLineBuilder
@@ -79,8 +79,6 @@ _RUN_LINES = 4096  # lines per kernel call when no rows are written
 _sha256 = hashlib.sha256
 _env_match = WRITTEN_ENVELOPE.match
 
-#: ``(code, message, offset_bytes)``: why a line is not an entry
-Defect = tuple[FindingCode, str, int]
 
 
 def _read_run():  # noqa: ANN202
@@ -116,54 +114,6 @@ def ts_key(ts: str) -> str | None:
 
 
 # -- what a line is -------------------------------------------------------------------------------
-
-
-def _too_long(length: int, off: int) -> Defect:
-    return (C.LINE_TOO_LONG, f"line of {length:,} bytes, longer than the {MAX_LINE_BYTES:,} bytes a line is read "
-            "up to: not read (the chain restarts after it)", off)  # fmt: skip
-
-
-def _too_deep(depth: int, off: int) -> Defect:
-    return (C.NESTING_TOO_DEEP, f"JSON nested {depth} levels deep; vak's reader (serde_json, limit "
-            f"{MAX_JSON_DEPTH}) skips this line", off)  # fmt: skip
-
-
-def _line_defect(raw: bytes, off: int) -> Defect | None:
-    """A defect vak cannot read past whatever the line's JSON: invalid UTF-8 or nesting deeper than
-    serde_json's limit (vak's writer has no depth limit, so even a line the chain attests can be one).
-    The UTF-8 decoder is far faster than the digest, and only non-ASCII lines pay for it."""
-    if not raw.isascii():
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            bad = raw[exc.start : exc.start + 4].hex()
-            return (C.INVALID_UTF8, f"byte {exc.start} of the line is not valid UTF-8 ({bad}); vak refuses to "
-                    "open the ledger", off + exc.start)  # fmt: skip
-    depth = json_depth(raw)
-    return _too_deep(depth, off) if depth > MAX_JSON_DEPTH else None
-
-
-def classify(raw: bytes, off: int, terminated: bool) -> tuple[str, Any, Any]:
-    """What one line is, decoded fully: ``("entry", envelope, payload)``, ``("bad", defect, None)`` or
-    ``("blank", None, None)``. ``raw`` is the line without LF, CR and BOM; ``off`` the file offset of
-    its first byte. ``envelope`` = ``(id, parent_id, ts, prev_hash, at_turn, kind)``. An unterminated
-    line (the last of the file) that is not a complete entry is torn, cut anywhere, even inside a
-    multi-byte character."""
-    defect = _line_defect(raw, off)
-    if defect is not None and terminated:
-        return "bad", defect, None
-    try:
-        env, payload = parse_envelope(raw)
-    except EntryParseError as exc:
-        if is_blank(raw):
-            return "blank", None, None
-        if not terminated:
-            return "bad", (C.TORN_LAST_LINE, f"the last line ({len(raw)} bytes) has no LF and is not a complete "
-                           f"entry: an interrupted write ({exc})", off), None  # fmt: skip
-        return "bad", (C.UNPARSEABLE_LINE, f"not a ledger entry: {exc}", off), None
-    if defect is not None:
-        return "bad", defect, None
-    return "entry", env, payload
 
 
 # -- records --------------------------------------------------------------------------------------
@@ -532,7 +482,7 @@ class LedgerReader:
     def _classify(self, rec: Record) -> str:
         """Decode ``rec`` fully and set its envelope (and payload) or defect; returns what it is."""
         if isinstance(rec.raw, LongLine):
-            rec.defect = _too_long(rec.raw.length, rec.offset_bytes)
+            rec.defect = too_long(rec.raw.length, rec.offset_bytes)
             return "bad"
         what, val, payload = classify(rec.raw, rec.data_offset, rec.terminated)
         if what == "entry":
@@ -553,6 +503,15 @@ class LedgerReader:
         if self._kernel is not None:
             return self._iter_native()
         return self._iter_reference()
+
+    def records(self) -> Iterator[Record]:
+        """The stream line by line: each :class:`RecordRun` given as its records (for a reader that
+        wants every line as a :class:`Record`, not the kernel's columns)."""
+        for item in self:
+            if type(item) is RecordRun:
+                yield from item.records()
+            else:
+                yield item
 
     def _lines(self) -> Iterator[tuple[int, int, bytes, bool]]:
         """``(line_no, offset, raw, terminated)`` of every physical line (raw keeps a CR). The final
@@ -628,7 +587,7 @@ class LedgerReader:
             raw = rec.raw
             depth = json_depth(raw) if len(raw) - rec.kind_end < REST_MIN_BYTES else attested_depth(raw, rec.kind_end)
             if depth > MAX_JSON_DEPTH:
-                rec.envelope, rec.defect = None, _too_deep(depth, rec.data_offset)
+                rec.envelope, rec.defect = None, too_deep(depth, rec.data_offset)
             return
         rec.envelope = None
         self._classify(rec)

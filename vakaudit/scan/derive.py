@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from vakaudit.artifacts import get_kind
 from vakaudit.scan.manifest import ScanState, _ItemResult, _manifest_entry
-from vakaudit.scan.parts import ENTRIES_GROUP_ROWS, PARQUET_COMPRESSION, _as_table, _keep_rows
+from vakaudit.scan.parts import ENTRIES_GROUP_ROWS, PARQUET_COMPRESSION, _as_table, _keep_rows, _read_part
 from vakaudit.scan.tables import SESSIONS_SCHEMA, TURNS_SCHEMA
 from vakaudit.scan.walk import HomeFile
 
@@ -236,11 +236,7 @@ def _merge_derived(out: Path, results: list[dict[str, int]], carry: set[str]) ->
                     counts[name] += t.num_rows
                 pf.close()
             for path in tmp:
-                pf = pq.ParquetFile(path)
-                try:
-                    w.write_table(_as_table(pf.read(), schema))
-                finally:
-                    pf.close()
+                w.write_table(_read_part(path, schema))
         for path in tmp:
             path.unlink()
         os.replace(out / name / ".all.parquet.tmp", final)

@@ -224,7 +224,7 @@ def _read_part(path: Path, schema: pa.Schema) -> pa.Table:
         t = pf.read()
     finally:
         pf.close()
-    return t.cast(schema) if t.schema != schema else t
+    return _as_table(t, schema)
 
 
 def _as_table(t: pa.Table, schema: pa.Schema) -> pa.Table:
