@@ -10,6 +10,11 @@ command its arguments name (``vakaudit verify …`` never imports the modules of
 ``report``, nor what they import at the top); anything else (``--help``, no command, a name that is
 no module, shell completion) registers every command first, in discovery order, as does the
 module attribute ``app`` (what tests and library code use).
+
+A command module may declare its parameters as data instead (``PARAMS`` and ``run``, see
+:mod:`vakaudit.cli._params`): Typer builds its command from them, and the console script runs a plain
+invocation of it (no ``--help``, nothing the declaration does not parse surely) without importing
+Typer at all. ``verify`` does, for its start-up on a small home.
 """
 
 from __future__ import annotations
@@ -18,51 +23,20 @@ import importlib
 import os
 import pkgutil
 import sys
+from typing import Any
 
-import typer
-
-from vakaudit import __version__
-from vakaudit.cli._errors import VakauditGroup
-
-_APP = typer.Typer(
-    cls=VakauditGroup,
-    name="vakaudit",
-    help=(
-        "Audit, investigate and capacity-plan the on-disk home of the vak agent runtime.\n\n"
-        "vakaudit only reads a home: it never writes, locks, truncates or repairs anything in it."
-    ),
-    invoke_without_command=True,  # no arguments: the help, exit 0 (see _root)
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-
-
-def _version_callback(value: bool) -> None:
-    if value:
-        typer.echo(f"vakaudit {__version__}")
-        raise typer.Exit()
-
-
-@_APP.callback()
-def _root(
-    ctx: typer.Context,
-    version: bool = typer.Option(
-        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
-    ),
-    debug: bool = typer.Option(
-        False, "--debug", help="Show tracebacks for errors (also accepted after the command's name)."
-    ),
-) -> None:
-    from vakaudit.cli import _errors
-
-    _errors.DEBUG = debug
-    if ctx.invoked_subcommand is None:
-        typer.echo(ctx.get_help())
-        raise typer.Exit(0)
-
-
+_APP: Any = None  # the Typer app, built on first use (a plain invocation never builds it)
 _ALL = False  # whether every command module is registered on _APP
+
+
+def _app() -> Any:
+    """The Typer app, with the commands registered so far (none when just built)."""
+    global _APP
+    if _APP is None:
+        from vakaudit.cli._group import build_app
+
+        _APP = build_app()
+    return _APP
 
 
 def _command_modules() -> list[str]:
@@ -70,24 +44,25 @@ def _command_modules() -> list[str]:
     return sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_"))
 
 
-def _register_all() -> typer.Typer:
+def _register_all() -> Any:
     """The app with every command, registered in discovery order (also after one alone was)."""
     global _ALL
     if not _ALL:
-        _APP.registered_commands.clear()
-        _APP.registered_groups.clear()
+        app = _app()
+        app.registered_commands.clear()
+        app.registered_groups.clear()
         for name in _command_modules():
-            importlib.import_module(f"{__name__}.{name}").register(_APP)
+            importlib.import_module(f"{__name__}.{name}").register(app)
         _ALL = True
     return _APP
 
 
 def _registered_names() -> set[str]:
-    names = {c.name for c in _APP.registered_commands}
+    names = {c.name for c in _app().registered_commands}
     return names | {g.name for g in _APP.registered_groups}
 
 
-def _app_for(argv: list[str]) -> typer.Typer:
+def _app_for(argv: list[str]) -> Any:
     """The app to run ``argv`` with: only the command it names when that command's module is found
     (the arguments before it being the root's ``--debug`` at most), else every command."""
     if _ALL:
@@ -99,7 +74,7 @@ def _app_for(argv: list[str]) -> typer.Typer:
     if name is None or name.startswith("-") or any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
         return _register_all()  # the root's help, its --version, or shell completion: every command
     if name not in _registered_names() and name in _command_modules():
-        importlib.import_module(f"{__name__}.{name}").register(_APP)
+        importlib.import_module(f"{__name__}.{name}").register(_app())
     return _APP if name in _registered_names() else _register_all()
 
 
@@ -111,8 +86,44 @@ def __getattr__(name: str):  # noqa: ANN202 - a module attribute
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def main() -> None:
-    """Console-script entry point."""
-    from vakaudit.cli._errors import run
+def _plain(argv: list[str]) -> tuple[Any, dict[str, Any]] | None:
+    """The command and its keyword arguments when ``argv`` is a plain invocation of a command that
+    declares its parameters as data (``PARAMS`` and ``run``: :mod:`vakaudit.cli._params`), else None.
+    The root's ``--debug`` may come before the command's name and among its arguments."""
+    from vakaudit.cli import _params
 
-    run(_app_for(sys.argv[1:]))
+    rest = list(argv)
+    debug = False
+    while rest and rest[0] == _params.DEBUG_FLAG:
+        rest.pop(0)
+        debug = True
+    if not rest or not rest[0].isidentifier() or rest[0].startswith("_"):
+        return None
+    if any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
+        return None  # shell completion is Typer's
+    if not os.path.isfile(os.path.join(__path__[0], rest[0] + ".py")):
+        return None  # no command module of that name (pkgutil's listing costs ~1 ms more)
+    module = importlib.import_module(f"{__name__}.{rest[0]}")
+    params = getattr(module, "PARAMS", None)
+    if params is None:
+        return None
+    parsed = _params.parse(params, rest[1:])
+    if parsed is None:
+        return None
+    kwargs, debug_after = parsed
+    if debug or debug_after:
+        from vakaudit.cli import _errors
+
+        _errors.DEBUG = True
+    return module.run, kwargs
+
+
+def main() -> None:
+    """Console-script entry point: a plain invocation of a command declared as data runs without
+    Typer (:mod:`vakaudit.cli._params`); everything else through the Typer app."""
+    from vakaudit.cli import _errors
+
+    plain = _plain(sys.argv[1:])
+    if plain is not None:
+        _errors.run_plain(*plain)
+    _errors.run(_app_for(sys.argv[1:]))

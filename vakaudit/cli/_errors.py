@@ -6,20 +6,11 @@ check failed (replay); 2 usage error (bad option, missing home); 3 unexpected in
 
 from __future__ import annotations
 
-import copy
 import gc
 import sys
-import traceback
-
-import typer
-from typer.core import TyperGroup
+from typing import Any
 
 from vakaudit.errors import VakauditError
-
-try:  # typer >= 0.20 vendors its own click
-    from typer._click import exceptions as _click_exc
-except ImportError:  # pragma: no cover - typer on top of the real click
-    from click import exceptions as _click_exc
 
 DEBUG = False
 
@@ -29,41 +20,24 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 
 
-class VakauditGroup(TyperGroup):
-    """The root command group: a :class:`VakauditError` from any command becomes one stderr line and
-    exit 2, the same under ``CliRunner`` as from the console script. Every command also takes the
-    root's ``--debug``, so ``vakaudit report … --debug`` works like ``vakaudit --debug report …``."""
-
-    def __init__(self, **attrs) -> None:  # noqa: ANN003 - click's signature
-        super().__init__(**attrs)
-        root_debug = next(p for p in self.params if p.name == "debug")
-        for command in self.commands.values():
-            if any(p.name == "debug" for p in command.params):
-                continue
-            option = copy.copy(root_debug)
-            option.expose_value = False  # the command functions do not take it
-            option.callback = _debug_option
-            command.params.append(option)
-
-    def invoke(self, ctx):  # noqa: ANN001, ANN201 - click's signature
-        try:
-            return super().invoke(ctx)
-        except VakauditError as exc:
-            if DEBUG:
-                traceback.print_exc()
-            typer.echo(f"vakaudit: {exc}", err=True)
-            raise typer.Exit(EXIT_USAGE) from None
-
-
-def _debug_option(ctx, param, value: bool) -> bool:  # noqa: ANN001 - click's callback signature
-    global DEBUG
-    if value:
-        DEBUG = True
-    return value
-
-
 def run(app) -> None:  # noqa: ANN001 - a typer.Typer
-    code = _invoke(app)
+    _exit(_invoke(app))
+
+
+def run_plain(command: Any, kwargs: dict[str, Any]) -> None:
+    """Run a command's ``run(**kwargs)`` as parsed by :func:`vakaudit.cli._params.parse`, without
+    Typer: its errors end the process as :func:`run` ends it under Typer."""
+    try:
+        code = command(**kwargs)
+    except (EOFError, KeyboardInterrupt):
+        sys.stderr.write("\nvakaudit: aborted\n")  # click's blank line, then ours
+        code = 130
+    except Exception as exc:
+        code = _failed(exc)
+    _exit(code or EXIT_OK)
+
+
+def _exit(code: int) -> None:
     # The process ends here: what it holds goes to the collector's permanent generation, so that
     # the interpreter's shutdown does not traverse it in its last cyclic collections (15 of the 20 ms
     # a verify of bench's 7.0 home spent exiting). Reference counting still frees it as the modules
@@ -75,6 +49,12 @@ def run(app) -> None:  # noqa: ANN001 - a typer.Typer
 
 
 def _invoke(app) -> int:  # noqa: ANN001 - a typer.Typer
+    import typer
+
+    try:  # typer >= 0.20 vendors its own click
+        from typer._click import exceptions as click_exc
+    except ImportError:  # pragma: no cover - typer on top of the real click
+        from click import exceptions as click_exc
     try:
         rc = app(standalone_mode=False)  # click returns (not raises) a typer.Exit code here
         return rc if isinstance(rc, int) else EXIT_OK
@@ -83,18 +63,25 @@ def _invoke(app) -> int:  # noqa: ANN001 - a typer.Typer
     except typer.Abort:
         sys.stderr.write("vakaudit: aborted\n")
         return 130
-    except _click_exc.ClickException as exc:
+    except click_exc.ClickException as exc:
         exc.show()
         return EXIT_USAGE
-    except VakauditError as exc:
-        if DEBUG:
-            traceback.print_exc()
+    except Exception as exc:
+        return _failed(exc)
+
+
+def _failed(exc: Exception) -> int:
+    """The exit code of a command that raised ``exc``, its one stderr line written (a traceback
+    too with ``--debug``): a :class:`VakauditError` is the user's mistake (2), anything else a bug (3);
+    a closed standard output (``| head``) is no failure."""
+    if isinstance(exc, BrokenPipeError):
+        return EXIT_OK
+    if DEBUG:
+        import traceback
+
+        traceback.print_exc()
+    if isinstance(exc, VakauditError):
         sys.stderr.write(f"vakaudit: {exc}\n")
         return EXIT_USAGE
-    except BrokenPipeError:
-        return EXIT_OK
-    except Exception as exc:  # an unexpected bug: one line unless --debug
-        if DEBUG:
-            traceback.print_exc()
-        sys.stderr.write(f"vakaudit: internal error: {type(exc).__name__}: {exc} (rerun with --debug)\n")
-        return EXIT_INTERNAL
+    sys.stderr.write(f"vakaudit: internal error: {type(exc).__name__}: {exc} (rerun with --debug)\n")
+    return EXIT_INTERNAL

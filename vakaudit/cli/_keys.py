@@ -13,8 +13,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
-
 if TYPE_CHECKING:
     from vakaudit.storage import KeyRing
 
@@ -47,6 +45,8 @@ def load_keys(value: str | None, home: Path | None) -> KeyRing | None:
     except OSError as exc:
         raise KeyFileError(f"cannot read key file {path}: {type(exc).__name__}") from None
     if sealed and os.environ.get(PASSPHRASE_ENV) is None and sys.stdin.isatty():
+        import typer
+
         passphrase = typer.prompt(f"passphrase for {path}", hide_input=True, err=True)
     return KeyRing.from_file(path, passphrase)
 

@@ -7,9 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import typer
-
 from vakaudit.cli._keys import KEYS_HELP
+from vakaudit.cli._params import Param
 from vakaudit.findings import Severity
 from vakaudit.ledger.policy import TornPolicy
 from vakaudit.names import shown
@@ -41,62 +40,69 @@ Exit codes:
 """
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("verify", help=HELP)
-    def verify_cmd(
-        home: Path | None = typer.Argument(
-            None, help="The vak home directory (default: $VAK_HOME, else the platform data home)."
-        ),
-        json_out: bool = typer.Option(False, "--json", help="Print the report as JSON on stdout."),
-        torn: TornPolicy = typer.Option(
-            TornPolicy.TOLERATE_TAIL, "--torn", case_sensitive=False, help="How bad lines are graded."
-        ),
-        fail_on: Severity = typer.Option(
-            Severity.ERROR,
-            "--fail-on",
-            case_sensitive=False,
-            help="Exit 1 when a finding is at least this bad.",
-        ),
-        since: Path | None = typer.Option(
-            None, "--since", help="A seal file from `vakaudit seal`: prove append-only growth since then."
-        ),
-        deep: bool = typer.Option(
-            False, "--deep", help="JSON-decode every ledger line, also those the hash chain already attests."
-        ),
-        no_cross: bool = typer.Option(False, "--no-cross", help="Skip the cross-artifact checks."),
-        keys: str | None = typer.Option(None, "--keys", help=KEYS_HELP),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar on stderr."),
-    ) -> None:
-        import json
+PARAMS = (
+    Param("home", Path, None, "The vak home directory (default: $VAK_HOME, else the platform data home).", optional=True),
+    Param("json_out", bool, False, "Print the report as JSON on stdout.", ("--json",)),
+    Param("torn", TornPolicy, TornPolicy.TOLERATE_TAIL, "How bad lines are graded.", ("--torn",), case_sensitive=False),
+    Param("fail_on", Severity, Severity.ERROR, "Exit 1 when a finding is at least this bad.", ("--fail-on",),
+          case_sensitive=False),  # fmt: skip
+    Param("since", Path, None, "A seal file from `vakaudit seal`: prove append-only growth since then.", ("--since",),
+          optional=True),  # fmt: skip
+    Param("deep", bool, False, "JSON-decode every ledger line, also those the hash chain already attests.", ("--deep",)),
+    Param("no_cross", bool, False, "Skip the cross-artifact checks.", ("--no-cross",)),
+    Param("keys", str, None, KEYS_HELP, ("--keys",), optional=True),
+    Param("quiet", bool, False, "No progress bar on stderr.", ("--quiet", "-q")),
+)
 
-        with _no_cycle_collector():
-            from vakaudit.forensics import verify_home
 
-            seal = None
-            if since is not None:  # the seal module (and what it imports) only for --since
-                from vakaudit.forensics import read_seal
+def register(app) -> None:  # noqa: ANN001 - a typer.Typer
+    from vakaudit.cli._params import typer_callback
 
-                seal = read_seal(since)
-            from vakaudit.cli._keys import load_keys
+    app.command("verify", help=HELP)(typer_callback(run, PARAMS))
 
-            ring = load_keys(keys, home)
-            from vakaudit.cli._progress import ProgressDisplay
 
-            with ProgressDisplay(quiet=quiet) as display:
-                # off a terminal the display draws nothing for verify: then nothing is counted for it
-                report = verify_home(home, torn=torn, deep=deep, cross=not no_cross, since=seal, keys=ring,
-                                     progress=display if display.live else None)  # fmt: skip
-            failing = report.at_or_above(fail_on)
-            if json_out:
-                from vakaudit.schemas import schema_version
+def run(
+    home: Path | None, json_out: bool, torn: TornPolicy, fail_on: Severity, since: Path | None, deep: bool,
+    no_cross: bool, keys: str | None, quiet: bool,
+) -> int:  # fmt: skip
+    """``vakaudit verify``: the exit code (1 when a finding is at or above ``fail_on``)."""
+    import json
 
-                doc = {"schema_version": schema_version("verify"), **report.to_dict()}
-                doc["fail_on"] = fail_on.value
-                doc["exit_code"] = 1 if failing else 0
-                typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
-            else:
-                _print_table(report, fail_on, sum(f.count for f in failing))
-            raise typer.Exit(1 if failing else 0)
+    with _no_cycle_collector():
+        from vakaudit.forensics import verify_home
+
+        seal = None
+        if since is not None:  # the seal module (and what it imports) only for --since
+            from vakaudit.forensics import read_seal
+
+            seal = read_seal(since)
+        from vakaudit.cli._keys import load_keys
+
+        ring = load_keys(keys, home)
+        from vakaudit.cli._progress import ProgressDisplay
+
+        with ProgressDisplay(quiet=quiet) as display:
+            # off a terminal the display draws nothing for verify: then nothing is counted for it
+            report = verify_home(home, torn=torn, deep=deep, cross=not no_cross, since=seal, keys=ring,
+                                 progress=display if display.live else None)  # fmt: skip
+        failing = report.at_or_above(fail_on)
+        if json_out:
+            from vakaudit.schemas import schema_version
+
+            doc = {"schema_version": schema_version("verify"), **report.to_dict()}
+            doc["fail_on"] = fail_on.value
+            doc["exit_code"] = 1 if failing else 0
+            _echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        else:
+            _print_table(report, fail_on, sum(f.count for f in failing))
+        return 1 if failing else 0
+
+
+def _echo(text: str) -> None:
+    """One line on standard output (the stream ``CliRunner`` captures too)."""
+    import sys
+
+    sys.stdout.write(text + "\n")
 
 
 @contextmanager
@@ -136,20 +142,20 @@ def _print_table(report, fail_on: Severity, failing: int) -> None:  # noqa: ANN0
     if rows:
         widths = [max(len(head[i]), *(len(r[i]) for r in rows)) for i in range(5)]
         widths = [min(w, 90) for w in widths]
-        typer.echo("  ".join(h.ljust(w) for h, w in zip(head[:5], widths, strict=True)) + "  " + head[5])
+        _echo("  ".join(h.ljust(w) for h, w in zip(head[:5], widths, strict=True)) + "  " + head[5])
         for r in rows:
             cells = [c if len(c) <= w else "…" + c[-(w - 1) :] for c, w in zip(r[:5], widths, strict=True)]
-            typer.echo("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + "  " + r[5])
-        typer.echo("")
+            _echo("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + "  " + r[5])
+        _echo("")
     counts = report.counts()
     if report.segment_dirs:
-        typer.echo(f"7.0 segment directories: {report.segment_dirs}, frames verified: {report.frames:,}")
-    typer.echo(
+        _echo(f"7.0 segment directories: {report.segment_dirs}, frames verified: {report.frames:,}")
+    _echo(
         f"verified {report.ledger_count} ledger(s), {report.bytes_verified:,} bytes, {report.file_count} file(s) "
         f"({report.layout} layout, --torn {report.torn.value}); cross checks: "
         f"{', '.join(report.cross_checks) or 'none (their inputs are absent)'}"
     )
-    typer.echo(
+    _echo(
         "findings: " + ", ".join(f"{counts[s.value]} {s.value}" for s in reversed(Severity))
         + f"; {failing} at or above {fail_on.value}"
     )  # fmt: skip
