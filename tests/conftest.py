@@ -118,8 +118,7 @@ class KindModules:
         self.added.append(name)
         if str(self.folder) not in artifacts.__path__:
             self.monkeypatch.setattr(artifacts, "__path__", [*artifacts.__path__, str(self.folder)])
-        self.monkeypatch.setattr(artifacts, "_KINDS", None)
-        artifacts.classify.cache_clear()
+        artifacts._forget()
 
     def reset(self) -> None:
         import importlib
@@ -132,8 +131,7 @@ class KindModules:
         self.added.clear()
         self.monkeypatch.undo()
         importlib.invalidate_caches()
-        artifacts._KINDS = None
-        artifacts.classify.cache_clear()
+        artifacts._forget()
 
 
 @pytest.fixture

@@ -48,6 +48,7 @@ def test_candidates_equal_the_glob_rule(layout: str | None) -> None:
 
 def test_every_pattern_is_indexed_once() -> None:
     artifacts.all_kinds()
+    artifacts._pairs()
     indexed = [i for ids in artifacts._BY_COMPONENT.values() for i in ids] + [u[0] for u in artifacts._UNKEYED]
     assert sorted(indexed) == list(range(sum(len(k.all_patterns) for k in all_kinds())))
 

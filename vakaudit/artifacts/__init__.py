@@ -16,6 +16,7 @@ import re
 import threading
 from functools import lru_cache
 
+from vakaudit.artifacts import _index
 from vakaudit.artifacts._base import (
     LEDGER_KIND,
     ArtifactKind,
@@ -28,6 +29,7 @@ from vakaudit.artifacts._base import (
     WriteGroup,
     glob_matches,
 )
+from vakaudit.artifacts._index import KindEntry
 from vakaudit.errors import VakauditError
 
 __all__ = [
@@ -56,14 +58,22 @@ class DuplicateKindError(VakauditError):
 
 
 _LOCK = threading.Lock()
-_KINDS: dict[str, ArtifactKind] | None = None
-# Every (kind, pattern), in registry order, and an index over them. A pattern component without a
+_KINDS: dict[str, ArtifactKind] | None = None  # every kind, once every kind module is imported
+_MODULES: dict[str, str] = {}  # kind name -> its module's name in this package (with _KINDS)
+# What classification ranks and matches: every (kind entry, pattern), in registry order, and an
+# index over them. An entry (``_index.KindEntry``) stands for a kind whose module need not be
+# imported yet (see :mod:`vakaudit.artifacts._index`). A pattern component without a
 # wildcard matches exactly one component of a path (``*`` and ``?`` never cross a ``/``; ``**/`` and
 # a trailing ``**`` match whole components), so a path can only match a pattern when it has the
 # pattern's last such component: ``_BY_COMPONENT`` maps that component to the patterns (by their
 # index). The few patterns without one (``**/*.lock``) are ``_UNKEYED``, each with the literal text
 # its file name must start and end with. Only these candidates are matched against the path.
-_PAIRS: list[tuple[ArtifactKind, str]] = []
+_PAIRS: list[tuple[KindEntry, str]] = []
+# what _PAIRS was built from: the index (_FROM_INDEX), the _KINDS dict, or None (not built)
+_PAIRS_OF: list[object] = [None]
+_FROM_INDEX = "index"
+_USE_INDEX = [True]  # False once the index proved stale in this process
+_ENTRY_BY_NAME: dict[str, KindEntry] = {}  # every kind's entry (those without a pattern too)
 _BY_COMPONENT: dict[str, list[int]] = {}
 _UNKEYED: list[tuple[int, str, str]] = []  # (index, name prefix, name suffix)
 # what a file name must end with or start with for an unkeyed pattern to be possible (the suffixes
@@ -80,7 +90,13 @@ _DIR_KEYS: dict[str, frozenset[str]] = {}
 _MERGED: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
 
 
+def _module_names() -> list[str]:
+    """The kind modules of this package (every module whose name does not start with ``_``), sorted."""
+    return sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_"))
+
+
 def _load() -> dict[str, ArtifactKind]:
+    """Every kind, every kind module imported (once)."""
     global _KINDS
     if _KINDS is not None:
         return _KINDS
@@ -89,10 +105,8 @@ def _load() -> dict[str, ArtifactKind]:
             return _KINDS
         kinds: dict[str, ArtifactKind] = {}
         origin: dict[str, str] = {}
-        for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-            if info.name.startswith("_"):
-                continue
-            module = importlib.import_module(f"{__name__}.{info.name}")
+        for name in _module_names():
+            module = importlib.import_module(f"{__name__}.{name}")
             kind = getattr(module, "KIND", None)
             if kind is None:
                 continue
@@ -104,34 +118,118 @@ def _load() -> dict[str, ArtifactKind]:
                     f"{module.__name__}; rename one of them"
                 )
             kinds[kind.name] = kind
-            origin[kind.name] = module.__name__
+            origin[kind.name] = name
         if UNCLASSIFIED not in kinds:  # pragma: no cover - the module ships with the package
             raise DuplicateKindError(f"the {UNCLASSIFIED!r} kind module is missing")
-        pairs = [(kind, pattern) for kind in kinds.values() for pattern in kind.all_patterns]
-        by_component: dict[str, list[int]] = {}
-        unkeyed: list[tuple[int, str, str]] = []
-        for i, (_, pattern) in enumerate(pairs):
-            literal = [c for c in pattern.split("/") if c and not any(w in c for w in "*?")]
-            if literal:
-                by_component.setdefault(literal[-1], []).append(i)
-            else:
-                name = pattern.rsplit("/", 1)[-1]
-                head, tail = re.split(r"[*?]", name, maxsplit=1)[0], re.split(r"[*?]", name)[-1]
-                unkeyed.append((i, head, tail))
-        _PAIRS[:] = pairs
-        _BY_COMPONENT.clear()
-        _BY_COMPONENT.update(by_component)
-        _UNKEYED[:] = unkeyed
-        _UNKEYED_HINT[0] = (
-            None if any(not h and not t for _i, h, t in unkeyed)
-            else (tuple(sorted({t for _i, _h, t in unkeyed if t})), tuple(sorted({h for _i, h, t in unkeyed if not t})))
-        )
-        _RANK[:] = [_rank(kind, pattern) for kind, pattern in pairs]
-        _RANKED.clear()
-        _DIR_KEYS.clear()
-        _MERGED.clear()
+        _MODULES.clear()
+        _MODULES.update(origin)
         _KINDS = dict(sorted(kinds.items()))
         return _KINDS
+
+
+def kind_modules() -> dict[str, tuple[str, ArtifactKind]]:
+    """Every kind by name, with the name of the module in this package that declares it."""
+    kinds = _load()
+    return {name: (_MODULES[name], kind) for name, kind in kinds.items()}
+
+
+def _pairs() -> list[tuple[KindEntry, str]]:
+    """The (kind entry, pattern) pairs classification ranks, built once: from the index while no
+    kind module had to be imported for the whole registry, else from the registry."""
+    built = _PAIRS_OF[0]
+    if built is not None and (built is _KINDS or (built == _FROM_INDEX and _KINDS is None)):
+        return _PAIRS
+    with _LOCK:
+        built = _PAIRS_OF[0]
+        if built is not None and (built is _KINDS or (built == _FROM_INDEX and _KINDS is None)):
+            return _PAIRS
+        index = _index.entries() if _KINDS is None and _USE_INDEX[0] else None
+        if index is not None and sorted(e.module for e in index) != _module_names():
+            index = None  # a kind module added, removed or renamed since the index was written
+    if index is not None and UNCLASSIFIED not in {e.name for e in index}:
+        index = None
+    if index is None:
+        kinds = _load()
+        index = tuple(_index.KindEntry.of(_MODULES[name], kind) for name, kind in kinds.items())
+        source: object = kinds
+    else:
+        source = _FROM_INDEX
+    index = tuple(sorted(index, key=lambda e: e.module))  # the registry's order: by module
+    with _LOCK:
+        _build_pairs(index)
+        _PAIRS_OF[0] = source
+    return _PAIRS
+
+
+def _build_pairs(index: tuple[KindEntry, ...]) -> None:
+    pairs = [(entry, pattern) for entry in index for pattern in entry.all_patterns]
+    by_component: dict[str, list[int]] = {}
+    unkeyed: list[tuple[int, str, str]] = []
+    for i, (_, pattern) in enumerate(pairs):
+        literal = [c for c in pattern.split("/") if c and not any(w in c for w in "*?")]
+        if literal:
+            by_component.setdefault(literal[-1], []).append(i)
+        else:
+            name = pattern.rsplit("/", 1)[-1]
+            head, tail = re.split(r"[*?]", name, maxsplit=1)[0], re.split(r"[*?]", name)[-1]
+            unkeyed.append((i, head, tail))
+    _PAIRS[:] = pairs
+    _ENTRY_BY_NAME.clear()
+    _ENTRY_BY_NAME.update((entry.name, entry) for entry in index)
+    _BY_COMPONENT.clear()
+    _BY_COMPONENT.update(by_component)
+    _UNKEYED[:] = unkeyed
+    _UNKEYED_HINT[0] = (
+        None if any(not h and not t for _i, h, t in unkeyed)
+        else (tuple(sorted({t for _i, _h, t in unkeyed if t})), tuple(sorted({h for _i, h, t in unkeyed if not t})))
+    )
+    _RANK[:] = [_rank(entry, pattern) for entry, pattern in pairs]
+    _RANKED.clear()
+    _DIR_KEYS.clear()
+    _MERGED.clear()
+
+
+class _StaleIndex(Exception):
+    """A kind module declares its kind otherwise than the index says."""
+
+
+def _kind_of(entry: KindEntry) -> ArtifactKind:
+    """The kind ``entry`` stands for: its module imported when the whole registry is not."""
+    kinds = _KINDS
+    if kinds is not None and _PAIRS_OF[0] is kinds:
+        return kinds[entry.name]
+    kind = getattr(importlib.import_module(f"{__name__}.{entry.module}"), "KIND", None)
+    if kind is None or not isinstance(kind, ArtifactKind) or not _index.check(entry, entry.module, kind):
+        raise _StaleIndex(entry.module)
+    return kind
+
+
+def _forget() -> None:
+    """Forget the registry and classification (the kind modules stay imported): what a test that adds or
+    takes away a kind module calls."""
+    global _KINDS
+    with _LOCK:
+        _KINDS = None
+        _MODULES.clear()
+        _PAIRS_OF[0] = None
+        _USE_INDEX[0] = True
+    classify.cache_clear()
+
+
+def _index_stale(module: str) -> None:
+    """The index said otherwise than ``module``: classification goes on from every kind module."""
+    import warnings
+
+    warnings.warn(
+        f"vakaudit.artifacts._index_data is stale for {module} (run `python -m vakaudit.artifacts`); "
+        "the kinds are read from every kind module instead",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    with _LOCK:
+        _USE_INDEX[0] = False
+        _PAIRS_OF[0] = None
+    classify.cache_clear()
 
 
 def all_kinds() -> tuple[ArtifactKind, ...]:
@@ -153,7 +251,7 @@ def specificity(pattern: str) -> int:
     return len(pattern.replace("**/", "").replace("**", "").replace("*", "").replace("?", ""))
 
 
-def _rank(kind: ArtifactKind, pattern: str) -> tuple[int, int, str]:
+def _rank(kind: KindEntry, pattern: str) -> tuple[int, int, str]:
     return (-kind.priority, -specificity(pattern), kind.name)
 
 
@@ -195,8 +293,10 @@ def candidates(rel_path: str, layout: str | None = None) -> list[tuple[ArtifactK
 
     With a JSONL-era ``layout`` (``g1``/``g2``) a kind's 7.0 patterns do not apply: a folder named
     like a 7.0 ledger in a JSONL home is not a 7.0 ledger (its files stay undeclared)."""
-    _load()
-    return [_PAIRS[i] for i in _tried(rel_path, layout) if glob_matches(_PAIRS[i][1], rel_path)]
+    pairs = _pairs()
+    found = [pairs[i] for i in _tried(rel_path, layout) if glob_matches(pairs[i][1], rel_path)]
+    kinds = _load()
+    return [(kinds[entry.name], pattern) for entry, pattern in found]
 
 
 @lru_cache(maxsize=65_536)
@@ -210,9 +310,15 @@ def classify(rel_path: str, layout: str | None = None) -> ArtifactKind:
     The same answer as ``candidates(rel_path, layout)[0]``, found by trying the candidates best
     first and stopping at the first match.
     """
-    kinds = _load()
-    for i in _tried(rel_path, layout):
-        kind, pattern = _PAIRS[i]
-        if glob_matches(pattern, rel_path):
-            return kind
-    return kinds[UNCLASSIFIED]
+    for _attempt in range(2):
+        pairs = _pairs()
+        try:
+            for i in _tried(rel_path, layout):
+                entry, pattern = pairs[i]
+                if glob_matches(pattern, rel_path):
+                    return _kind_of(entry)
+            return _kind_of(_ENTRY_BY_NAME[UNCLASSIFIED])
+        except _StaleIndex as exc:
+            _index_stale(str(exc))
+    raise AssertionError("unreachable: the registry's own entries are never stale")  # pragma: no cover
+

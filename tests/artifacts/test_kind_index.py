@@ -1,0 +1,133 @@
+"""Classification from the kind index (``vakaudit/artifacts/_index_data.py``) without importing every
+kind module: the index is what the kind modules declare, classification through it answers as the
+glob rule over every kind does, it imports only the modules of the kinds it returns, and a stale or
+incomplete index is noticed and done without."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import vakaudit.artifacts as artifacts
+from vakaudit.artifacts import _index, all_kinds, specificity
+from vakaudit.artifacts._base import glob_matches
+
+
+def _paths() -> list[str]:
+    out = ["", "x.lock", "a/b/x.sock", "run.log", "cache", "tenants/t/keys/scopes/keys/00ff"]
+    for kind in all_kinds():
+        for pattern in kind.all_patterns:
+            filled = pattern.replace("**/", "").replace("**", "d/e").replace("*", "q1").replace("?", "z")
+            out += [filled, f"agents/vak/{filled}", f"{filled}/x"]
+    return out
+
+
+def _rule(rel_path: str, layout: str | None) -> str:
+    """The best kind by the documented rule (priority, then literal characters, then name), over every
+    kind module's own declaration."""
+    found = [
+        (kind, pattern)
+        for kind in all_kinds()
+        for pattern in kind.all_patterns
+        if glob_matches(pattern, rel_path) and (layout in (None, "g3") or pattern in kind.patterns)
+    ]
+    found.sort(key=lambda kp: (-kp[0].priority, -specificity(kp[1]), kp[0].name))
+    return found[0][0].name if found else "unclassified"
+
+
+def test_the_index_is_what_the_kind_modules_declare() -> None:
+    on_disk = _index.DATA_FILE.read_text(encoding="utf-8")
+    assert on_disk == _index.source(artifacts.kind_modules()), "run `python -m vakaudit.artifacts`"
+    entries = _index.entries()
+    assert entries is not None
+    by_name = {k.name: k for k in all_kinds()}
+    assert sorted(e.name for e in entries) == sorted(by_name)
+    for entry in entries:
+        kind = by_name[entry.name]
+        assert (entry.priority, entry.patterns, entry.all_patterns) == (kind.priority, kind.patterns, kind.all_patterns)
+        assert sys.modules[f"vakaudit.artifacts.{entry.module}"].KIND is kind
+
+
+@pytest.mark.parametrize("layout", [None, "g2", "g3"])
+def test_classify_through_the_index_is_the_glob_rule(layout: str | None) -> None:
+    paths = _paths()
+    expected = {p: _rule(p, layout) for p in paths}
+    artifacts._forget()
+    try:
+        got = {p: artifacts.classify(p, layout).name for p in paths}
+        assert artifacts._PAIRS_OF[0] == artifacts._FROM_INDEX  # the index answered, not the registry
+        assert artifacts._KINDS is None
+    finally:
+        artifacts._forget()
+    assert got == expected
+
+
+def test_a_fresh_process_imports_only_the_kinds_it_returns() -> None:
+    code = (
+        "import sys\n"
+        "from vakaudit.artifacts import classify\n"
+        "a = classify('agents/vak/sessions/w/0a1b/seg-00000001.log', 'g3').name\n"
+        "b = classify('agents/vak/cost-log.jsonl', 'g2').name\n"
+        "c = classify('no/such/thing.bin', 'g2').name\n"
+        "mods = sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('vakaudit.artifacts.')"
+        " and not m.rsplit('.', 1)[1].startswith('_'))\n"
+        "print(a, b, c, ','.join(mods))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["session_ledger", "cost_log", "unclassified", "cost_log,session_ledger,unclassified"]
+
+
+def test_a_stale_index_is_noticed_and_classification_goes_on_from_the_modules(monkeypatch) -> None:  # noqa: ANN001
+    real = _index.entries()
+    assert real is not None
+    # the index says the cost log has no patterns and the activity log a lower priority than it has
+    stale = tuple(
+        e._replace(patterns=(), all_patterns=()) if e.name == "cost_log"
+        else e._replace(priority=e.priority - 1) if e.name == "activity_log" else e
+        for e in real
+    )
+    monkeypatch.setattr(_index, "entries", lambda: stale)
+    artifacts._forget()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            kind = artifacts.classify("agents/vak/activity-log.jsonl", "g2")
+        assert kind.name == "activity_log"
+        assert any("stale for activity_log" in str(w.message) for w in caught), [str(w.message) for w in caught]
+        # from then on the modules are read: the kind the index had lost is found again
+        assert artifacts.classify("agents/vak/cost-log.jsonl", "g2").name == "cost_log"
+        assert artifacts._PAIRS_OF[0] is artifacts._KINDS
+    finally:
+        monkeypatch.undo()
+        artifacts._forget()
+
+
+def test_an_index_without_some_kind_module_is_not_used(monkeypatch) -> None:  # noqa: ANN001
+    real = _index.entries()
+    assert real is not None
+    monkeypatch.setattr(_index, "entries", lambda: tuple(e for e in real if e.module != "cost_log"))
+    artifacts._forget()
+    try:
+        assert artifacts.classify("agents/vak/cost-log.jsonl", "g2").name == "cost_log"
+        assert artifacts._PAIRS_OF[0] is artifacts._KINDS  # every module was read instead
+    finally:
+        monkeypatch.undo()
+        artifacts._forget()
+
+
+def test_a_kind_module_added_is_classified_without_regenerating_the_index(kind_module) -> None:  # noqa: ANN001
+    kind_module(
+        "zz_probe_kind",
+        "from vakaudit.artifacts._base import ArtifactKind, RegistryClass, WriteCard, WriteGroup, Discipline\n"
+        "KIND = ArtifactKind(name='zz_probe', title='Probe', patterns=('**/probe-only.jsonl',),\n"
+        "    card=WriteCard(writer='w', trigger='t', discipline='d', barriers_per_write=0, read='r', bound='b',\n"
+        "                   group=WriteGroup.EVIDENCE, read_class='flat', style=Discipline.APPEND),\n"
+        "    registry_class=RegistryClass.RECORD, description='A probe.', priority=99)\n",
+    )
+    assert artifacts.classify("agents/vak/probe-only.jsonl", "g2").name == "zz_probe"
+    kind_module.reset()
+    assert artifacts.classify("agents/vak/probe-only.jsonl", "g2").name == "unclassified"
+    assert artifacts._PAIRS_OF[0] == artifacts._FROM_INDEX
