@@ -1,5 +1,7 @@
-"""``python -m vakaudit.artifacts``: write ``_index_data.py`` again from the kind modules."""
+"""``python -m vakaudit.artifacts``: write the kind index (``_index_data.py``) again from the kind
+modules (every one imported)."""
 
-from vakaudit.artifacts._index import main
+from vakaudit.artifacts import _index, kind_modules
 
-main()
+_index.DATA_FILE.write_text(_index.source(kind_modules()), encoding="utf-8")
+print(f"wrote {_index.DATA_FILE}")

@@ -6,7 +6,7 @@ what they import), a tenth of a keyless ``verify`` of a small 7.0 home that meet
 ``_index_data.py`` lists each kind module's name, kind name, priority and patterns; classification
 ranks and matches with it and imports only the module of the kind it returns, which is checked
 against its line there (:func:`check`). The kind modules stay the one definition: ``_index_data.py``
-is generated from them (``python -m vakaudit.artifacts`` writes it again), a test fails when
+is generated from them (``python -m vakaudit.artifacts`` writes it again, see ``__main__.py``), a test fails when
 it differs from what they declare, and the registry does without it, importing every module, when
 the package's modules are not the ones it lists (a kind module added, removed or renamed).
 """
@@ -65,10 +65,3 @@ def check(entry: KindEntry, module: str, kind: object) -> bool:
     """Whether the kind module ``module``'s ``kind`` is what ``entry`` says of it."""
     return entry == KindEntry.of(module, kind)
 
-
-def main() -> None:
-    """Write ``_index_data.py`` from the kind modules (every one imported)."""
-    from vakaudit.artifacts import kind_modules
-
-    DATA_FILE.write_text(source(kind_modules()), encoding="utf-8")
-    print(f"wrote {DATA_FILE}")

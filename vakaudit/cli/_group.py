@@ -8,8 +8,8 @@ import traceback
 import typer
 from typer.core import TyperGroup
 
+import vakaudit.cli._errors as _errors
 from vakaudit import __version__
-from vakaudit.cli import _errors
 from vakaudit.errors import VakauditError
 
 
