@@ -74,6 +74,7 @@ _PAIRS_OF: list[object] = [None]
 _FROM_INDEX = "index"
 _USE_INDEX = [True]  # False once the index proved stale in this process
 _ENTRY_BY_NAME: dict[str, KindEntry] = {}  # every kind's entry (those without a pattern too)
+_CHECKED: dict[KindEntry, ArtifactKind] = {}  # the kinds classification returned from the index
 _BY_COMPONENT: dict[str, list[int]] = {}
 _UNKEYED: list[tuple[int, str, str]] = []  # (index, name prefix, name suffix)
 # what a file name must end with or start with for an unkeyed pattern to be possible (the suffixes
@@ -174,6 +175,7 @@ def _build_pairs(index: tuple[KindEntry, ...]) -> None:
             head, tail = re.split(r"[*?]", name, maxsplit=1)[0], re.split(r"[*?]", name)[-1]
             unkeyed.append((i, head, tail))
     _PAIRS[:] = pairs
+    _CHECKED.clear()
     _ENTRY_BY_NAME.clear()
     _ENTRY_BY_NAME.update((entry.name, entry) for entry in index)
     _BY_COMPONENT.clear()
@@ -198,9 +200,12 @@ def _kind_of(entry: KindEntry) -> ArtifactKind:
     kinds = _KINDS
     if kinds is not None and _PAIRS_OF[0] is kinds:
         return kinds[entry.name]
-    kind = getattr(importlib.import_module(f"{__name__}.{entry.module}"), "KIND", None)
-    if kind is None or not isinstance(kind, ArtifactKind) or not _index.check(entry, entry.module, kind):
-        raise _StaleIndex(entry.module)
+    kind = _CHECKED.get(entry)
+    if kind is None:
+        kind = getattr(importlib.import_module(f"{__name__}.{entry.module}"), "KIND", None)
+        if kind is None or not isinstance(kind, ArtifactKind) or not _index.check(entry, entry.module, kind):
+            raise _StaleIndex(entry.module)
+        _CHECKED[entry] = kind
     return kind
 
 

@@ -27,22 +27,23 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vakaudit.errors import ObjectUnavailableError
 from vakaudit.findings import Finding, FindingCode
 from vakaudit.ledger.policy import severity_of
 from vakaudit.scan.store7 import chain_key as _chain_key
-from vakaudit.scan.store7 import store_listing, tenant_dirs
+from vakaudit.scan.store7 import tenant_dirs
 from vakaudit.scan.walk import HomeFile
-from vakaudit.storage import KeyRing, Store, TenantKeys, iter_segments
-from vakaudit.storage.objects import is_object_id, object_rel_path
+from vakaudit.storage import TenantKeys, iter_segments
 from vakaudit.storage.segments import KEY
+
+if TYPE_CHECKING:
+    from vakaudit.storage import KeyRing
 
 __all__ = ["Home7Report", "segment_dirs", "tenant_dirs", "verify_home7"]
 
 #: ``doc/<name>`` refs point at a Document's version object, or hold this tombstone (§5.4, §7.1).
-_DOC_PREFIX = "doc/"
-_FORGOTTEN = b"forgotten"
 
 
 @dataclass(slots=True)
@@ -203,6 +204,12 @@ def _check_store(root: Path, store_dir: Path, keys: KeyRing | None, report: Home
     """Objects without grants, grants without objects, ``doc/`` refs to missing objects; unlocked:
     every object opened through one of its grants (its id checked against its content). ``files``:
     the walk, whose listing of the store is used instead of listing it again."""
+    # the store's readers only for a home that has a store (a home of conversations has none)
+    from vakaudit.scan.store7 import store_listing
+    from vakaudit.storage import Store
+    from vakaudit.storage.documents import DOC_PREFIX, FORGOTTEN
+    from vakaudit.storage.objects import is_object_id, object_rel_path
+
     rel = store_dir.relative_to(root).as_posix()
     store = Store(store_dir, keys, rel_dir=rel, listing=store_listing(files, rel))
     objects = store.object_ids()
@@ -241,7 +248,7 @@ def _check_store(root: Path, store_dir: Path, keys: KeyRing | None, report: Home
             )
     if (store_dir / "refs.db").is_file():
         for name, _generation, _epoch, target in store.refs():
-            if not name.startswith(_DOC_PREFIX) or target == _FORGOTTEN:
+            if not name.startswith(DOC_PREFIX) or target == FORGOTTEN:
                 continue
             text = target.decode("ascii", "replace")
             if not is_object_id(text) or text not in present:

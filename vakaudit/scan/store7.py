@@ -20,12 +20,13 @@ from vakaudit.errors import ObjectUnavailableError
 from vakaudit.findings import Finding
 from vakaudit.scan.tables7 import _STORE_TABLES
 from vakaudit.scan.walk import HomeFile, has_tenants_tree
-from vakaudit.storage import KeyRing, Store, TenantKeys
-from vakaudit.storage.documents import DOC_PREFIX, FORGOTTEN, document_scope, document_versions
-from vakaudit.storage.objects import StoreListing, is_object_id, object_rel_path
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from vakaudit.storage import KeyRing, Store, TenantKeys
+    from vakaudit.storage.objects import StoreListing
+
 
 @dataclass(slots=True)
 class StoreTables:
@@ -61,6 +62,8 @@ def store_listing(files: Iterable[HomeFile] | None, store_rel: str) -> StoreList
     for :class:`~vakaudit.storage.Store` to use instead of listing the store again; None without a walk."""
     if files is None:
         return None
+    from vakaudit.storage.objects import StoreListing
+
     head = store_rel + "/cas"
     n = len(store_rel) + 1
     return StoreListing.from_entries(
@@ -73,6 +76,8 @@ def store_listing(files: Iterable[HomeFile] | None, store_rel: str) -> StoreList
 def read_store_tables(root: Path, keys: KeyRing | None = None, files: Iterable[HomeFile] | None = None) -> StoreTables:
     """The ``objects``, ``refs`` and ``documents`` rows of every tenant store of the home ``root``
     (``files``: a walk of the home already made, whose listing of the stores is used)."""
+    from vakaudit.storage import Store  # the store's readers only where a home's store is read
+
     rows: dict[str, list[dict]] = {name: [] for name in _STORE_TABLES}
     findings: list[Finding] = []
     files = None if files is None else list(files)
@@ -88,6 +93,9 @@ def read_store_tables(root: Path, keys: KeyRing | None = None, files: Iterable[H
 
 
 def _tenant_rows(store: Store, tenant: str, rows: dict[str, list[dict]]) -> None:
+    from vakaudit.storage.documents import DOC_PREFIX
+    from vakaudit.storage.objects import is_object_id, object_rel_path
+
     refs = store.refs()
     referenced: dict[str, list[str]] = {}
     for name, gen, epoch, target in refs:
@@ -115,6 +123,8 @@ def _tenant_rows(store: Store, tenant: str, rows: dict[str, list[dict]]) -> None
 
 
 def _document_row(store: Store, tenant: str, doc: str, target: bytes, referenced: dict[str, list[str]]) -> dict:
+    from vakaudit.storage.documents import FORGOTTEN, document_scope, document_versions
+
     scope = document_scope(doc)
     forgotten = target == FORGOTTEN
     version_id = None if forgotten else target.decode("ascii", "replace")
