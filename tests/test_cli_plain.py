@@ -8,6 +8,7 @@ or decline (None) and leave the command line to Typer."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from vakaudit.cli import _params, app
+from vakaudit.cli import scan as scan_cmd
 from vakaudit.cli import verify as verify_cmd
 from vakaudit.cli._params import Param, parse, typer_callback
 
@@ -117,6 +119,77 @@ def test_whatever_plain_parsing_accepts_typer_hands_the_command_the_same(args: l
     assert code == 0 and parsed[0] == typer_kwargs, args
 
 
+def _scan_cases(tmp: Path) -> tuple[list[list[str]], list[list[str]]]:
+    existing = tmp / "existing"
+    existing.mkdir(exist_ok=True)
+    a_file = tmp / "a-file"
+    a_file.write_text("x")
+    plain = [
+        [],
+        ["h"],
+        ["h", "--out", str(tmp / "new" / "deeper")],
+        ["--out", str(existing), "h", "--full", "-q"],
+        [f"--out={existing}", "--json", "-j", "2"],
+        ["--jobs", "3", "--keys", "home", "h"],
+        ["--jobs=+4", "h"],
+        ["-j", " 5", "h"],
+    ]
+    typer_only = [
+        ["--out", str(a_file), "h"],  # a file where a folder goes: click's error
+        ["--out", "-", "h"],
+        ["--jobs", "two", "h"],
+        ["--jobs", "1.5"],
+        ["-j", "-1"],
+        ["--out"],
+        ["h", "--help"],
+    ]
+    return plain, typer_only
+
+
+def test_scan_arguments_are_parsed_as_typer_parses_them(tmp_path: Path) -> None:
+    plain, typer_only = _scan_cases(tmp_path)
+    for args in plain:
+        parsed = parse(scan_cmd.PARAMS, args)
+        assert parsed is not None, args
+        code, typer_kwargs = _typer_kwargs(scan_cmd.PARAMS, args)
+        assert code == 0 and parsed[0] == typer_kwargs, args
+    for args in typer_only:
+        assert parse(scan_cmd.PARAMS, args) is None, args
+
+
+def test_an_output_folder_click_refuses_is_left_to_typer(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):  # root may write anywhere: click accepts it then too
+            assert _typer_kwargs(scan_cmd.PARAMS, ["--out", str(locked)])[0] == 0
+            assert parse(scan_cmd.PARAMS, ["--out", str(locked)]) is not None
+        else:
+            assert _typer_kwargs(scan_cmd.PARAMS, ["--out", str(locked)])[0] == 2
+            assert parse(scan_cmd.PARAMS, ["--out", str(locked)]) is None
+    finally:
+        locked.chmod(0o700)
+
+
+def test_a_plain_scan_runs_without_typer_and_writes_what_the_app_writes(tmp_path: Path) -> None:
+    fresh = run_cli(["scan", str(TINY), "--out", str(tmp_path / "plain"), "--json", "-j", "1"])
+    assert fresh.code in (0, None) and "typer" not in fresh.modules
+    runner = CliRunner().invoke(app, ["scan", str(TINY), "--out", str(tmp_path / "app"), "--json", "-j", "1"])
+    assert runner.exit_code == 0
+    got, want = json.loads(fresh.stdout), json.loads(runner.output)
+    for doc in (got, want):
+        doc.pop("elapsed_s", None)
+        doc.pop("out", None)
+        doc.pop("stats", None)  # timings
+        doc.pop("scanned_at", None)
+    assert got == want
+
+    inside = run_cli(["scan", str(TINY), "--out", str(TINY / "tables"), "-q"])
+    assert inside.code == 2 and "typer" not in inside.modules
+    assert not (TINY / "tables").exists()
+
+
 def test_the_declared_command_has_typers_help_names_and_defaults() -> None:
     command = typer.main.get_command(app).commands["verify"]
     options = {p.name: p for p in command.params}
@@ -168,4 +241,4 @@ def test_commands_not_declared_as_data_are_typers() -> None:
 
 def test_a_param_kind_without_a_plain_conversion_is_refused() -> None:
     with pytest.raises(TypeError):
-        _params.parse((Param("n", int, 0, "a number", ("--n",)),), ["--n", "3"])
+        _params.parse((Param("n", float, 0.0, "a number", ("--n",)),), ["--n", "3"])

@@ -25,9 +25,11 @@ DEBUG_FLAG = "--debug"
 class Param(NamedTuple):  # a tuple, not a dataclass: ~1 ms less to define at start-up
     """One parameter: an argument when ``flags`` is empty, else an option spelled by ``flags``.
 
-    ``kind`` is ``bool`` (a flag: present is True), ``str``, ``Path`` or an :class:`Enum` subclass
-    (its values are the choices; ``case_sensitive=False`` matches them in any case). ``optional``
-    makes the annotation ``kind | None`` (the default is then usually None)."""
+    ``kind`` is ``bool`` (a flag: present is True), ``str``, ``int``, ``Path`` or an :class:`Enum`
+    subclass (its values are the choices; ``case_sensitive=False`` matches them in any case).
+    ``optional`` makes the annotation ``kind | None`` (the default is then usually None). ``output``
+    (``"folder"`` or ``"file"``) makes a ``Path`` one vakaudit writes: the option is
+    :func:`vakaudit.cli._output.output_option`'s, which the output guard's test finds."""
 
     name: str
     kind: type
@@ -36,6 +38,7 @@ class Param(NamedTuple):  # a tuple, not a dataclass: ~1 ms less to define at st
     flags: tuple[str, ...] = ()
     optional: bool = False
     case_sensitive: bool = True
+    output: str | None = None
 
     @property
     def is_argument(self) -> bool:
@@ -105,10 +108,41 @@ def _convert(param: Param, raw: str) -> Any:
                 return member
         return None
     if param.kind is Path:
+        if param.output is not None and not _writable_path(raw, folder=param.output == "folder"):
+            return None
         return Path(raw)
     if param.kind is str:
         return raw
+    if param.kind is int:
+        try:
+            return int(raw)  # what click's INT does
+        except ValueError:
+            return None
     raise TypeError(f"parameter {param.name}: no plain conversion for {param.kind!r}")
+
+
+def _writable_path(raw: str, *, folder: bool) -> bool:
+    """Whether click's ``Path(writable=True)`` of an output accepts ``raw`` as it is (no ``-``): a path
+    that does not exist yet, or one that exists, is readable and writable, and for a folder is no
+    regular file. Otherwise click says why (the plain parse declines)."""
+    import os
+    import stat
+
+    try:
+        st = os.stat(raw)
+    except OSError:
+        return True
+    if folder and stat.S_ISREG(st.st_mode):
+        return False
+    return os.access(raw, os.R_OK) and os.access(raw, os.W_OK)
+
+
+def echo(text: str) -> None:
+    """One line on standard output (the stream ``CliRunner`` captures too): a command run without
+    Typer prints with this, not ``typer.echo``."""
+    import sys
+
+    sys.stdout.write(text + "\n")
 
 
 def typer_callback(run: Any, params: tuple[Param, ...]) -> Any:
@@ -124,7 +158,11 @@ def typer_callback(run: Any, params: tuple[Param, ...]) -> Any:
     signature = []
     for p in params:
         annotation = (p.kind | None) if p.optional else p.kind
-        if p.is_argument:
+        if p.output is not None:
+            from vakaudit.cli._output import output_option
+
+            info = output_option(p.default, *p.flags, help=p.help, folder=p.output == "folder")
+        elif p.is_argument:
             info = typer.Argument(p.default, help=p.help)
         elif issubclass(p.kind, Enum):
             info = typer.Option(p.default, *p.flags, help=p.help, case_sensitive=p.case_sensitive)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from vakaudit.cli._keys import KEYS_HELP
 from vakaudit.cli._params import Param
+from vakaudit.cli._params import echo as _echo
 from vakaudit.findings import Severity
 from vakaudit.ledger.policy import TornPolicy
 from vakaudit.names import shown
@@ -96,13 +97,6 @@ def run(
         else:
             _print_table(report, fail_on, sum(f.count for f in failing))
         return 1 if failing else 0
-
-
-def _echo(text: str) -> None:
-    """One line on standard output (the stream ``CliRunner`` captures too)."""
-    import sys
-
-    sys.stdout.write(text + "\n")
 
 
 @contextmanager
