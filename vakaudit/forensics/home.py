@@ -157,7 +157,7 @@ def verify_home(
     ``progress`` gets a :class:`VerifyProgress` once before the first file and after each file is
     verified (a session ledger verified by a worker process: when its result is taken, after the other
     files); 7.0 segment directories count as one file each. ``jobs``: worker processes
-    for the session ledgers (default: one per idle core, by the 1-minute load average, when the ledgers
+    for the session ledgers (default: one per idle core, :func:`idle_cores`, when the ledgers
     hold at least :data:`PARALLEL_MIN_BYTES`; fewer than 2: none); the report is the same whatever the
     number. ``keys`` unlocks a 7.0 home's sealed frames and objects (keyless otherwise). Raises
     :class:`~vakaudit.errors.HomeNotFoundError` when the home is not a directory.
@@ -276,7 +276,7 @@ def _start_workers(root, files, torn, deep, cross, jobs) -> tuple[Any, dict[str,
     elif sum(hf.size_bytes for hf in ledgers) < PARALLEL_MIN_BYTES:
         n = 1
     else:  # one worker per idle core: on a busy machine more processes only add the hand-over's cost
-        n = int((os.cpu_count() or 1) - os.getloadavg()[0] + 0.5)
+        n = idle_cores()
     n = min(n, len(ledgers))
     if n < 2:
         return None, {}
@@ -290,6 +290,32 @@ def _start_workers(root, files, torn, deep, cross, jobs) -> tuple[Any, dict[str,
         args = (str(root / hf.rel_path), hf.rel_path, torn, deep, cross)
         pending[hf.rel_path] = pool.submit(_verify_one, *args)
     return pool, pending
+
+
+def idle_cores() -> int:
+    """The cores no other task is running on as verify starts: see :func:`idle_cores_of`."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        with open("/proc/loadavg", "rb") as fh:
+            text: bytes | None = fh.read(256)
+    except OSError:
+        text = None
+    return idle_cores_of(cpus, text, os.getloadavg()[0] if text is None and hasattr(os, "getloadavg") else 0.0)
+
+
+def idle_cores_of(cpus: int, proc_loadavg: bytes | None, load_1min: float) -> int:
+    """``cpus`` less the tasks running now besides this one: the fourth field of Linux's
+    ``/proc/loadavg`` (``running/total``; this process is one of the running). The 1-min load average
+    counted the benchmark's or the user's previous run of a second ago as load for a minute, which
+    made back-to-back runs serial on an idle machine; it is used only where that file is missing
+    (``proc_loadavg`` None), rounded."""
+    if proc_loadavg is not None:
+        try:
+            running = int(proc_loadavg.split()[3].split(b"/")[0])
+        except (IndexError, ValueError):
+            running = 1
+        return max(cpus - max(running - 1, 0), 0)
+    return max(int(cpus - load_1min + 0.5), 0)
 
 
 def _take(fut: Any) -> tuple | None:
