@@ -1,7 +1,7 @@
 """Classification from the kind index (``vakaudit/artifacts/_index_data.py``) without importing every
-kind module: the index is what the kind modules declare, classification through it answers as the
-glob rule over every kind does, it imports only the modules of the kinds it returns, and a stale or
-incomplete index is noticed and done without."""
+kind module: the index is what the kind modules declare, from the very sources they have,
+classification through it answers as the glob rule over every kind does, it imports only the
+modules of the kinds it returns, and a stale or incomplete index is noticed and done without."""
 
 from __future__ import annotations
 
@@ -40,9 +40,12 @@ def _rule(rel_path: str, layout: str | None) -> str:
 
 def test_the_index_is_what_the_kind_modules_declare() -> None:
     on_disk = _index.DATA_FILE.read_text(encoding="utf-8")
-    assert on_disk == _index.source(artifacts.kind_modules()), "run `python -m vakaudit.artifacts`"
-    entries = _index.entries()
-    assert entries is not None
+    digest = _index.sources_digest(artifacts._module_files())
+    assert digest is not None
+    assert on_disk == _index.source(artifacts.kind_modules(), digest), "run `python -m vakaudit.artifacts`"
+    data = _index.entries()
+    assert data is not None and data[0] == digest
+    entries = data[1]
     by_name = {k.name: k for k in all_kinds()}
     assert sorted(e.name for e in entries) == sorted(by_name)
     for entry in entries:
@@ -80,16 +83,19 @@ def test_a_fresh_process_imports_only_the_kinds_it_returns() -> None:
     assert out.split() == ["session_ledger", "cost_log", "unclassified", "cost_log,session_ledger,unclassified"]
 
 
-def test_a_stale_index_is_noticed_and_classification_goes_on_from_the_modules(monkeypatch) -> None:  # noqa: ANN001
-    real = _index.entries()
-    assert real is not None
+def test_a_stale_line_is_noticed_and_classification_goes_on_from_the_modules(monkeypatch) -> None:  # noqa: ANN001
+    """A line that says otherwise than its module (an index edited by hand: the sources' digest still
+    matches) is caught when classification returns that kind."""
+    data = _index.entries()
+    assert data is not None
+    digest, real = data
     # the index says the cost log has no patterns and the activity log a lower priority than it has
     stale = tuple(
         e._replace(patterns=(), all_patterns=()) if e.name == "cost_log"
         else e._replace(priority=e.priority - 1) if e.name == "activity_log" else e
         for e in real
     )
-    monkeypatch.setattr(_index, "entries", lambda: stale)
+    monkeypatch.setattr(_index, "entries", lambda: (digest, stale))
     artifacts._forget()
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -106,9 +112,10 @@ def test_a_stale_index_is_noticed_and_classification_goes_on_from_the_modules(mo
 
 
 def test_an_index_without_some_kind_module_is_not_used(monkeypatch) -> None:  # noqa: ANN001
-    real = _index.entries()
-    assert real is not None
-    monkeypatch.setattr(_index, "entries", lambda: tuple(e for e in real if e.module != "cost_log"))
+    data = _index.entries()
+    assert data is not None
+    digest, real = data
+    monkeypatch.setattr(_index, "entries", lambda: (digest, tuple(e for e in real if e.module != "cost_log")))
     artifacts._forget()
     try:
         assert artifacts.classify("agents/vak/cost-log.jsonl", "g2").name == "cost_log"
@@ -131,3 +138,31 @@ def test_a_kind_module_added_is_classified_without_regenerating_the_index(kind_m
     kind_module.reset()
     assert artifacts.classify("agents/vak/probe-only.jsonl", "g2").name == "unclassified"
     assert artifacts._PAIRS_OF[0] == artifacts._FROM_INDEX
+
+
+def test_an_index_made_from_other_sources_is_not_used(monkeypatch) -> None:  # noqa: ANN001
+    data = _index.entries()
+    assert data is not None
+    monkeypatch.setattr(_index, "entries", lambda: ("0" * 64, data[1]))
+    artifacts._forget()
+    try:
+        assert artifacts.classify("agents/vak/cost-log.jsonl", "g2").name == "cost_log"
+        assert artifacts._PAIRS_OF[0] is artifacts._KINDS  # every module was read instead
+    finally:
+        monkeypatch.undo()
+        artifacts._forget()
+
+
+def test_the_sources_digest_follows_every_byte_and_name(tmp_path) -> None:  # noqa: ANN001
+    import hashlib
+
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_bytes(b"KIND = 1\n")
+    b.write_bytes(b"")
+    # by hand: each module in name order, its name, NUL, its length, NUL, then its bytes
+    expected = hashlib.sha256(b"a\x009\x00KIND = 1\n" + b"b\x000\x00").hexdigest()
+    assert _index.sources_digest([("b", b), ("a", a)]) == expected
+    a.write_bytes(b"KIND = 2\n")
+    assert _index.sources_digest([("a", a), ("b", b)]) != expected
+    assert _index.sources_digest([("a", a), ("c", b)]) != _index.sources_digest([("a", a), ("b", b)])
+    assert _index.sources_digest([("a", tmp_path / "missing.py")]) is None

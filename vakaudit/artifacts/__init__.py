@@ -15,6 +15,7 @@ import pkgutil
 import re
 import threading
 from functools import lru_cache
+from pathlib import Path
 
 from vakaudit.artifacts import _index
 from vakaudit.artifacts._base import (
@@ -93,7 +94,17 @@ _MERGED: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
 
 def _module_names() -> list[str]:
     """The kind modules of this package (every module whose name does not start with ``_``), sorted."""
-    return sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_"))
+    return [name for name, _path in _module_files()]
+
+
+def _module_files() -> list[tuple[str, Path]]:
+    """Each kind module's name and source file, sorted by name (a module without a ``.py`` file, as in a
+    zip, gives a path that cannot be read: then the index is not used)."""
+    out = []
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_"):
+            out.append((info.name, Path(getattr(info.module_finder, "path", "")) / f"{info.name}.py"))
+    return sorted(out)
 
 
 def _load() -> dict[str, ArtifactKind]:
@@ -144,9 +155,15 @@ def _pairs() -> list[tuple[KindEntry, str]]:
         built = _PAIRS_OF[0]
         if built is not None and (built is _KINDS or (built == _FROM_INDEX and _KINDS is None)):
             return _PAIRS
-        index = _index.entries() if _KINDS is None and _USE_INDEX[0] else None
-        if index is not None and sorted(e.module for e in index) != _module_names():
-            index = None  # a kind module added, removed or renamed since the index was written
+        data = _index.entries() if _KINDS is None and _USE_INDEX[0] else None
+        index = None
+        if data is not None:
+            digest, index = data
+            files = _module_files()
+            if sorted(e.module for e in index) != [name for name, _p in files] or (
+                _index.sources_digest(files) != digest
+            ):
+                index = None  # a kind module added, removed, renamed or edited since the index was written
     if index is not None and UNCLASSIFIED not in {e.name for e in index}:
         index = None
     if index is None:

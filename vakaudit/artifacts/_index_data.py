@@ -1,7 +1,10 @@
 """Each kind module's kind as classification ranks and matches it: (module, name, priority,
-JSONL-era patterns, all patterns). Generated from the kind modules by
-``python -m vakaudit.artifacts``: do not edit (see :mod:`vakaudit.artifacts._index`).
+JSONL-era patterns, all patterns), and the SHA-256 of the kind modules' sources it was made from.
+Generated from the kind modules by ``python -m vakaudit.artifacts``: do not edit (see
+:mod:`vakaudit.artifacts._index`).
 """
+
+SOURCES_SHA256 = '60dc21d432af73de69cb44c1156a434cc1511365fa5b90b12f204977d0025052'
 
 KINDS = (
     ('activity_log', 'activity_log', 12, ('**/activity-log.jsonl',), ('**/activity-log.jsonl', '**/activity-log/*')),
