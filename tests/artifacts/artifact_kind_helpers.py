@@ -50,3 +50,20 @@ def line_spans(data: bytes) -> list[tuple[int, int]]:
 
 def utc(*args: int) -> datetime:
     return datetime(*args, tzinfo=UTC)
+
+
+def glob_rule(rel_path: str, layout: str | None) -> list[tuple[str, str]]:
+    """Every (kind name, pattern) whose glob matches ``rel_path`` under ``layout``, best first, by the
+    rule classification documents (priority, then literal characters, then name), over every kind
+    module's own declaration: the expectation the classification tests hold the index to."""
+    from vakaudit.artifacts import all_kinds, specificity
+    from vakaudit.artifacts._base import glob_matches
+
+    found = [
+        (kind, pattern)
+        for kind in all_kinds()
+        for pattern in kind.all_patterns
+        if glob_matches(pattern, rel_path) and (layout in (None, "g3") or pattern in kind.patterns)
+    ]
+    found.sort(key=lambda kp: (-kp[0].priority, -specificity(kp[1]), kp[0].name))
+    return [(k.name, p) for k, p in found]

@@ -10,10 +10,10 @@ made to share a pattern's components without matching it.
 from __future__ import annotations
 
 import pytest
+from artifact_kind_helpers import glob_rule
 
 import vakaudit.artifacts as artifacts
-from vakaudit.artifacts import all_kinds, candidates, specificity
-from vakaudit.artifacts._base import glob_matches
+from vakaudit.artifacts import all_kinds, candidates
 
 
 def _paths() -> list[str]:
@@ -28,14 +28,7 @@ def _paths() -> list[str]:
 
 
 def _rule(rel_path: str, layout: str | None) -> list[tuple[str, str]]:
-    found = [
-        (kind, pattern)
-        for kind in all_kinds()
-        for pattern in kind.all_patterns
-        if glob_matches(pattern, rel_path) and (layout in (None, "g3") or pattern in kind.patterns)
-    ]
-    found.sort(key=lambda kp: (-kp[0].priority, -specificity(kp[1]), kp[0].name))
-    return [(k.name, p) for k, p in found]
+    return glob_rule(rel_path, layout)
 
 
 @pytest.mark.parametrize("layout", [None, "g2", "g3"])

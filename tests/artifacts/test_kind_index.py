@@ -10,10 +10,10 @@ import sys
 import warnings
 
 import pytest
+from artifact_kind_helpers import glob_rule
 
 import vakaudit.artifacts as artifacts
-from vakaudit.artifacts import _index, all_kinds, specificity
-from vakaudit.artifacts._base import glob_matches
+from vakaudit.artifacts import _index, all_kinds
 
 
 def _paths() -> list[str]:
@@ -26,16 +26,9 @@ def _paths() -> list[str]:
 
 
 def _rule(rel_path: str, layout: str | None) -> str:
-    """The best kind by the documented rule (priority, then literal characters, then name), over every
-    kind module's own declaration."""
-    found = [
-        (kind, pattern)
-        for kind in all_kinds()
-        for pattern in kind.all_patterns
-        if glob_matches(pattern, rel_path) and (layout in (None, "g3") or pattern in kind.patterns)
-    ]
-    found.sort(key=lambda kp: (-kp[0].priority, -specificity(kp[1]), kp[0].name))
-    return found[0][0].name if found else "unclassified"
+    """The best kind by the documented rule, over every kind module's own declaration."""
+    found = glob_rule(rel_path, layout)
+    return found[0][0] if found else "unclassified"
 
 
 def test_the_index_is_what_the_kind_modules_declare() -> None:
@@ -111,11 +104,18 @@ def test_a_stale_line_is_noticed_and_classification_goes_on_from_the_modules(mon
         artifacts._forget()
 
 
-def test_an_index_without_some_kind_module_is_not_used(monkeypatch) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(
+    "alter",
+    [
+        lambda digest, entries: (digest, tuple(e for e in entries if e.module != "cost_log")),  # a module left out
+        lambda digest, entries: ("0" * 64, entries),  # made from other sources (a kind module edited since)
+    ],
+    ids=["without-a-module", "other-sources"],
+)
+def test_an_index_that_is_not_of_these_kind_modules_is_not_used(monkeypatch, alter) -> None:  # noqa: ANN001
     data = _index.entries()
     assert data is not None
-    digest, real = data
-    monkeypatch.setattr(_index, "entries", lambda: (digest, tuple(e for e in real if e.module != "cost_log")))
+    monkeypatch.setattr(_index, "entries", lambda: alter(*data))
     artifacts._forget()
     try:
         assert artifacts.classify("agents/vak/cost-log.jsonl", "g2").name == "cost_log"
@@ -138,19 +138,6 @@ def test_a_kind_module_added_is_classified_without_regenerating_the_index(kind_m
     kind_module.reset()
     assert artifacts.classify("agents/vak/probe-only.jsonl", "g2").name == "unclassified"
     assert artifacts._PAIRS_OF[0] == artifacts._FROM_INDEX
-
-
-def test_an_index_made_from_other_sources_is_not_used(monkeypatch) -> None:  # noqa: ANN001
-    data = _index.entries()
-    assert data is not None
-    monkeypatch.setattr(_index, "entries", lambda: ("0" * 64, data[1]))
-    artifacts._forget()
-    try:
-        assert artifacts.classify("agents/vak/cost-log.jsonl", "g2").name == "cost_log"
-        assert artifacts._PAIRS_OF[0] is artifacts._KINDS  # every module was read instead
-    finally:
-        monkeypatch.undo()
-        artifacts._forget()
 
 
 def test_the_sources_digest_follows_every_byte_and_name(tmp_path) -> None:  # noqa: ANN001
