@@ -30,12 +30,8 @@ def test_idle_cores_of(cpus: int, text: bytes | None, load: float, expected: int
 
 
 def test_idle_cores_reads_this_machine() -> None:
+    # the running count changes from one moment to the next (the test suite's own workers come and
+    # go), so only the bounds are certain here; the arithmetic is held above
     n = idle_cores()
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     assert 0 <= n <= cpus
-    if os.path.exists("/proc/loadavg"):
-        with open("/proc/loadavg", "rb") as fh:
-            running = int(fh.read().split()[3].split(b"/")[0])
-        # this test process is running, so it is never counted against the cores: at least one idle
-        # unless the file says more tasks ran than there are cores (read a moment apart from idle_cores)
-        assert n >= 1 or running > cpus
