@@ -1,13 +1,12 @@
 """Classification from the kind index (``vakaudit/artifacts/_index_data.py``) without importing every
-kind module: the index is what the kind modules declare, from the very sources they have,
+kind module: the index is what the kind modules declare, from the very sources the package has,
 classification through it answers as the glob rule over every kind does, it imports only the
-modules of the kinds it returns, and a stale or incomplete index is noticed and done without."""
+modules of the kinds it returns, and an index of other sources or other kind modules is not used."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import warnings
 
 import pytest
 from artifact_kind_helpers import glob_rule
@@ -33,7 +32,7 @@ def _rule(rel_path: str, layout: str | None) -> str:
 
 def test_the_index_is_what_the_kind_modules_declare() -> None:
     on_disk = _index.DATA_FILE.read_text(encoding="utf-8")
-    digest = _index.sources_digest(artifacts._module_files())
+    digest = _index.sources_digest(_index.package_sources(artifacts.__path__))
     assert digest is not None
     assert on_disk == _index.source(artifacts.kind_modules(), digest), "run `python -m vakaudit.artifacts`"
     data = _index.entries()
@@ -76,53 +75,42 @@ def test_a_fresh_process_imports_only_the_kinds_it_returns() -> None:
     assert out.split() == ["session_ledger", "cost_log", "unclassified", "cost_log,session_ledger,unclassified"]
 
 
-def test_a_stale_line_is_noticed_and_classification_goes_on_from_the_modules(monkeypatch) -> None:  # noqa: ANN001
-    """A line that says otherwise than its module (an index edited by hand: the sources' digest still
-    matches) is caught when classification returns that kind."""
+def test_an_index_without_some_kind_module_is_not_used(monkeypatch) -> None:  # noqa: ANN001
     data = _index.entries()
     assert data is not None
-    digest, real = data
-    # the index says the cost log has no patterns and the activity log a lower priority than it has
-    stale = tuple(
-        e._replace(patterns=(), all_patterns=()) if e.name == "cost_log"
-        else e._replace(priority=e.priority - 1) if e.name == "activity_log" else e
-        for e in real
-    )
-    monkeypatch.setattr(_index, "entries", lambda: (digest, stale))
+    digest, entries = data
+    monkeypatch.setattr(_index, "entries", lambda: (digest, tuple(e for e in entries if e.module != "cost_log")))
     artifacts._forget()
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            kind = artifacts.classify("agents/vak/activity-log.jsonl", "g2")
-        assert kind.name == "activity_log"
-        assert any("stale for activity_log" in str(w.message) for w in caught), [str(w.message) for w in caught]
-        # from then on the modules are read: the kind the index had lost is found again
         assert artifacts.classify("agents/vak/cost-log.jsonl", "g2").name == "cost_log"
-        assert artifacts._PAIRS_OF[0] is artifacts._KINDS
+        assert artifacts._PAIRS_OF[0] == artifacts._FROM_MODULES  # every module was read instead
     finally:
         monkeypatch.undo()
         artifacts._forget()
 
 
-@pytest.mark.parametrize(
-    "alter",
-    [
-        lambda digest, entries: (digest, tuple(e for e in entries if e.module != "cost_log")),  # a module left out
-        lambda digest, entries: ("0" * 64, entries),  # made from other sources (a kind module edited since)
-    ],
-    ids=["without-a-module", "other-sources"],
-)
-def test_an_index_that_is_not_of_these_kind_modules_is_not_used(monkeypatch, alter) -> None:  # noqa: ANN001
-    data = _index.entries()
-    assert data is not None
-    monkeypatch.setattr(_index, "entries", lambda: alter(*data))
+def test_a_source_of_the_package_changed_since_the_index_means_it_is_not_used(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Any file of the package counts, not only the kind modules: a shared module (here one more,
+    with no kind in it) can change what the kinds declare, as ``_chain`` makes the record chains'
+    patterns."""
+    (tmp_path / "_shared_helper.py").write_text("SUFFIX = '/*'\n", encoding="utf-8")
+    monkeypatch.setattr(artifacts, "__path__", [*artifacts.__path__, str(tmp_path)])
     artifacts._forget()
     try:
         assert artifacts.classify("agents/vak/cost-log.jsonl", "g2").name == "cost_log"
-        assert artifacts._PAIRS_OF[0] is artifacts._KINDS  # every module was read instead
+        assert artifacts._PAIRS_OF[0] == artifacts._FROM_MODULES
     finally:
         monkeypatch.undo()
         artifacts._forget()
+    assert artifacts.classify("agents/vak/cost-log.jsonl", "g2").name == "cost_log"
+    assert artifacts._PAIRS_OF[0] == artifacts._FROM_INDEX
+
+
+def test_the_digest_covers_every_source_of_the_package_but_the_index() -> None:
+    names = {name for name, _path in _index.package_sources(artifacts.__path__)}
+    assert {"_chain.py", "_tenant.py", "_base.py", "__init__.py", "_index.py"} <= names
+    assert {f"{m}.py" for m in artifacts._module_names()} <= names
+    assert "_index_data.py" not in names
 
 
 def test_a_kind_module_added_is_classified_without_regenerating_the_index(kind_module) -> None:  # noqa: ANN001

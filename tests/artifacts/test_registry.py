@@ -174,7 +174,7 @@ def test_classify_prefers_priority_then_the_most_specific_pattern() -> None:
 
 
 def test_the_registry_loads_without_pyarrow_and_builds_a_schema_on_first_use() -> None:
-    """Classification imports every kind module; none builds an Arrow object at import (a fresh
+    """The registry imports every kind module; none builds an Arrow object at import (a fresh
     process). The first use of a kind's ``schema`` imports pyarrow and gives the declared columns."""
     import subprocess
 

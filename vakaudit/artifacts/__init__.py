@@ -15,7 +15,6 @@ import pkgutil
 import re
 import threading
 from functools import lru_cache
-from pathlib import Path
 
 from vakaudit.artifacts import _index
 from vakaudit.artifacts._base import (
@@ -70,12 +69,12 @@ _MODULES: dict[str, str] = {}  # kind name -> its module's name in this package 
 # index). The few patterns without one (``**/*.lock``) are ``_UNKEYED``, each with the literal text
 # its file name must start and end with. Only these candidates are matched against the path.
 _PAIRS: list[tuple[KindEntry, str]] = []
-# what _PAIRS was built from: the index (_FROM_INDEX), the _KINDS dict, or None (not built)
-_PAIRS_OF: list[object] = [None]
+# what _PAIRS was built from (None: not built yet): the index (_FROM_INDEX) or the kind modules
+_PAIRS_OF: list[str | None] = [None]
 _FROM_INDEX = "index"
-_USE_INDEX = [True]  # False once the index proved stale in this process
+_FROM_MODULES = "modules"
 _ENTRY_BY_NAME: dict[str, KindEntry] = {}  # every kind's entry (those without a pattern too)
-_CHECKED: dict[KindEntry, ArtifactKind] = {}  # the kinds classification returned from the index
+_IMPORTED: dict[str, ArtifactKind] = {}  # kind name -> the kind, its module imported for classification
 _BY_COMPONENT: dict[str, list[int]] = {}
 _UNKEYED: list[tuple[int, str, str]] = []  # (index, name prefix, name suffix)
 # what a file name must end with or start with for an unkeyed pattern to be possible (the suffixes
@@ -94,17 +93,7 @@ _MERGED: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
 
 def _module_names() -> list[str]:
     """The kind modules of this package (every module whose name does not start with ``_``), sorted."""
-    return [name for name, _path in _module_files()]
-
-
-def _module_files() -> list[tuple[str, Path]]:
-    """Each kind module's name and source file, sorted by name (a module without a ``.py`` file, as in a
-    zip, gives a path that cannot be read: then the index is not used)."""
-    out = []
-    for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("_"):
-            out.append((info.name, Path(getattr(info.module_finder, "path", "")) / f"{info.name}.py"))
-    return sorted(out)
+    return sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_"))
 
 
 def _load() -> dict[str, ArtifactKind]:
@@ -146,37 +135,35 @@ def kind_modules() -> dict[str, tuple[str, ArtifactKind]]:
 
 
 def _pairs() -> list[tuple[KindEntry, str]]:
-    """The (kind entry, pattern) pairs classification ranks, built once: from the index while no
-    kind module had to be imported for the whole registry, else from the registry."""
-    built = _PAIRS_OF[0]
-    if built is not None and (built is _KINDS or (built == _FROM_INDEX and _KINDS is None)):
+    """The (kind entry, pattern) pairs classification ranks, built once (until :func:`_forget`): from
+    the index while it is the index of these very sources, else from the kind modules."""
+    if _PAIRS_OF[0] is not None:
         return _PAIRS
-    with _LOCK:
-        built = _PAIRS_OF[0]
-        if built is not None and (built is _KINDS or (built == _FROM_INDEX and _KINDS is None)):
-            return _PAIRS
-        data = _index.entries() if _KINDS is None and _USE_INDEX[0] else None
-        index = None
-        if data is not None:
-            digest, index = data
-            files = _module_files()
-            if sorted(e.module for e in index) != [name for name, _p in files] or (
-                _index.sources_digest(files) != digest
-            ):
-                index = None  # a kind module added, removed, renamed or edited since the index was written
-    if index is not None and UNCLASSIFIED not in {e.name for e in index}:
-        index = None
+    index = _valid_index()
+    source = _FROM_INDEX
     if index is None:
         kinds = _load()
-        index = tuple(_index.KindEntry.of(_MODULES[name], kind) for name, kind in kinds.items())
-        source: object = kinds
-    else:
-        source = _FROM_INDEX
-    index = tuple(sorted(index, key=lambda e: e.module))  # the registry's order: by module
+        index = tuple(KindEntry.of(_MODULES[name], kind) for name, kind in kinds.items())
+        source = _FROM_MODULES
     with _LOCK:
-        _build_pairs(index)
-        _PAIRS_OF[0] = source
+        if _PAIRS_OF[0] is None:
+            _build_pairs(tuple(sorted(index, key=lambda e: e.module)))  # the registry's order: by module
+            _PAIRS_OF[0] = source
     return _PAIRS
+
+
+def _valid_index() -> tuple[KindEntry, ...] | None:
+    """The kind index, when it lists exactly this package's kind modules and was generated from the
+    package's sources as they are (see :mod:`vakaudit.artifacts._index`); else None."""
+    data = _index.entries()
+    if data is None:
+        return None
+    digest, index = data
+    if sorted(e.module for e in index) != _module_names() or UNCLASSIFIED not in {e.name for e in index}:
+        return None  # a kind module added, removed or renamed since the index was written
+    if _index.sources_digest(_index.package_sources(__path__)) != digest:
+        return None  # a source of the package edited since
+    return index
 
 
 def _build_pairs(index: tuple[KindEntry, ...]) -> None:
@@ -192,7 +179,7 @@ def _build_pairs(index: tuple[KindEntry, ...]) -> None:
             head, tail = re.split(r"[*?]", name, maxsplit=1)[0], re.split(r"[*?]", name)[-1]
             unkeyed.append((i, head, tail))
     _PAIRS[:] = pairs
-    _CHECKED.clear()
+    _IMPORTED.clear()
     _ENTRY_BY_NAME.clear()
     _ENTRY_BY_NAME.update((entry.name, entry) for entry in index)
     _BY_COMPONENT.clear()
@@ -208,21 +195,14 @@ def _build_pairs(index: tuple[KindEntry, ...]) -> None:
     _MERGED.clear()
 
 
-class _StaleIndex(Exception):
-    """A kind module declares its kind otherwise than the index says."""
-
-
 def _kind_of(entry: KindEntry) -> ArtifactKind:
-    """The kind ``entry`` stands for: its module imported when the whole registry is not."""
+    """The kind ``entry`` stands for: from the registry once it is loaded, else its module imported."""
     kinds = _KINDS
-    if kinds is not None and _PAIRS_OF[0] is kinds:
+    if kinds is not None:
         return kinds[entry.name]
-    kind = _CHECKED.get(entry)
+    kind = _IMPORTED.get(entry.name)
     if kind is None:
-        kind = getattr(importlib.import_module(f"{__name__}.{entry.module}"), "KIND", None)
-        if kind is None or not isinstance(kind, ArtifactKind) or not _index.check(entry, entry.module, kind):
-            raise _StaleIndex(entry.module)
-        _CHECKED[entry] = kind
+        kind = _IMPORTED[entry.name] = importlib.import_module(f"{__name__}.{entry.module}").KIND
     return kind
 
 
@@ -233,23 +213,6 @@ def _forget() -> None:
     with _LOCK:
         _KINDS = None
         _MODULES.clear()
-        _PAIRS_OF[0] = None
-        _USE_INDEX[0] = True
-    classify.cache_clear()
-
-
-def _index_stale(module: str) -> None:
-    """The index said otherwise than ``module``: classification goes on from every kind module."""
-    import warnings
-
-    warnings.warn(
-        f"vakaudit.artifacts._index_data is stale for {module} (run `python -m vakaudit.artifacts`); "
-        "the kinds are read from every kind module instead",
-        RuntimeWarning,
-        stacklevel=3,
-    )
-    with _LOCK:
-        _USE_INDEX[0] = False
         _PAIRS_OF[0] = None
     classify.cache_clear()
 
@@ -332,15 +295,10 @@ def classify(rel_path: str, layout: str | None = None) -> ArtifactKind:
     The same answer as ``candidates(rel_path, layout)[0]``, found by trying the candidates best
     first and stopping at the first match.
     """
-    for _attempt in range(2):
-        pairs = _pairs()
-        try:
-            for i in _tried(rel_path, layout):
-                entry, pattern = pairs[i]
-                if glob_matches(pattern, rel_path):
-                    return _kind_of(entry)
-            return _kind_of(_ENTRY_BY_NAME[UNCLASSIFIED])
-        except _StaleIndex as exc:
-            _index_stale(str(exc))
-    raise AssertionError("unreachable: the registry's own entries are never stale")  # pragma: no cover
+    pairs = _pairs()
+    for i in _tried(rel_path, layout):
+        entry, pattern = pairs[i]
+        if glob_matches(pattern, rel_path):
+            return _kind_of(entry)
+    return _kind_of(_ENTRY_BY_NAME[UNCLASSIFIED])
 

@@ -1,7 +1,8 @@
 """Arrow types, fields and schemas declared without importing pyarrow.
 
-Classification imports every artifact kind module (its patterns and card), and many commands
-(``verify`` of a 7.0 home, ``kinds``) never build a table. A kind module therefore declares its
+The registry imports every artifact kind module (``all_kinds``: its patterns and card; classification
+only the module of each kind it finds), and many commands (``verify`` of a 7.0 home, ``kinds``) never
+build a table. A kind module therefore declares its
 columns with these, and the pyarrow object is built on first use by :func:`arrow`: importing
 pyarrow costs a process ~25 ms and ~35 MB before it has read a byte. The names follow pyarrow's
 (``string()``, ``int64()``, ``field(...)``, ``schema([...])``), so a declaration reads the same.

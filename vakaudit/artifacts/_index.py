@@ -4,18 +4,21 @@
 kind: importing all 51 kind modules to learn their patterns costs a process ~10 ms (~20 ms with
 what they import), a tenth of a keyless ``verify`` of a small 7.0 home that meets two kinds.
 ``_index_data.py`` lists each kind module's name, kind name, priority and patterns; classification
-ranks and matches with it and imports only the module of the kind it returns. The kind modules stay
-the one definition: ``_index_data.py`` is generated from them (``python -m vakaudit.artifacts``
-writes it again, see ``__main__.py``) with the SHA-256 of their sources (:func:`sources_digest`),
-and is used only while the package's kind modules are the ones it lists with those very bytes
-(a module added, removed, renamed or edited: every module is imported instead). A test fails when
-it is out of date; each kind classification returns is also checked against its line
-(:func:`check`).
+ranks and matches with it and imports only the module of the kind it returns.
+
+The kind modules stay the one definition: ``_index_data.py`` is generated from them
+(``python -m vakaudit.artifacts``, see ``__main__.py``) and carries the SHA-256 of every source file
+of the package it was generated from (:func:`package_sources`: the kind modules and the shared
+modules their declarations use, such as ``_chain``'s patterns of record chains). It is used only
+while the package's kind modules are the ones it lists and those files are those very bytes; any
+edit in the package means every kind module is imported instead, until the index is written again
+(a test fails until then).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -50,11 +53,24 @@ def entries() -> tuple[str, tuple[KindEntry, ...]] | None:
     return SOURCES_SHA256, tuple(KindEntry(*row) for row in KINDS)
 
 
-def sources_digest(modules: Iterable[tuple[str, Path]]) -> str | None:
-    """SHA-256 over the kind modules' sources, each ``(name, its file)`` in name order: what the
-    index was generated from. None when one of them cannot be read (then the index is not used)."""
+def package_sources(directories: Iterable[str]) -> list[tuple[str, Path]]:
+    """Every ``.py`` file of the package's ``directories`` but the index itself, as ``(name, path)``:
+    what a kind's declaration can be made of."""
+    out = []
+    for directory in directories:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        out += [(n, Path(directory, n)) for n in names if n.endswith(".py") and n != DATA_FILE.name]
+    return out
+
+
+def sources_digest(files: Iterable[tuple[str, Path]]) -> str | None:
+    """SHA-256 over source files, each ``(name, its file)`` in name order: what the index was
+    generated from. None when one of them cannot be read (then the index is not used)."""
     h = hashlib.sha256()
-    for name, path in sorted(modules):
+    for name, path in sorted(files):
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
@@ -66,11 +82,11 @@ def sources_digest(modules: Iterable[tuple[str, Path]]) -> str | None:
 
 
 def source(kinds: dict[str, tuple[str, object]], digest: str) -> str:
-    """The text of ``_index_data.py`` for ``kinds`` (kind name -> (module, ArtifactKind)) declared by
-    kind modules whose :func:`sources_digest` is ``digest``."""
+    """The text of ``_index_data.py`` for ``kinds`` (kind name -> (module, ArtifactKind)) declared in
+    a package whose sources' :func:`sources_digest` is ``digest``."""
     lines = [
         '"""Each kind module\'s kind as classification ranks and matches it: (module, name, priority,',
-        "JSONL-era patterns, all patterns), and the SHA-256 of the kind modules' sources it was made from.",
+        "JSONL-era patterns, all patterns), and the SHA-256 of the package's sources it was made from.",
         "Generated from the kind modules by ``python -m vakaudit.artifacts``: do not edit (see",
         ":mod:`vakaudit.artifacts._index`).",
         '"""',
@@ -83,9 +99,4 @@ def source(kinds: dict[str, tuple[str, object]], digest: str) -> str:
         lines.append(f"    {tuple(KindEntry.of(module, kind))!r},")
     lines.append(")")
     return "\n".join(lines) + "\n"
-
-
-def check(entry: KindEntry, module: str, kind: object) -> bool:
-    """Whether the kind module ``module``'s ``kind`` is what ``entry`` says of it."""
-    return entry == KindEntry.of(module, kind)
 

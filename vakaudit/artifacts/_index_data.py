@@ -1,10 +1,10 @@
 """Each kind module's kind as classification ranks and matches it: (module, name, priority,
-JSONL-era patterns, all patterns), and the SHA-256 of the kind modules' sources it was made from.
+JSONL-era patterns, all patterns), and the SHA-256 of the package's sources it was made from.
 Generated from the kind modules by ``python -m vakaudit.artifacts``: do not edit (see
 :mod:`vakaudit.artifacts._index`).
 """
 
-SOURCES_SHA256 = '60dc21d432af73de69cb44c1156a434cc1511365fa5b90b12f204977d0025052'
+SOURCES_SHA256 = '9f30171676d3a7899bb546a54a10c3fd9a63de0b770175442a4952004db12388'
 
 KINDS = (
     ('activity_log', 'activity_log', 12, ('**/activity-log.jsonl',), ('**/activity-log.jsonl', '**/activity-log/*')),

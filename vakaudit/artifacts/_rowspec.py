@@ -4,7 +4,7 @@ ArtifactKind (:func:`jsonl_reader`) and the bundle protocol (:class:`Bundle`, :c
 A kind declares its columns with :func:`~vakaudit.artifacts._columns.col` and gathers them in a
 :class:`RowSpec`, which gives the kind its reader and its ArtifactKind. The reading itself
 (:func:`~vakaudit.artifacts._jsonl.read_jsonl`, :class:`~vakaudit.artifacts._jsonl.JsonlBundle`)
-is in ``_jsonl``, imported by the reader on its first file: classification imports every kind
+is in ``_jsonl``, imported by the reader on its first file: the registry imports every kind
 module, and this one imports no pyarrow.
 """
 

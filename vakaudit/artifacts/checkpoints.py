@@ -77,7 +77,7 @@ def _int(value: Any) -> int | None:
 
 def _scanner() -> ModuleType:
     """The streaming JSON scanner (:mod:`vakaudit.artifacts._jsonstream`), imported on the first
-    snapshot read: classification imports every kind's module, and a home without checkpoints (a 7.0
+    snapshot read: the registry imports every kind's module, and a home without checkpoints (a 7.0
     home of segments) would pay for the scanner's module and dataclass for nothing."""
     from vakaudit.artifacts import _jsonstream
 

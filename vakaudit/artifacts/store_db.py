@@ -66,7 +66,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(
 );
 """
 
-# sqlite3 and vakaudit._sqlite are imported by the functions that read a store.db: classification
+# sqlite3 and vakaudit._sqlite are imported by the functions that read a store.db: the registry
 # imports every kind's module, and a home without the index (a 7.0 home) never needs them
 
 _SCHEMA = decl.schema(
