@@ -43,8 +43,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Home7Report", "segment_dirs", "tenant_dirs", "verify_home7"]
 
-#: ``doc/<name>`` refs point at a Document's version object, or hold this tombstone (§5.4, §7.1).
-
 
 @dataclass(slots=True)
 class Home7Report:

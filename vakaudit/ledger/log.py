@@ -44,7 +44,7 @@ from vakaudit.ledger.entry import KNOWN_KINDS, Entry, EntryParseError
 from vakaudit.ledger.framing import MAX_LINE_BYTES, LongLine
 from vakaudit.ledger.ids import format_ts, new_uuid7, now_ns
 from vakaudit.ledger.records import LedgerReader, Record, RecordRun
-from vakaudit.ledger.vocab import HEADER_KIND
+from vakaudit.ledger.vocab import EntryKind
 
 __all__ = ["SessionLog"]
 
@@ -139,7 +139,7 @@ class SessionLog:
             cls._unlock_close(fd)
             raise ExistsError(f"{p} already exists and is not empty; open it instead of creating it")
         log = cls(p, fd=fd, clock=clock, new_id=new_id, fsync=fsync, generation=generation)
-        log.append("header", header, parent_id=None)
+        log.append(EntryKind.HEADER, header, parent_id=None)
         return log
 
     @classmethod
@@ -254,13 +254,13 @@ class SessionLog:
         kind = e.kind
         if kind not in KNOWN_KINDS:
             verifier.note(f"entry of unknown kind {kind!r} at line {line_no} of {verifier.path_display} kept as raw")
-        elif kind == "activity":
+        elif kind == EntryKind.ACTIVITY:
             try:
                 self._index_admission(e.payload)
             except EntryParseError:  # attested by its successor, yet no JSON: an entry without payload
                 pass
             e.release_payload()  # decoded again on use: memory stays with the file's bytes
-        elif kind == HEADER_KIND and self._header_idx is None:
+        elif kind == EntryKind.HEADER and self._header_idx is None:
             self._header_idx = len(self.entries)
         self._by_id[e.id] = len(self.entries)
         self.entries.append(e)
@@ -326,6 +326,7 @@ class SessionLog:
             raise LedgerError(f"{self.path}: the handle is closed")
         if not self._writable:
             raise LockedError(f"{self.path} was opened read-only; appends are refused")
+        kind = str(kind)  # an EntryKind is written and kept as its text
         parent = self.tail_id if parent_id is _TAIL else parent_id
         if parent is not None and parent not in self._by_id:
             raise CorruptError(f"parent entry {parent} not found", line=0)
@@ -351,9 +352,9 @@ class SessionLog:
         self._needs_lf = False
         self.tail_hash = line_digest(line)
         stored = Entry.lazy(line, (entry.id, entry.parent_id, entry.ts, entry.prev_hash, entry.at_turn, kind))
-        if kind == "activity":
+        if kind == EntryKind.ACTIVITY:
             self._index_admission(payload)
-        elif kind == HEADER_KIND and self._header_idx is None:
+        elif kind == EntryKind.HEADER and self._header_idx is None:
             self._header_idx = len(self.entries)
         self._by_id[entry.id] = len(self.entries)
         self.line_nos.append(0)
@@ -366,7 +367,7 @@ class SessionLog:
         payload: dict[str, Any] = {"message": message}
         if meta:
             payload["meta"] = meta
-        return self.append("message", payload, **kw)
+        return self.append(EntryKind.MESSAGE, payload, **kw)
 
     def append_activity(
         self,
@@ -390,7 +391,7 @@ class SessionLog:
         if detail is not None:
             payload["detail"] = detail
         payload["data"] = dict(sorted((data or {}).items()))
-        return self.append("activity", payload, **kw)
+        return self.append(EntryKind.ACTIVITY, payload, **kw)
 
     def append_voice_transcript(self, activity_id: str, text: str, finalized: bool, **kw: Any) -> Entry:
         """A ``voice_transcript`` activity as vak writes it (status succeeded when finalized, else
@@ -411,7 +412,7 @@ class SessionLog:
         payload: dict[str, Any] = {"status": status}
         if outcome is not None:
             payload["outcome"] = outcome
-        return self.append("child_run", payload)
+        return self.append(EntryKind.CHILD_RUN, payload)
 
     def append_work(self, contract_id: str, revision: int, event: dict[str, Any]) -> Entry:
         """Validate and append one ``work`` event (§4.8, §6.4), then promote ready items.
@@ -516,7 +517,7 @@ class SessionLog:
         """``input_tokens`` / ``output_tokens`` summed over messages with ``meta.usage`` on the chain."""
         inp = out = 0
         for e in self.chain_to_root():
-            if e.kind != "message":
+            if e.kind != EntryKind.MESSAGE:
                 continue
             u = e.usage
             if u is None:

@@ -80,7 +80,6 @@ _sha256 = hashlib.sha256
 _env_match = WRITTEN_ENVELOPE.match
 
 
-
 def _read_run():  # noqa: ANN202
     return getattr(linescan, "read_run", None) if linescan is not None else None
 
@@ -111,9 +110,6 @@ def ts_key(ts: str) -> str | None:
         return None
     secs, nanos = divmod(ns, 1_000_000_000)
     return format_ts(secs * 1_000_000_000)[:19] + f".{nanos:09d}"
-
-
-# -- what a line is -------------------------------------------------------------------------------
 
 
 # -- records --------------------------------------------------------------------------------------
