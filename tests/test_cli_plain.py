@@ -172,6 +172,24 @@ def test_an_output_folder_click_refuses_is_left_to_typer(tmp_path: Path) -> None
         locked.chmod(0o700)
 
 
+FILE_OUT = (Param("junit", Path, None, "A file vakaudit writes.", ("--junit",), optional=True, output="file"),)
+
+
+def test_a_file_output_is_parsed_as_typer_parses_it(tmp_path: Path) -> None:
+    existing, folder = tmp_path / "report.xml", tmp_path / "folder"
+    existing.write_text("x")
+    folder.mkdir()
+    # click's Path for a file output takes a new path, an existing file and (dir_okay) a folder
+    for args in (["--junit", str(tmp_path / "new.xml")], ["--junit", str(existing)], [f"--junit={folder}"], []):
+        parsed = parse(FILE_OUT, args)
+        assert parsed is not None, args
+        code, typer_kwargs = _typer_kwargs(FILE_OUT, args)
+        assert code == 0 and parsed[0] == typer_kwargs, args
+    # '-' (standard output) is Typer's to parse
+    assert parse(FILE_OUT, ["--junit", "-"]) is None
+    assert _typer_kwargs(FILE_OUT, ["--junit", "-"]) == (0, {"junit": Path("-")})
+
+
 def test_a_plain_scan_runs_without_typer_and_writes_what_the_app_writes(tmp_path: Path) -> None:
     fresh = run_cli(["scan", str(TINY), "--out", str(tmp_path / "plain"), "--json", "-j", "1"])
     assert fresh.code in (0, None) and "typer" not in fresh.modules

@@ -33,7 +33,7 @@ def run_plain(command: Any, kwargs: dict[str, Any]) -> None:
         sys.stderr.write("\nvakaudit: aborted\n")  # click's blank line, then ours
         code = 130
     except Exception as exc:
-        code = _failed(exc)
+        code = failed(exc)
     _exit(code or EXIT_OK)
 
 
@@ -67,10 +67,10 @@ def _invoke(app) -> int:  # noqa: ANN001 - a typer.Typer
         exc.show()
         return EXIT_USAGE
     except Exception as exc:
-        return _failed(exc)
+        return failed(exc)
 
 
-def _failed(exc: Exception) -> int:
+def failed(exc: Exception) -> int:
     """The exit code of a command that raised ``exc``, its one stderr line written (a traceback
     too with ``--debug``): a :class:`VakauditError` is the user's mistake (2), anything else a bug (3);
     a closed standard output (``| head``) is no failure."""

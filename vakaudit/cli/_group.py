@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import traceback
 
 import typer
 from typer.core import TyperGroup
@@ -71,11 +70,8 @@ class VakauditGroup(TyperGroup):
     def invoke(self, ctx):  # noqa: ANN001, ANN201 - click's signature
         try:
             return super().invoke(ctx)
-        except VakauditError as exc:
-            if _errors.DEBUG:
-                traceback.print_exc()
-            typer.echo(f"vakaudit: {exc}", err=True)
-            raise typer.Exit(_errors.EXIT_USAGE) from None
+        except VakauditError as exc:  # its line and code as the console script gives them
+            raise typer.Exit(_errors.failed(exc)) from None
 
 
 def _debug_option(ctx, param, value: bool) -> bool:  # noqa: ANN001 - click's callback signature

@@ -102,9 +102,9 @@ def register(app: typer.Typer) -> None:
             v7 = is_v7_home(home_or_ledger)
             ring = load_keys(keys, home) if v7 or keys is not None else None
         except (UsageError, HomeNotFoundError, KeyFileError) as exc:
-            # same line and code as cli/_errors.py, also when the app runs without it (CliRunner)
-            typer.echo(f"vakaudit: {exc}", err=True)
-            raise typer.Exit(2) from None
+            from vakaudit.cli._errors import failed  # the line and code every command gives
+
+            raise typer.Exit(failed(exc)) from None
         host = HostParams(
             temporal=temporal,
             stance=stance,
