@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import ExitStack
 from datetime import datetime
 from typing import Any
 
@@ -75,25 +76,30 @@ def build_report(
     homes = [home] if compare is None else [home, scan_home_of(compare)]
     if out is not None:
         check_output(out, homes)  # before any work: nothing is written when it is refused
-    inputs = load_inputs(
-        home_or_scan,
-        include_content=include_content,
-        clock=clock,
-        readscale=readscale,
-        scan_out=scan_out,
-        link_base=link_base,
-        verify=verify,
-        progress=progress,
-        keys=keys,
-        compare=compare,
-        compare_keys=compare_keys,
-    )
-    try:
-        if progress:
-            progress("rendering report")
-        text = render_inputs(inputs, format)
-    finally:
-        inputs.con.close()
+    with ExitStack() as stack:
+        if format == "html":  # the charts' engine starts in a process of its own while the home is scanned
+            from vakaudit.report.chart_process import chart_process
+
+            stack.enter_context(chart_process())
+        inputs = load_inputs(
+            home_or_scan,
+            include_content=include_content,
+            clock=clock,
+            readscale=readscale,
+            scan_out=scan_out,
+            link_base=link_base,
+            verify=verify,
+            progress=progress,
+            keys=keys,
+            compare=compare,
+            compare_keys=compare_keys,
+        )
+        try:
+            if progress:
+                progress("rendering report")
+            text = render_inputs(inputs, format)
+        finally:
+            inputs.con.close()
     if out is not None:
         write_output(out, text, home)
     return text

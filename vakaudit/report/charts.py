@@ -4,6 +4,12 @@ Pre-rendered SVG keeps the report deterministic, offline and free of JavaScript;
 overridden by the page's CSS so light and dark schemes both read well. Labels in the data come from
 the home and are untrusted: vl-convert writes them as escaped SVG text, and :func:`svg` refuses any
 output that contains a script element or an event-handler attribute.
+
+Each engine-drawn chart is one function here (:func:`line`, :func:`vbar`) whose Vega-Lite
+specification is built in one place (:func:`chart_spec`). Altair and vl-convert are imported only
+when a chart is drawn in this process: ``build_report`` draws them in a chart process
+(:mod:`vakaudit.report.chart_process`) started before its scan, so Altair's import and the
+JavaScript engine's start (about a second of CPU, holding the GIL) run on another core meanwhile.
 """
 
 from __future__ import annotations
@@ -15,8 +21,6 @@ from contextvars import ContextVar
 from typing import Any
 from xml.etree import ElementTree
 
-import altair as alt
-import vl_convert as vlc
 from markupsafe import Markup
 
 ACCENT = "#b5532a"
@@ -71,6 +75,9 @@ _SIZE = re.compile(r'^<svg([^>]*?) width="([\d.]+)" height="([\d.]+)"')
 def warm_up() -> None:
     """Start vl-convert's JavaScript engine (about a second, once per process) and Altair's spec
     machinery (its first ``to_dict`` loads the Vega-Lite schema) ahead of the first chart."""
+    import altair as alt
+    import vl_convert as vlc
+
     spec = alt.Chart(alt.Data(values=[{"a": 1}])).mark_point().encode(x="a:Q").to_dict(validate=False)
     vlc.vegalite_to_svg(spec)
 
@@ -78,14 +85,25 @@ def warm_up() -> None:
 #: False while building contexts for Markdown or JSON, which show no charts: nothing is rendered
 ENABLED: ContextVar[bool] = ContextVar("vakaudit_report_charts", default=True)
 
+#: the chart process drawing the charts of the report being built (a
+#: :class:`vakaudit.report.chart_process.ChartProcess`, set by its ``chart_process()``); None: drawn here
+PROCESS: Any = None
 
-def svg(spec: Mapping[str, Any] | alt.TopLevelMixin, *, title: str) -> Markup:
-    """Render a Vega-Lite spec to responsive inline SVG markup with an accessible title."""
+
+def svg(spec: Any, *, title: str) -> Markup:
+    """Render a Vega-Lite spec (a dict or an Altair chart) to responsive inline SVG markup with an
+    accessible title, in this process."""
     if not ENABLED.get():
         return Markup("")
+    import vl_convert as vlc
+
     # Altair's JSON-schema validation costs more than the rendering of a small chart; specs are ours
     spec_dict = spec.to_dict(validate=False) if hasattr(spec, "to_dict") else dict(spec)
-    out = vlc.vegalite_to_svg(spec_dict)
+    return _figure(vlc.vegalite_to_svg(spec_dict), title)
+
+
+def _figure(out: str, title: str) -> Markup:
+    """vl-convert's SVG as the page shows it: checked inert, ids made stable, scaling, a title."""
     check_inert(out)
     out = _stable_ids(out)
     # Drop the fixed white background so the page colour shows through, and make it scale.
@@ -186,30 +204,7 @@ def line(
 ) -> Markup:
     """A multi-series line chart (read-scaling curves, staircase); log axes fit the data exactly."""
     data = [{"x": float(r[x]), "y": float(r[y]), "series": str(r[series])} for r in rows]
-    xs = [d["x"] for d in data] or [1.0]
-    if log:
-        x_scale = alt.Scale(type="log", domain=[min(xs), max(xs)], nice=False)
-        y_scale = alt.Scale(type="log")
-    else:
-        x_scale = y_scale = alt.Scale()
-    chart = (
-        alt.Chart(alt.Data(values=data))
-        .mark_line(point=True, strokeWidth=2)
-        .encode(
-            x=alt.X("x:Q", title=x_title, scale=x_scale, axis=alt.Axis(values=sorted(set(xs)), format="~s")),
-            y=alt.Y("y:Q", title=y_title, scale=y_scale, axis=alt.Axis(tickCount=6, format="~g")),
-            color=alt.Color(
-                "series:N",
-                title=None,
-                legend=alt.Legend(orient="right", labelLimit=300, labelFontSize=11, symbolSize=60),
-            ),
-        )
-        .properties(width=width, height=240)
-        .configure_view(strokeWidth=0)
-        .configure_axis(labelFontSize=11, titleFontSize=11, gridOpacity=0.5)
-        .configure(font=FONT)
-    )
-    return svg(chart, title=title)
+    return draw("line", data, {"x_title": x_title, "y_title": y_title, "log": log, "width": width}, title=title)
 
 
 def vbar(
@@ -225,12 +220,54 @@ def vbar(
 ) -> Markup:
     """Vertical bars over an ordinal x (a distribution), optionally stacked by a ``stack`` column."""
     data = [{"x": str(r[x]), "y": float(r[y] or 0), "s": str(r[stack]) if stack else ""} for r in rows]
+    params = {"x_title": x_title, "y_title": y_title, "stacked": bool(stack), "width": width}
+    return draw("vbar", data, params, title=title)
+
+
+#: the engine-drawn charts: name -> the keyword parameters of its specification besides the data
+CHARTS = {"line": ("x_title", "y_title", "log", "width"), "vbar": ("x_title", "y_title", "stacked", "width")}
+
+
+def chart_spec(chart: str, data: list[dict[str, Any]], params: Mapping[str, Any]) -> dict[str, Any]:
+    """The Vega-Lite specification of the :data:`CHARTS` chart ``chart`` over ``data`` (the rows
+    :func:`line` and :func:`vbar` make): plain JSON values in, a plain dict out, so a chart process
+    builds exactly what this process would."""
+    import altair as alt
+
+    if chart not in CHARTS or set(params) != set(CHARTS[chart]):
+        raise ValueError(f"unknown chart {chart!r} or parameters {sorted(params)}")
+    if chart == "line":
+        xs = [d["x"] for d in data] or [1.0]
+        if params["log"]:
+            x_scale = alt.Scale(type="log", domain=[min(xs), max(xs)], nice=False)
+            y_scale = alt.Scale(type="log")
+        else:
+            x_scale = y_scale = alt.Scale()
+        chart_ = (
+            alt.Chart(alt.Data(values=data))
+            .mark_line(point=True, strokeWidth=2)
+            .encode(
+                x=alt.X("x:Q", title=params["x_title"], scale=x_scale,
+                        axis=alt.Axis(values=sorted(set(xs)), format="~s")),
+                y=alt.Y("y:Q", title=params["y_title"], scale=y_scale, axis=alt.Axis(tickCount=6, format="~g")),
+                color=alt.Color(
+                    "series:N",
+                    title=None,
+                    legend=alt.Legend(orient="right", labelLimit=300, labelFontSize=11, symbolSize=60),
+                ),
+            )
+            .properties(width=params["width"], height=240)
+            .configure_view(strokeWidth=0)
+            .configure_axis(labelFontSize=11, titleFontSize=11, gridOpacity=0.5)
+            .configure(font=FONT)
+        )  # fmt: skip
+        return chart_.to_dict(validate=False)
     order = list(dict.fromkeys(d["x"] for d in data))
     enc: dict[str, Any] = {
-        "x": alt.X("x:N", sort=order, title=x_title, axis=alt.Axis(labelAngle=0)),
-        "y": alt.Y("y:Q", title=y_title, stack="zero"),
+        "x": alt.X("x:N", sort=order, title=params["x_title"], axis=alt.Axis(labelAngle=0)),
+        "y": alt.Y("y:Q", title=params["y_title"], stack="zero"),
     }
-    if stack:
+    if params["stacked"]:
         series = sorted({d["s"] for d in data})
         tones = [ACCENT, SEMANTIC["derived"], SEMANTIC["warning"], SEMANTIC["rewrite"], SEMANTIC["neutral"]]
         enc["color"] = alt.Color(
@@ -239,13 +276,53 @@ def vbar(
             scale=alt.Scale(domain=series, range=tones[: len(series)]),
             legend=alt.Legend(orient="top", direction="horizontal"),
         )
-        chart = alt.Chart(alt.Data(values=data)).mark_bar(cornerRadiusEnd=1).encode(**enc)
+        bars = alt.Chart(alt.Data(values=data)).mark_bar(cornerRadiusEnd=1).encode(**enc)
     else:
-        chart = alt.Chart(alt.Data(values=data)).mark_bar(color=ACCENT, cornerRadiusEnd=1).encode(**enc)
-    chart = (
-        chart.properties(width=width, height=180)
+        bars = alt.Chart(alt.Data(values=data)).mark_bar(color=ACCENT, cornerRadiusEnd=1).encode(**enc)
+    bars = (
+        bars.properties(width=params["width"], height=180)
         .configure_view(strokeWidth=0)
         .configure_axis(labelFontSize=11, titleFontSize=11, grid=False)
         .configure(font=FONT)
     )
-    return svg(chart, title=title)
+    return bars.to_dict(validate=False)
+
+
+def chart_svg(chart: str, data: list[dict[str, Any]], params: Mapping[str, Any]) -> str:
+    """vl-convert's SVG of a :data:`CHARTS` chart, drawn in this process."""
+    import vl_convert as vlc
+
+    return vlc.vegalite_to_svg(chart_spec(chart, data, params))
+
+
+def draw(chart: str, data: list[dict[str, Any]], params: Mapping[str, Any], *, title: str) -> Markup:
+    """A :data:`CHARTS` chart as page markup: drawn by the running chart process when there is one
+    (:data:`PROCESS`), else (or should that process fail) here."""
+    if not ENABLED.get():
+        return Markup("")
+    proc = PROCESS
+    ticket = proc.submit(chart, data, params) if proc is not None else None
+    if ticket is None:
+        return _figure(chart_svg(chart, data, params), title)
+    return _Drawn(proc, ticket, (chart, data, params), title)  # type: ignore[return-value]
+
+
+class _Drawn:
+    """A chart sent to the chart process: page markup once its reply is taken, the first time the
+    page (or ``str``) shows it, so the report builds on while the chart is drawn."""
+
+    __slots__ = ("_args", "_html", "_proc", "_ticket", "_title")
+
+    def __init__(self, proc: Any, ticket: int, args: tuple[str, list[dict[str, Any]], Mapping[str, Any]],
+                 title: str) -> None:  # fmt: skip
+        self._proc, self._ticket, self._args, self._title = proc, ticket, args, title
+        self._html: Markup | None = None
+
+    def __html__(self) -> Markup:
+        if self._html is None:
+            out = self._proc.result(self._ticket)
+            self._html = _figure(out if out is not None else chart_svg(*self._args), self._title)
+        return self._html
+
+    def __str__(self) -> str:
+        return str(self.__html__())

@@ -168,20 +168,21 @@ def load_inputs(
     from vakaudit.analyze import readscale as rs
     from vakaudit.analyze._open import read_manifest, resolve_scan
     from vakaudit.artifacts import all_kinds
+    from vakaudit.report.chart_process import running
     from vakaudit.report.charts import warm_up
 
     scan = resolve_scan(home_or_scan, out=scan_out, progress=progress, keys=keys)
     kwargs: dict[str, Any] = {"progress": progress}
     if turns:
         kwargs["turns"] = turns
-    # The report's own scan connection and the chart engine start while analyze runs (DuckDB and
-    # vl-convert work outside the GIL), which takes a few seconds off a report.
+    # The report's own scan connection starts while analyze runs (DuckDB works outside the GIL), and so
+    # does the chart engine when no chart process (vakaudit.report.chart_process) draws the charts.
     manifest = read_manifest(scan)
     check_temp_dir(manifest.get("home"))  # the report's compiled templates go to the temporary directory
     cache: dict[str, Any] = {}
     with ThreadPoolExecutor(max_workers=3) as pool:
         con_future = pool.submit(open_scan, scan)
-        warm = pool.submit(warm_up)
+        warm = pool.submit(warm_up) if running() is None else None
         # a 7.0 home readable here: its turn-path reads are classified on it ("How reads scale"),
         # mostly outside the GIL (SQLite plans, the segment walk's hashing), while analyze runs
         reads7 = pool.submit(_v7_reads, manifest)
@@ -189,7 +190,8 @@ def load_inputs(
             analysis = analyze(scan, **kwargs)
         finally:
             con = con_future.result()
-            warm.result()
+            if warm is not None:
+                warm.result()
             if (found := reads7.result()) is not None:
                 cache["v7_read_classes"] = found
     kinds = all_kinds()

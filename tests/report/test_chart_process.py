@@ -1,0 +1,129 @@
+"""The chart process draws exactly what the report's own process draws, and every way it can fail
+leaves the chart to the report's process: a real second process each time, never a stand-in."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from vakaudit.report import build_report, chart_process, charts
+
+LINE_ROWS = [
+    {"turns": t, "ms": ms, "read": read}
+    for read, base in (("open_ledger", 0.5), ("<b>turn_index</b>", 2.0))
+    for t, ms in ((10, base), (100, base * 7), (1000, base * 60))
+]
+BAR_ROWS = [
+    {"x": n, "y": y, "s": s}
+    for n, y0 in ((2, 5), (3, 9), (7, 1))
+    for s, y in (("with tool calls", y0), ("without tool calls", y0 + 2))
+]
+
+CASES = [
+    ("line log", lambda: charts.line(LINE_ROWS, x="turns", y="ms", series="read", title="t <log>",
+                                     x_title="turns", y_title="ms", log=True)),
+    ("line", lambda: charts.line(LINE_ROWS, x="turns", y="ms", series="read", title="t",
+                                 x_title="turns", y_title="ms", width=400)),
+    ("vbar stacked", lambda: charts.vbar(BAR_ROWS, x="x", y="y", stack="s", title="h",
+                                         x_title="entries", y_title="turns")),
+    ("vbar", lambda: charts.vbar([{"x": "a onerror=x", "y": 1}, {"x": "b", "y": 2.5}], x="x", y="y",
+                                 title="h", x_title="x", y_title="y")),
+]  # fmt: skip
+
+
+def test_each_chart_is_drawn_alike_by_the_chart_process_and_in_process() -> None:
+    here = {name: str(make()) for name, make in CASES}
+    assert all("<svg" in svg for svg in here.values())
+    with chart_process.chart_process() as proc:
+        assert proc is not None and chart_process.running() is proc
+        # every chart is sent before any reply is taken, and the replies are taken last one first
+        drawn = {name: make() for name, make in CASES}
+        there = {name: str(drawn[name]) for name in reversed(list(drawn))}
+        # the process answered every chart (none fell back to this process)
+        assert not proc._failed
+    assert chart_process.running() is None
+    assert there == here
+
+
+def test_the_process_reports_a_chart_it_cannot_draw_and_goes_on() -> None:
+    proc = chart_process.ChartProcess.start()
+    assert proc is not None
+    try:
+        assert proc.draw("pie", [], {}) is None  # not a chart of CHARTS: an error reply
+        assert proc._failed
+    finally:
+        proc.close()
+    # drawn here, the same request raises the real error
+    with pytest.raises(ValueError, match="unknown chart"):
+        charts.chart_spec("pie", [], {})
+
+
+def test_a_chart_process_that_died_leaves_the_chart_to_this_process() -> None:
+    expected = str(CASES[2][1]())
+    with chart_process.chart_process() as proc:
+        assert proc is not None
+        proc._proc.kill()
+        proc._proc.wait()
+        assert str(CASES[2][1]()) == expected
+        assert proc._failed
+
+
+def test_a_process_that_never_answers_times_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(chart_process, "REPLY_TIMEOUT_S", 0.3)
+    silent = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    proc = chart_process.ChartProcess(silent)
+    t0 = time.monotonic()
+    try:
+        assert proc.draw("vbar", [], {"x_title": "", "y_title": "", "stacked": False, "width": 1}) is None
+    finally:
+        silent.kill()
+        proc.close()
+    assert time.monotonic() - t0 < 30
+
+
+def test_a_process_of_another_vakaudit_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the process says which charts module it runs; one that is not this file is not asked to draw
+    with chart_process.chart_process() as proc:
+        assert proc is not None
+        monkeypatch.setattr(chart_process, "_charts_file", lambda: "/elsewhere/vakaudit/report/charts.py")
+        assert proc.draw("vbar", [{"x": "a", "y": 1.0, "s": ""}],
+                         {"x_title": "", "y_title": "", "stacked": False, "width": 100}) is None  # fmt: skip
+
+
+def test_in_process_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(chart_process.IN_PROCESS_ENV, "1")
+    with chart_process.chart_process() as proc:
+        assert proc is None and chart_process.running() is None
+
+
+def test_the_report_is_the_same_with_and_without_the_chart_process(
+    tiny_scan: Path, clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_process = build_report(tiny_scan, clock=clock)
+    monkeypatch.setenv(chart_process.IN_PROCESS_ENV, "1")
+    without = build_report(tiny_scan, clock=clock)
+    assert "<svg" in with_process
+    assert with_process == without
+
+
+def test_the_report_process_loads_neither_altair_nor_the_javascript_engine(tiny_scan: Path, tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from vakaudit.report import build_report\n"
+        f"html = build_report({str(tiny_scan)!r}, out={str(tmp_path / 'r.html')!r})\n"
+        "print('<svg' in html, 'altair' in sys.modules, 'vl_convert' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != chart_process.IN_PROCESS_ENV}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["True", "False", "False"]
+    # and with the charts drawn in process, both are there (the check above can fail)
+    env[chart_process.IN_PROCESS_ENV] = "1"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["True", "True", "True"]
