@@ -95,10 +95,23 @@ def analyze(
     scan = resolve_scan(scan_or_home, out=scan_out, progress=progress, keys=keys)
     con = open_scan(scan)
     try:
-        layout = read_manifest(scan).get("layout")
-        result = analyze_views(con, turns=turns, gb=gb, progress=progress, layout=layout)
+        return analyze_open(con, scan, turns=turns, gb=gb, progress=progress)
     finally:
         con.close()
+
+
+def analyze_open(
+    con: Any,
+    scan: Path,
+    *,
+    turns: Iterable[int] = _projection.DEFAULT_TURNS,
+    gb: Iterable[float] = _projection.DEFAULT_GB,
+    progress: Callable[[Any], None] | None = None,
+) -> Analysis:
+    """:func:`analyze` over ``con``, the connection :func:`open_scan` opened on the scan directory
+    ``scan`` (left open: the report goes on querying it)."""
+    layout = read_manifest(scan).get("layout")
+    result = analyze_views(con, turns=turns, gb=gb, progress=progress, layout=layout)
     result.scan_dir = scan
     if (scan / readscale.RESULT_FILE).is_file():
         stored = readscale.load(scan).to_dict()

@@ -123,13 +123,13 @@ def load_compared(
     home_or_scan: str | os.PathLike[str], *, keys: Any = None, progress: Callable[[str], None] | None = None
 ) -> ComparedHome:
     """Scan (when given a home) and analyze the comparison home of ``report --compare``."""
-    from vakaudit.analyze import analyze, open_scan
+    from vakaudit.analyze import analyze_open, open_scan
     from vakaudit.analyze._open import read_manifest, resolve_scan
 
     scan = resolve_scan(home_or_scan, progress=progress, keys=keys)
-    analysis = analyze(scan, progress=progress)
     con = open_scan(scan)
     try:
+        analysis = analyze_open(con, scan, progress=progress)
         classes = read_class_counts(con)
     finally:
         con.close()
@@ -164,7 +164,7 @@ def load_inputs(
     home or scan (either generation), measured the same way for the comparison section and the
     measured to-be; ``compare_keys`` unlocks it when it is a sealed 7.0 home.
     """
-    from vakaudit.analyze import analyze, open_scan
+    from vakaudit.analyze import analyze_open, open_scan
     from vakaudit.analyze import readscale as rs
     from vakaudit.analyze._open import read_manifest, resolve_scan
     from vakaudit.artifacts import all_kinds
@@ -175,21 +175,23 @@ def load_inputs(
     kwargs: dict[str, Any] = {"progress": progress}
     if turns:
         kwargs["turns"] = turns
-    # The report's own scan connection starts while analyze runs (DuckDB works outside the GIL), and so
-    # does the chart engine when no chart process (vakaudit.report.chart_process) draws the charts.
+    # analyze runs on the report's own connection to the scan; meanwhile the chart engine starts when
+    # no chart process (vakaudit.report.chart_process) draws the charts
     manifest = read_manifest(scan)
     check_temp_dir(manifest.get("home"))  # the report's compiled templates go to the temporary directory
     cache: dict[str, Any] = {}
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        con_future = pool.submit(open_scan, scan)
+    with ThreadPoolExecutor(max_workers=2) as pool:
         warm = pool.submit(warm_up) if running() is None else None
         # a 7.0 home readable here: its turn-path reads are classified on it ("How reads scale"),
         # mostly outside the GIL (SQLite plans, the segment walk's hashing), while analyze runs
         reads7 = pool.submit(_v7_reads, manifest)
+        con = open_scan(scan)
         try:
-            analysis = analyze(scan, **kwargs)
+            analysis = analyze_open(con, scan, **kwargs)
+        except BaseException:
+            con.close()
+            raise
         finally:
-            con = con_future.result()
             if warm is not None:
                 warm.result()
             if (found := reads7.result()) is not None:
