@@ -56,6 +56,7 @@ from vakaudit.outputs import check_output
 from vakaudit.scan.derive import (
     SOURCE_TABLE,
     DerivePlan,
+    DeriveProcess,
     _derive_plan,
     _derive_shard,
     _derive_turns_sessions,
@@ -266,14 +267,23 @@ def scan_home(
     tasks = _group(items, 1 if inline else n_jobs)
     files_total = len(items)
     done_files = done_bytes = 0
+    deriver: DeriveProcess | None = None
     if inline or len(tasks) <= 1:
-        for task_id, task in enumerate(tasks):
-            res = _run_task(str(home_p), str(out_p), gen, task_id, task)
-            results.extend(res)
-            done_files += len(task)
-            done_bytes += sum(i.size for i in task)
-            if progress:
-                progress(ScanProgress(done_files, files_total, done_bytes, work_bytes))
+        if n_jobs > 1 and layout != "g3" and any(feeds_turns(it.kind) for it in items):
+            # turns and sessions are derived in a process that imports DuckDB while this one reads
+            deriver = DeriveProcess.start()
+        try:
+            for task_id, task in enumerate(tasks):
+                res = _run_task(str(home_p), str(out_p), gen, task_id, task)
+                results.extend(res)
+                done_files += len(task)
+                done_bytes += sum(i.size for i in task)
+                if progress:
+                    progress(ScanProgress(done_files, files_total, done_bytes, work_bytes))
+        except BaseException:
+            if deriver is not None:
+                deriver.close()
+            raise
     else:  # (the process pool's modules are imported only here: ~12 ms a scan without one spares)
         import multiprocessing as mp
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -543,9 +553,13 @@ def scan_home(
         counts["sessions"] = prev_counts["sessions"]
     elif early_derive is not None and early_derive[0] == plan and len(early_derive[1]) == max(plan[2], 1):
         counts.update(_merge_derived(out_p, early_derive[1], plan[1]))
+    elif deriver is not None and not plan[2]:
+        counts.update(deriver.derive(out_p, plan[0], plan[1]))
     else:
         groups, carry, apart = plan
         counts.update(_derive_turns_sessions(out_p, groups, carry, apart))
+    if deriver is not None:
+        deriver.close()
 
     counts["entries"] = own_part_rows.get("entries", 0) + frame_rows
     counts = {name: counts.get(name, 0) for name in tables}
