@@ -63,10 +63,13 @@ def _per_kind(home: Path, out: Path) -> tuple[dict[str, list[float]], float, flo
 
 
 def _phases(home: Path, out: Path) -> dict[str, float]:
+    import concurrent.futures as cf
+
     from vakaudit.scan import engine
 
     marks: dict[str, float] = {}
-    orig_pool = engine.ProcessPoolExecutor
+    # the engine imports the pool class where it starts one (``from concurrent.futures import``)
+    orig_pool = cf.ProcessPoolExecutor
 
     class Pool(orig_pool):  # type: ignore[misc, valid-type]
         def __enter__(self):  # type: ignore[no-untyped-def]
@@ -78,14 +81,14 @@ def _phases(home: Path, out: Path) -> dict[str, float]:
             marks.setdefault("pool_end", time.perf_counter())
             return r
 
-    engine.ProcessPoolExecutor = Pool
+    cf.ProcessPoolExecutor = Pool
     try:
         shutil.rmtree(out, ignore_errors=True)
         t0 = time.perf_counter()
         engine.scan_home(home, out, jobs=2)
         end = time.perf_counter()
     finally:
-        engine.ProcessPoolExecutor = orig_pool
+        cf.ProcessPoolExecutor = orig_pool
     return {
         "before the pool (walk, plan)": marks["pool_start"] - t0,
         "worker pool (reading, Parquet)": marks["pool_end"] - marks["pool_start"],
