@@ -260,3 +260,62 @@ def test_commands_not_declared_as_data_are_typers() -> None:
 def test_a_param_kind_without_a_plain_conversion_is_refused() -> None:
     with pytest.raises(TypeError):
         _params.parse((Param("n", float, 0.0, "a number", ("--n",)),), ["--n", "3"])
+
+
+def test_report_arguments_are_parsed_as_typer_parses_them(tmp_path: Path) -> None:
+    from vakaudit.cli import report as report_cmd
+
+    other = tmp_path / "other"
+    other.mkdir()
+    plain = [
+        [],
+        ["h", "-o", str(tmp_path / "r.html")],
+        [f"--out={tmp_path / 'r.md'}", "--format", "md", "h", "-q"],
+        ["h", "--scan-out", str(tmp_path / "scan"), "--include-content", "--verify"],
+        ["--readscale", "rs.json", "--link-base", "https://x/", "--generated-at", "2026-11-01T12:00:00Z", "h"],
+        ["--keys", "home", "--compare", str(other), "--compare-keys", "k.json", "h"],
+    ]
+    for args in plain:
+        parsed = parse(report_cmd.PARAMS, args)
+        assert parsed is not None, args
+        code, typer_kwargs = _typer_kwargs(report_cmd.PARAMS, args)
+        assert code == 0 and parsed[0] == typer_kwargs, args
+        assert report_cmd.plain_ok(**parsed[0]), args
+    for args in (["-o", "-", "h"], ["h", "--help"], ["--format"], ["--scan-out", str(tmp_path / "r.html")]):
+        if args[-1].endswith("r.html"):
+            (tmp_path / "r.html").write_text("x")  # a file where the scan's folder goes: click's error
+        assert parse(report_cmd.PARAMS, args) is None, args
+    # values run() refuses with click's usage error are parsed, then left to Typer by plain_ok
+    refused = [
+        ["--format", "pdf", "h"],
+        ["--generated-at", "yesterday", "h"],
+        ["--compare", str(tmp_path / "nowhere"), "h"],
+        ["--compare-keys", "k.json", "h"],
+    ]
+    for args in refused:
+        parsed = parse(report_cmd.PARAMS, args)
+        assert parsed is not None and not report_cmd.plain_ok(**parsed[0]), args
+
+
+def test_a_plain_report_runs_without_typer_and_writes_what_the_app_writes(tmp_path: Path) -> None:
+    fixed = ["--generated-at", "2026-11-01T12:00:00Z", "-q"]
+    fresh = run_cli(["report", str(TINY), "-o", str(tmp_path / "plain.html"), "--scan-out", str(tmp_path / "s1"),
+                     *fixed])  # fmt: skip
+    assert fresh.code in (0, None) and "typer" not in fresh.modules, fresh.stderr
+    runner = CliRunner().invoke(app, ["report", str(TINY), "-o", str(tmp_path / "app.html"), "--scan-out",
+                                      str(tmp_path / "s2"), *fixed])  # fmt: skip
+    assert runner.exit_code == 0, runner.output
+    assert (tmp_path / "plain.html").read_text() == (tmp_path / "app.html").read_text()
+    # to standard output, as Markdown
+    md = run_cli(["report", str(tmp_path / "s1"), "--format", "md", *fixed])
+    assert "typer" not in md.modules and md.stdout.startswith("# ")
+    assert md.stdout == CliRunner().invoke(app, ["report", str(tmp_path / "s1"), "--format", "md", *fixed]).output
+
+
+def test_a_report_value_run_refuses_gets_typers_usage_error(tmp_path: Path) -> None:
+    for args, hint in ((["--format", "pdf"], "--format: must be one of html, md, json, got 'pdf'"),
+                       (["--compare-keys", "k.json"], "--compare-keys: needs --compare OTHER")):  # fmt: skip
+        fresh = run_cli(["report", str(TINY), "-o", str(tmp_path / "r.html"), *args])
+        assert "typer" in fresh.modules and fresh.code == 2, args
+        assert f"Invalid value for {hint}" in fresh.stderr, fresh.stderr
+        assert not (tmp_path / "r.html").exists()

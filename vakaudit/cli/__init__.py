@@ -111,6 +111,9 @@ def _plain(argv: list[str]) -> tuple[Any, dict[str, Any]] | None:
     if parsed is None:
         return None
     kwargs, debug_after = parsed
+    plain_ok = getattr(module, "plain_ok", None)
+    if plain_ok is not None and not plain_ok(**kwargs):
+        return None  # a value the command refuses with click's usage error: Typer's to say
     if debug or debug_after:
         from vakaudit.cli import _errors
 

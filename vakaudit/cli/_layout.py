@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import typer
+from vakaudit.cli._params import echo
 
 #: What applies of a 7.0 home, per command (``scan`` and ``verify`` say it as a finding instead).
 V7_PARTS = {
@@ -66,4 +66,4 @@ def note_v7(path: Path | None, command: str, *, keys: bool = False) -> None:
             unlocked = keys if form == "home" else _scan_locked_frames(path) == 0  # type: ignore[arg-type]
             if unlocked:
                 part = V7_UNLOCKED
-        typer.echo(f"note: {path} is {what} (layout g3): {part}", err=True)
+        echo(f"note: {path} is {what} (layout g3): {part}", err=True)

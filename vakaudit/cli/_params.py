@@ -29,7 +29,9 @@ class Param(NamedTuple):  # a tuple, not a dataclass: ~1 ms less to define at st
     subclass (its values are the choices; ``case_sensitive=False`` matches them in any case).
     ``optional`` makes the annotation ``kind | None`` (the default is then usually None). ``output``
     (``"folder"`` or ``"file"``) makes a ``Path`` one vakaudit writes: the option is
-    :func:`vakaudit.cli._output.output_option`'s, which the output guard's test finds."""
+    :func:`vakaudit.cli._output.output_option`'s, which the output guard's test finds. A command
+    module may also define ``plain_ok(**kwargs) -> bool``: False for values its ``run`` refuses with a
+    usage error of click's (``typer.BadParameter``), which the console script then leaves to Typer."""
 
     name: str
     kind: type
@@ -39,6 +41,7 @@ class Param(NamedTuple):  # a tuple, not a dataclass: ~1 ms less to define at st
     optional: bool = False
     case_sensitive: bool = True
     output: str | None = None
+    metavar: str | None = None  # the option value's name in --help (default: Typer's, from the type)
 
     @property
     def is_argument(self) -> bool:
@@ -143,12 +146,15 @@ def _writable_path(raw: str, *, folder: bool) -> bool:
     return os.access(raw, os.R_OK) and os.access(raw, os.W_OK)
 
 
-def echo(text: str) -> None:
-    """One line on standard output (the stream ``CliRunner`` captures too): a command run without
-    Typer prints with this, not ``typer.echo``."""
+def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """A line on standard output, or with ``err`` standard error (the streams ``CliRunner`` captures
+    too), ended unless not ``nl``: a command run without Typer prints with this, not ``typer.echo``."""
     import sys
 
-    sys.stdout.write(text + "\n")
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + "\n" if nl else text)
+    if err:
+        stream.flush()
 
 
 def typer_callback(run: Any, params: tuple[Param, ...]) -> Any:
@@ -171,6 +177,8 @@ def typer_callback(run: Any, params: tuple[Param, ...]) -> Any:
             info = typer.Argument(p.default, help=p.help)
         elif issubclass(p.kind, Enum):
             info = typer.Option(p.default, *p.flags, help=p.help, case_sensitive=p.case_sensitive)
+        elif p.metavar is not None:
+            info = typer.Option(p.default, *p.flags, help=p.help, metavar=p.metavar)
         else:
             info = typer.Option(p.default, *p.flags, help=p.help)
         signature.append(inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=p.annotation))
