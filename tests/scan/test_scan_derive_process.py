@@ -120,3 +120,34 @@ def test_the_scanning_process_never_imports_duckdb(home: Path, tmp_path: Path) -
     out = subprocess.run([sys.executable, "-c", code.replace("jobs=2", "jobs=1")], capture_output=True,
                          text=True, check=True)  # fmt: skip
     assert out.stdout.split() == ["True", "True"]
+
+
+def test_a_scan_that_raises_leaves_no_derive_process_behind(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    import vakaudit.scan.engine as engine
+
+    workers: list = []
+    start = DeriveProcess.start
+
+    def spy() -> DeriveProcess | None:
+        proc = start()
+        assert proc is not None
+        proc._warm.result()  # its worker is running
+        workers.extend(proc._pool._processes.values())
+        return proc
+
+    def boom(*args: object, **kwargs: object) -> list:
+        raise RuntimeError("a reader bug")
+
+    monkeypatch.setattr(DeriveProcess, "start", staticmethod(spy))
+    monkeypatch.setattr(engine, "_run_task", boom)
+    with pytest.raises(RuntimeError, match="a reader bug"):
+        scan_home(home, out=tmp_path / "s", jobs=2)
+    gc.collect()
+    assert workers
+    for p in workers:
+        p.join(timeout=10)
+        assert not p.is_alive()

@@ -247,15 +247,18 @@ class DeriveProcess:
     """One process, forked as a scan starts, that imports DuckDB (~0.1 s of CPU) while the scan
     reads its files here, then derives ``turns`` and ``sessions`` as :func:`_derive_turns_sessions`
     does with one job. For a scan read in one process (a small home) on a machine with a core to
-    spare; :meth:`derive` falls back to deriving here should the process be lost."""
+    spare; :meth:`derive` falls back to deriving here should the process be lost. The process ends
+    with :meth:`close`, or when the object is collected (a scan that raised)."""
 
     def __init__(self) -> None:
         import multiprocessing as mp
+        import weakref
         from concurrent.futures import ProcessPoolExecutor
 
         ctx = mp.get_context("fork")
         self._pool = ProcessPoolExecutor(max_workers=1, mp_context=ctx)
         self._warm = self._pool.submit(_warm_derive)
+        self._end = weakref.finalize(self, self._pool.shutdown, wait=True, cancel_futures=True)
 
     @classmethod
     def start(cls) -> DeriveProcess | None:
@@ -280,7 +283,7 @@ class DeriveProcess:
         return _merge_derived(out, [result], carry)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._end()
 
 
 def _warm_derive() -> None:

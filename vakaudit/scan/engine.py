@@ -272,18 +272,13 @@ def scan_home(
         if n_jobs > 1 and layout != "g3" and any(feeds_turns(it.kind) for it in items):
             # turns and sessions are derived in a process that imports DuckDB while this one reads
             deriver = DeriveProcess.start()
-        try:
-            for task_id, task in enumerate(tasks):
-                res = _run_task(str(home_p), str(out_p), gen, task_id, task)
-                results.extend(res)
-                done_files += len(task)
-                done_bytes += sum(i.size for i in task)
-                if progress:
-                    progress(ScanProgress(done_files, files_total, done_bytes, work_bytes))
-        except BaseException:
-            if deriver is not None:
-                deriver.close()
-            raise
+        for task_id, task in enumerate(tasks):
+            res = _run_task(str(home_p), str(out_p), gen, task_id, task)
+            results.extend(res)
+            done_files += len(task)
+            done_bytes += sum(i.size for i in task)
+            if progress:
+                progress(ScanProgress(done_files, files_total, done_bytes, work_bytes))
     else:  # (the process pool's modules are imported only here: ~12 ms a scan without one spares)
         import multiprocessing as mp
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
