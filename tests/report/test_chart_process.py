@@ -127,3 +127,23 @@ def test_the_report_process_loads_neither_altair_nor_the_javascript_engine(tiny_
     env[chart_process.IN_PROCESS_ENV] = "1"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.split() == ["True", "True", "True"]
+
+
+def test_a_report_that_fails_early_ends_its_chart_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[chart_process.ChartProcess] = []
+    start = chart_process.ChartProcess.start
+
+    def spy() -> chart_process.ChartProcess | None:
+        proc = start()
+        assert proc is not None
+        started.append(proc)
+        return proc
+
+    monkeypatch.setattr(chart_process.ChartProcess, "start", staticmethod(spy))
+    (tmp_path / "scan").mkdir()  # a directory that is neither a home nor a scan: the scan refuses it
+    with pytest.raises(Exception):  # noqa: B017, PT011 - whichever usage error it is, the process must end
+        build_report(tmp_path / "scan", out=tmp_path / "r.html")
+    assert len(started) == 1 and chart_process.running() is None
+    # ended (killed while its engine was still starting, or exited), not left running
+    assert started[0]._proc.returncode is not None
+    assert not (tmp_path / "r.html").exists()

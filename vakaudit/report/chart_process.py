@@ -153,18 +153,17 @@ class ChartProcess:
         return None
 
     def close(self) -> None:
-        """End the process (its input closed: it exits; killed if it does not within a few seconds)."""
+        """End the process: killed, since it holds nothing (no file, no lock), so a report that stops
+        early (an error, a text format) never waits for an engine still starting."""
         proc = self._proc
         try:
             if proc.stdin is not None:
                 proc.stdin.close()
         except OSError:
             pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
+        if proc.poll() is None:
             proc.kill()
-            proc.wait()
+        proc.wait()
         if self._reader is not None:
             self._reader.join(timeout=5)
         if proc.stdout is not None and (self._reader is None or not self._reader.is_alive()):
