@@ -31,17 +31,23 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
-def test_a_small_home_derives_in_the_derive_process_and_gets_the_same_tables(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    started: list[DeriveProcess | None] = []
+@pytest.fixture()
+def started(monkeypatch: pytest.MonkeyPatch) -> list[DeriveProcess | None]:
+    """What every DeriveProcess.start of the test returned (a process, or None: none was started)."""
+    seen: list[DeriveProcess | None] = []
     start = DeriveProcess.start
 
     def spy() -> DeriveProcess | None:
-        started.append(start())
-        return started[-1]
+        seen.append(start())
+        return seen[-1]
 
     monkeypatch.setattr(DeriveProcess, "start", staticmethod(spy))
+    return seen
+
+
+def test_a_small_home_derives_in_the_derive_process_and_gets_the_same_tables(
+    home: Path, tmp_path: Path, started: list[DeriveProcess | None]
+) -> None:
     apart = scan_home(home, out=tmp_path / "apart", jobs=2)  # read in one process (a small home)
     assert len(started) == 1 and started[0] is not None
     here = scan_home(home, out=tmp_path / "here", jobs=1)  # one job: no second process at all
@@ -53,16 +59,8 @@ def test_a_small_home_derives_in_the_derive_process_and_gets_the_same_tables(
 
 
 def test_no_derive_process_beside_other_threads_nor_for_nothing_to_derive(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    home: Path, tmp_path: Path, started: list[DeriveProcess | None]
 ) -> None:
-    started: list[DeriveProcess | None] = []
-    start = DeriveProcess.start
-
-    def spy() -> DeriveProcess | None:
-        started.append(start())
-        return started[-1]
-
-    monkeypatch.setattr(DeriveProcess, "start", staticmethod(spy))
     scan_home(home, out=tmp_path / "s", jobs=2)
     assert len(started) == 1 and started[0] is not None
     scan_home(home, out=tmp_path / "s", jobs=2)  # a rescan with no ledger to read derives nothing
