@@ -1,12 +1,15 @@
 """A home read in one process has its turns and sessions derived in a second one, forked as the scan
 starts, which imports DuckDB meanwhile: the tables equal those derived in process, DuckDB never
-enters the scanning process, and a lost derive process leaves the derivation to the scan."""
+enters the scanning process, and a lost derive process leaves the derivation to the scan.
+
+The scans that must fork run in a fresh interpreter: the scan forks only when its process runs no
+other thread, and a test process may hold one (a Dask test's offload thread stays for good)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -14,8 +17,31 @@ import pytest
 
 from vakaudit.scan import scan_home
 from vakaudit.scan.derive import DeriveProcess, _derive_turns_sessions
+from vakaudit.scan.result import open_scan
 
 KEYS = {"turns": ["rel_path", "turn_no"], "sessions": ["rel_path"]}
+
+# runs in a fresh interpreter: counts what DeriveProcess.start returned, then runs the test's code
+_SPY = """
+import json, sys, threading
+from vakaudit.scan import scan_home
+from vakaudit.scan.derive import DeriveProcess
+started = []
+_start = DeriveProcess.start
+def _spy():
+    started.append(_start())
+    return started[-1]
+DeriveProcess.start = staticmethod(_spy)
+def said():
+    return [p is not None for p in started]
+"""
+
+
+def _fresh(code: str) -> dict:
+    """Run ``code`` after :data:`_SPY` in a new interpreter; it prints one JSON object last."""
+    out = subprocess.run([sys.executable, "-c", _SPY + code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def _sorted(res: object, name: str):  # type: ignore[no-untyped-def]
@@ -31,49 +57,36 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
-@pytest.fixture()
-def started(monkeypatch: pytest.MonkeyPatch) -> list[DeriveProcess | None]:
-    """What every DeriveProcess.start of the test returned (a process, or None: none was started)."""
-    seen: list[DeriveProcess | None] = []
-    start = DeriveProcess.start
-
-    def spy() -> DeriveProcess | None:
-        seen.append(start())
-        return seen[-1]
-
-    monkeypatch.setattr(DeriveProcess, "start", staticmethod(spy))
-    return seen
-
-
-def test_a_small_home_derives_in_the_derive_process_and_gets_the_same_tables(
-    home: Path, tmp_path: Path, started: list[DeriveProcess | None]
-) -> None:
-    apart = scan_home(home, out=tmp_path / "apart", jobs=2)  # read in one process (a small home)
-    assert len(started) == 1 and started[0] is not None
-    here = scan_home(home, out=tmp_path / "here", jobs=1)  # one job: no second process at all
-    assert len(started) == 1
+def test_a_small_home_derives_in_the_derive_process_and_gets_the_same_tables(home: Path, tmp_path: Path) -> None:
+    got = _fresh(
+        f"scan_home({str(home)!r}, out={str(tmp_path / 'apart')!r}, jobs=2)  # a small home: read in one process\n"
+        "print(json.dumps({'started': said(), 'duckdb': 'duckdb' in sys.modules}))\n"
+    )
+    assert got == {"started": [True], "duckdb": False}
+    apart = open_scan(tmp_path / "apart")
+    here = scan_home(home, out=tmp_path / "here", jobs=1)  # one job: derived in this process
     for name in KEYS:
         assert _sorted(apart, name).num_rows > 0
         assert _sorted(apart, name).equals(_sorted(here, name)), name
     assert apart.row_counts == here.row_counts
 
 
-def test_no_derive_process_beside_other_threads_nor_for_nothing_to_derive(
-    home: Path, tmp_path: Path, started: list[DeriveProcess | None]
-) -> None:
-    scan_home(home, out=tmp_path / "s", jobs=2)
-    assert len(started) == 1 and started[0] is not None
-    scan_home(home, out=tmp_path / "s", jobs=2)  # a rescan with no ledger to read derives nothing
-    assert len(started) == 1
-    stop = threading.Event()
-    t = threading.Thread(target=stop.wait)
-    t.start()
-    try:  # another thread runs: no fork (the scan derives in process)
-        res = scan_home(home, out=tmp_path / "t", jobs=2)
-    finally:
-        stop.set()
-        t.join()
-    assert len(started) == 2 and started[1] is None and res.row_counts["turns"] > 0
+def test_no_derive_process_beside_other_threads_nor_for_nothing_to_derive(home: Path, tmp_path: Path) -> None:
+    got = _fresh(
+        f"scan_home({str(home)!r}, out={str(tmp_path / 's')!r}, jobs=2)\n"
+        "first = said()\n"
+        f"scan_home({str(home)!r}, out={str(tmp_path / 's')!r}, jobs=2)  # a rescan: no ledger to read\n"
+        "rescan = said()\n"
+        "stop = threading.Event()\n"
+        "t = threading.Thread(target=stop.wait)\n"
+        "t.start()\n"
+        f"res = scan_home({str(home)!r}, out={str(tmp_path / 't')!r}, jobs=2)  # another thread runs\n"
+        "stop.set(); t.join()\n"
+        "print(json.dumps({'first': first, 'rescan': rescan, 'threaded': said(), "
+        "'turns': res.row_counts['turns']}))\n"
+    )
+    assert got["first"] == [True] and got["rescan"] == [True]
+    assert got["threaded"] == [True, False] and got["turns"] > 0  # none forked: derived in process
 
 
 def test_a_lost_derive_process_leaves_the_derivation_here(home: Path, tmp_path: Path) -> None:
@@ -91,8 +104,7 @@ def test_a_lost_derive_process_leaves_the_derivation_here(home: Path, tmp_path: 
     assert plan is not None and plan[2] == 0
     counts = _derive_turns_sessions(out, plan[0], plan[1], 0)
     tables = {name: pq.read_table(out / name / "all.parquet") for name in KEYS}
-    proc = DeriveProcess.start()
-    assert proc is not None
+    proc = DeriveProcess()  # (not start(): that declines beside a thread this test process may hold)
     try:
         proc._warm.result()
         for p in list(proc._pool._processes.values()):  # the pool's one worker, lost
@@ -107,45 +119,41 @@ def test_a_lost_derive_process_leaves_the_derivation_here(home: Path, tmp_path: 
 
 def test_the_scanning_process_never_imports_duckdb(home: Path, tmp_path: Path) -> None:
     code = (
-        "import sys\n"
-        "from vakaudit.scan import scan_home\n"
         f"res = scan_home({str(home)!r}, out={str(tmp_path / 'x')!r}, jobs=2, full=True)\n"
-        "print(res.row_counts['turns'] > 0, 'duckdb' in sys.modules)\n"
+        "print(json.dumps([res.row_counts['turns'] > 0, 'duckdb' in sys.modules, said()]))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["True", "False"]
+    out = subprocess.run([sys.executable, "-c", _SPY + code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.splitlines()[-1]) == [True, False, [True]]
     # with one job the derivation runs here, and DuckDB with it (the check above can fail)
-    out = subprocess.run([sys.executable, "-c", code.replace("jobs=2", "jobs=1")], capture_output=True,
+    out = subprocess.run([sys.executable, "-c", _SPY + code.replace("jobs=2", "jobs=1")], capture_output=True,
                          text=True, check=True)  # fmt: skip
-    assert out.stdout.split() == ["True", "True"]
+    assert json.loads(out.stdout.splitlines()[-1]) == [True, True, []]
 
 
-def test_a_scan_that_raises_leaves_no_derive_process_behind(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import gc
-
-    import vakaudit.scan.engine as engine
-
-    workers: list = []
-    start = DeriveProcess.start
-
-    def spy() -> DeriveProcess | None:
-        proc = start()
-        assert proc is not None
-        proc._warm.result()  # its worker is running
-        workers.extend(proc._pool._processes.values())
-        return proc
-
-    def boom(*args: object, **kwargs: object) -> list:
-        raise RuntimeError("a reader bug")
-
-    monkeypatch.setattr(DeriveProcess, "start", staticmethod(spy))
-    monkeypatch.setattr(engine, "_run_task", boom)
-    with pytest.raises(RuntimeError, match="a reader bug"):
-        scan_home(home, out=tmp_path / "s", jobs=2)
-    gc.collect()
-    assert workers
-    for p in workers:
-        p.join(timeout=10)
-        assert not p.is_alive()
+def test_a_scan_that_raises_leaves_no_derive_process_behind(home: Path, tmp_path: Path) -> None:
+    got = _fresh(
+        "import gc\n"
+        "import vakaudit.scan.engine as engine\n"
+        "workers = []\n"
+        "_start2 = DeriveProcess.start\n"
+        "def _with_workers():\n"
+        "    proc = _start2()\n"
+        "    proc._warm.result()  # its worker is running\n"
+        "    workers.extend(proc._pool._processes.values())\n"
+        "    return proc\n"
+        "DeriveProcess.start = staticmethod(_with_workers)\n"
+        "def boom(*a, **k):\n"
+        "    raise RuntimeError('a reader bug')\n"
+        "engine._run_task = boom\n"
+        "try:\n"
+        f"    scan_home({str(home)!r}, out={str(tmp_path / 's')!r}, jobs=2)\n"
+        "    raised = False\n"
+        "except RuntimeError:\n"
+        "    raised = True\n"
+        "started.clear()  # the spy's own reference to it\n"
+        "gc.collect()\n"
+        "for p in workers:\n"
+        "    p.join(timeout=30)\n"
+        "print(json.dumps({'raised': raised, 'workers': len(workers), 'alive': [p.is_alive() for p in workers]}))\n"
+    )
+    assert got == {"raised": True, "workers": 1, "alive": [False]}
