@@ -224,50 +224,52 @@ def vbar(
     return draw("vbar", data, params, title=title)
 
 
-#: the engine-drawn charts: name -> the keyword parameters of its specification besides the data
-CHARTS = {"line": ("x_title", "y_title", "log", "width"), "vbar": ("x_title", "y_title", "stacked", "width")}
-
-
 def chart_spec(chart: str, data: list[dict[str, Any]], params: Mapping[str, Any]) -> dict[str, Any]:
     """The Vega-Lite specification of the :data:`CHARTS` chart ``chart`` over ``data`` (the rows
     :func:`line` and :func:`vbar` make): plain JSON values in, a plain dict out, so a chart process
     builds exactly what this process would."""
+    if chart not in CHARTS or set(params) != set(CHARTS[chart][1]):
+        raise ValueError(f"unknown chart {chart!r} or parameters {sorted(params)}")
+    return CHARTS[chart][0](data, **params).to_dict(validate=False)
+
+
+def _line_spec(data: list[dict[str, Any]], *, x_title: str, y_title: str, log: bool, width: int) -> Any:
     import altair as alt
 
-    if chart not in CHARTS or set(params) != set(CHARTS[chart]):
-        raise ValueError(f"unknown chart {chart!r} or parameters {sorted(params)}")
-    if chart == "line":
-        xs = [d["x"] for d in data] or [1.0]
-        if params["log"]:
-            x_scale = alt.Scale(type="log", domain=[min(xs), max(xs)], nice=False)
-            y_scale = alt.Scale(type="log")
-        else:
-            x_scale = y_scale = alt.Scale()
-        chart_ = (
-            alt.Chart(alt.Data(values=data))
-            .mark_line(point=True, strokeWidth=2)
-            .encode(
-                x=alt.X("x:Q", title=params["x_title"], scale=x_scale,
-                        axis=alt.Axis(values=sorted(set(xs)), format="~s")),
-                y=alt.Y("y:Q", title=params["y_title"], scale=y_scale, axis=alt.Axis(tickCount=6, format="~g")),
-                color=alt.Color(
-                    "series:N",
-                    title=None,
-                    legend=alt.Legend(orient="right", labelLimit=300, labelFontSize=11, symbolSize=60),
-                ),
-            )
-            .properties(width=params["width"], height=240)
-            .configure_view(strokeWidth=0)
-            .configure_axis(labelFontSize=11, titleFontSize=11, gridOpacity=0.5)
-            .configure(font=FONT)
-        )  # fmt: skip
-        return chart_.to_dict(validate=False)
+    xs = [d["x"] for d in data] or [1.0]
+    if log:
+        x_scale = alt.Scale(type="log", domain=[min(xs), max(xs)], nice=False)
+        y_scale = alt.Scale(type="log")
+    else:
+        x_scale = y_scale = alt.Scale()
+    return (
+        alt.Chart(alt.Data(values=data))
+        .mark_line(point=True, strokeWidth=2)
+        .encode(
+            x=alt.X("x:Q", title=x_title, scale=x_scale, axis=alt.Axis(values=sorted(set(xs)), format="~s")),
+            y=alt.Y("y:Q", title=y_title, scale=y_scale, axis=alt.Axis(tickCount=6, format="~g")),
+            color=alt.Color(
+                "series:N",
+                title=None,
+                legend=alt.Legend(orient="right", labelLimit=300, labelFontSize=11, symbolSize=60),
+            ),
+        )
+        .properties(width=width, height=240)
+        .configure_view(strokeWidth=0)
+        .configure_axis(labelFontSize=11, titleFontSize=11, gridOpacity=0.5)
+        .configure(font=FONT)
+    )
+
+
+def _vbar_spec(data: list[dict[str, Any]], *, x_title: str, y_title: str, stacked: bool, width: int) -> Any:
+    import altair as alt
+
     order = list(dict.fromkeys(d["x"] for d in data))
     enc: dict[str, Any] = {
-        "x": alt.X("x:N", sort=order, title=params["x_title"], axis=alt.Axis(labelAngle=0)),
-        "y": alt.Y("y:Q", title=params["y_title"], stack="zero"),
+        "x": alt.X("x:N", sort=order, title=x_title, axis=alt.Axis(labelAngle=0)),
+        "y": alt.Y("y:Q", title=y_title, stack="zero"),
     }
-    if params["stacked"]:
+    if stacked:
         series = sorted({d["s"] for d in data})
         tones = [ACCENT, SEMANTIC["derived"], SEMANTIC["warning"], SEMANTIC["rewrite"], SEMANTIC["neutral"]]
         enc["color"] = alt.Color(
@@ -279,13 +281,19 @@ def chart_spec(chart: str, data: list[dict[str, Any]], params: Mapping[str, Any]
         bars = alt.Chart(alt.Data(values=data)).mark_bar(cornerRadiusEnd=1).encode(**enc)
     else:
         bars = alt.Chart(alt.Data(values=data)).mark_bar(color=ACCENT, cornerRadiusEnd=1).encode(**enc)
-    bars = (
-        bars.properties(width=params["width"], height=180)
+    return (
+        bars.properties(width=width, height=180)
         .configure_view(strokeWidth=0)
         .configure_axis(labelFontSize=11, titleFontSize=11, grid=False)
         .configure(font=FONT)
     )
-    return bars.to_dict(validate=False)
+
+
+#: the engine-drawn charts: name -> (the function building its Altair chart, its keyword parameters)
+CHARTS = {
+    "line": (_line_spec, ("x_title", "y_title", "log", "width")),
+    "vbar": (_vbar_spec, ("x_title", "y_title", "stacked", "width")),
+}
 
 
 def chart_svg(chart: str, data: list[dict[str, Any]], params: Mapping[str, Any]) -> str:
