@@ -41,8 +41,8 @@ IN_PROCESS_ENV = "VAKAUDIT_CHARTS_IN_PROCESS"
 
 
 def _charts_file() -> str:
-    """The source file of the charts module this process would import (without importing it)."""
-    return str(Path(__file__).with_name("charts.py").resolve())
+    """The source file of the charts module this process runs."""
+    return str(Path(charts.__file__).resolve())
 
 
 class ChartProcess:
