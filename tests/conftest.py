@@ -44,6 +44,23 @@ def _no_wait_for_a_writer(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
         monkeypatch.setattr(records, "TORN_RECHECK_S", 0.0)
 
 
+@pytest.fixture(autouse=True)
+def _charts_in_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reports draw their charts in their own process unless the test is marked ``chart_process``.
+
+    A report started outside the tests starts a chart process (``vakaudit.report.chart_process``), ~1 s
+    of CPU on another core that pays off in a real report; the tests build ~60 small reports, each of
+    which would start one, while a test process keeps one warm engine for all of its reports. The
+    chart process is tested on its own (``tests/report/test_chart_process.py``), including that a
+    report is the same byte for byte with and without it. The variable reaches the commands the tests
+    run as processes too.
+    """
+    if request.node.get_closest_marker("chart_process") is None:
+        from vakaudit.report.chart_process import IN_PROCESS_ENV
+
+        monkeypatch.setenv(IN_PROCESS_ENV, "1")
+
+
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))

@@ -13,6 +13,8 @@ import pytest
 
 from vakaudit.report import build_report, chart_process, charts
 
+pytestmark = pytest.mark.chart_process
+
 LINE_ROWS = [
     {"turns": t, "ms": ms, "read": read}
     for read, base in (("open_ledger", 0.5), ("<b>turn_index</b>", 2.0))
@@ -147,3 +149,22 @@ def test_a_report_that_fails_early_ends_its_chart_process(tmp_path: Path, monkey
     # ended (killed while its engine was still starting, or exited), not left running
     assert started[0]._proc.returncode is not None
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_chart_the_protocol_cannot_carry_is_drawn_here_and_the_process_goes_on() -> None:
+    odd = [{"x": "bad \udcff name", "y": 1}, {"x": "b", "y": 2}]  # a lone surrogate: not JSON text
+    try:
+        expected: object = str(charts.vbar(odd, x="x", y="y", title="t", x_title="x", y_title="y"))
+    except Exception as exc:  # noqa: BLE001 - whatever the engine says of it, the process path must say too
+        expected = type(exc)
+    plain = str(CASES[3][1]())
+    with chart_process.chart_process() as proc:
+        assert proc is not None
+        try:
+            got: object = str(charts.vbar(odd, x="x", y="y", title="t", x_title="x", y_title="y"))
+        except Exception as exc:  # noqa: BLE001
+            got = type(exc)
+        assert got == expected
+        assert proc._sent == 0  # never sent: drawn here
+        assert str(CASES[3][1]()) == plain  # and the process still draws the next chart
+        assert not proc._failed and proc._sent == 1

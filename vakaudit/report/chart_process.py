@@ -88,12 +88,16 @@ class ChartProcess:
         """Send one chart to be drawn: its ticket for :meth:`result` (None: the process is not usable)."""
         if self._failed:
             return None
+        try:
+            line = orjson.dumps({"chart": chart, "data": data, "params": dict(params)}) + b"\n"
+        except orjson.JSONEncodeError:  # (a lone surrogate, say): this chart is drawn here, as it raises here
+            return None
         if self._reader is None:
             self._reader = threading.Thread(target=self._read, name="vakaudit-chart-replies", daemon=True)
             self._reader.start()
         try:
             assert self._proc.stdin is not None
-            self._proc.stdin.write(orjson.dumps({"chart": chart, "data": data, "params": dict(params)}) + b"\n")
+            self._proc.stdin.write(line)
             self._proc.stdin.flush()
         except (OSError, ValueError):
             return self._fail()
