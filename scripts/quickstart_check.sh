@@ -36,6 +36,8 @@ env PATH="$path" bash -euo pipefail -c "$block"
 [ -s "$report" ] || { echo "quickstart: no report at $report" >&2; exit 1; }
 head -c 200 "$report" | grep -qi '^<!doctype html' || { echo "quickstart: $report is not HTML" >&2; exit 1; }
 tail -c 100 "$report" | grep -qi '</html>' || { echo "quickstart: $report is not a whole HTML document" >&2; exit 1; }
+# its engine-drawn chart (drawn by the report's chart process here, as for any user)
+grep -q '<figure class="chart"[^>]*><svg' "$report" || { echo "quickstart: $report has no chart" >&2; exit 1; }
 sessions=$(find sample_homes/tiny -path '*/sessions/*/*.jsonl' -type f | wc -l)
 text=$(sed -e 's/<[^>]*>/ /g' "$report" | tr -s ' \n' ' ')
 if ! grep -q "this home, $sessions sessions" <<<"$text"; then
