@@ -14,7 +14,7 @@ module attribute ``app`` (what tests and library code use).
 A command module may declare its parameters as data instead (``PARAMS`` and ``run``, see
 :mod:`vakaudit.cli._params`): Typer builds its command from them, and the console script runs a plain
 invocation of it (no ``--help``, nothing the declaration does not parse surely) without importing
-Typer at all. ``verify`` and ``scan`` do, for their start-up on a small home.
+Typer at all. ``verify``, ``scan`` and ``report`` do, for their start-up.
 """
 
 from __future__ import annotations

@@ -60,21 +60,26 @@ def _fixed_time(text: str) -> datetime | None:
     return fixed if fixed.tzinfo is not None else fixed.replace(tzinfo=UTC)
 
 
-def plain_ok(fmt: str, generated_at: str | None, compare: Path | None, compare_keys: str | None,
-             **_: object) -> bool:  # fmt: skip
-    """Whether :func:`run` takes these values as they are; when not, the console script leaves the
-    command line to Typer, where :func:`run` refuses them with click's usage error, as always."""
+def _refusal(fmt: str, generated_at: str | None, compare: Path | None, compare_keys: str | None,
+             **_: object) -> tuple[str, str] | None:  # fmt: skip
+    """(message, option) of a value :func:`run` refuses with click's usage error, or None."""
     from vakaudit.report import FORMATS
 
-    if fmt not in FORMATS or (generated_at and _fixed_time(generated_at) is None):
-        return False
-    return (compare is None and compare_keys is None) or (compare is not None and compare.exists())
+    if fmt not in FORMATS:
+        return f"must be one of {', '.join(FORMATS)}, got {fmt!r}", "--format"
+    if generated_at and _fixed_time(generated_at) is None:
+        return f"takes an ISO 8601 time, got {generated_at!r}", "--generated-at"
+    if compare is not None and not compare.exists():
+        return f"{compare} does not exist", "--compare"
+    if compare is None and compare_keys is not None:
+        return "needs --compare OTHER", "--compare-keys"
+    return None
 
 
-def _bad(message: str, hint: str) -> Exception:
-    import typer
-
-    return typer.BadParameter(message, param_hint=hint)
+def plain_ok(**kwargs: object) -> bool:
+    """Whether :func:`run` takes these values; when not, the console script leaves the command line
+    to Typer, where :func:`run` refuses them with click's usage error, as always."""
+    return _refusal(**kwargs) is None  # type: ignore[arg-type]
 
 
 def run(
@@ -82,41 +87,35 @@ def run(
     scan_out: Path | None, link_base: str | None, generated_at: str | None, verify: bool, quiet: bool,
     keys: str | None, compare: Path | None, compare_keys: str | None,
 ) -> int:  # fmt: skip
-    """Scan (if needed), analyze and render the write-paths-and-growth report of a home."""
+    """``vakaudit report``: the exit code (0; a value it refuses is click's usage error)."""
     from vakaudit.cli._layout import note_v7
 
     note_v7(home_or_scan, "report", keys=keys is not None)
     from vakaudit.cli._keys import load_keys_for
     from vakaudit.outputs import is_stdout
-    from vakaudit.report import FORMATS, build_report
+    from vakaudit.report import build_report
     from vakaudit.scan import resolve_home
 
     if home_or_scan is None:
         home_or_scan = resolve_home(None)
     if is_stdout(out):
         out = None
+    refused = _refusal(fmt, generated_at, compare, compare_keys)
+    if refused is not None:
+        import typer
 
-    if fmt not in FORMATS:
-        raise _bad(f"must be one of {', '.join(FORMATS)}, got {fmt!r}", "--format")
+        raise typer.BadParameter(refused[0], param_hint=refused[1])
     clock = None
     if generated_at:
         fixed = _fixed_time(generated_at)
-        if fixed is None:
-            raise _bad(f"takes an ISO 8601 time, got {generated_at!r}", "--generated-at")
 
         def clock() -> datetime:
-            return fixed
+            return fixed  # type: ignore[return-value]
 
     from vakaudit.cli._progress import ProgressDisplay
 
     ring = load_keys_for(keys, home_or_scan)
-    other_ring = None
-    if compare is not None:
-        if not compare.exists():
-            raise _bad(f"{compare} does not exist", "--compare")
-        other_ring = load_keys_for(compare_keys, compare)
-    elif compare_keys is not None:
-        raise _bad("needs --compare OTHER", "--compare-keys")
+    other_ring = load_keys_for(compare_keys, compare) if compare is not None else None
     with ProgressDisplay(quiet=quiet) as display:
         text = build_report(
             home_or_scan,
