@@ -1,6 +1,7 @@
 """A home read in one process has its turns and sessions derived in a second one, forked as the scan
-starts, which imports DuckDB meanwhile: the tables equal those derived in process, DuckDB never
-enters the scanning process, and a lost derive process leaves the derivation to the scan.
+starts, which imports and warms DuckDB meanwhile: the tables equal those derived in process, DuckDB
+never enters the scanning process, a lost derive process leaves the derivation to the scan, and a
+scan with no use for it (read by the worker pool, nothing to derive) ends it at once.
 
 The scans that must fork run in a fresh interpreter: the scan forks only when its process runs no
 other thread, and a test process may hold one (a Dask test's offload thread stays for good)."""
@@ -34,6 +35,11 @@ def _spy():
 DeriveProcess.start = staticmethod(_spy)
 def said():
     return [p is not None for p in started]
+def ends():
+    # how each started process ended (its exit code: 0 returned, -9 killed) and whether its spill
+    # folder is gone
+    import os
+    return [[p.process.exitcode, os.path.exists(p._spill)] for p in started if p is not None]
 """
 
 
@@ -71,7 +77,7 @@ def test_a_small_home_derives_in_the_derive_process_and_gets_the_same_tables(hom
     assert apart.row_counts == here.row_counts
 
 
-def test_no_derive_process_beside_other_threads_nor_for_nothing_to_derive(home: Path, tmp_path: Path) -> None:
+def test_no_derive_process_beside_other_threads_and_none_kept_for_nothing_to_derive(home: Path, tmp_path: Path) -> None:
     got = _fresh(
         f"scan_home({str(home)!r}, out={str(tmp_path / 's')!r}, jobs=2)\n"
         "first = said()\n"
@@ -83,19 +89,34 @@ def test_no_derive_process_beside_other_threads_nor_for_nothing_to_derive(home: 
         f"res = scan_home({str(home)!r}, out={str(tmp_path / 't')!r}, jobs=2)  # another thread runs\n"
         "stop.set(); t.join()\n"
         "print(json.dumps({'first': first, 'rescan': rescan, 'threaded': said(), "
-        "'turns': res.row_counts['turns']}))\n"
+        "'turns': res.row_counts['turns'], 'ends': ends()}))\n"
     )
-    assert got["first"] == [True] and got["rescan"] == [True]
-    assert got["threaded"] == [True, False] and got["turns"] > 0  # none forked: derived in process
+    assert got["first"] == [True]
+    assert got["rescan"] == [True, True]  # started before the walk ...
+    assert got["ends"] == [[0, False], [-9, False]]  # ... and killed once the rescan found nothing to derive
+    assert got["threaded"] == [True, True, False] and got["turns"] > 0  # none forked: derived in process
 
 
-def test_a_lost_derive_process_leaves_the_derivation_here(home: Path, tmp_path: Path) -> None:
+def test_a_home_read_by_the_worker_pool_ends_the_derive_process(home: Path, tmp_path: Path) -> None:
+    got = _fresh(
+        "import vakaudit.scan.engine as engine\n"
+        "engine.INLINE_BYTES = 0  # every home is read by the worker pool\n"
+        f"res = scan_home({str(home)!r}, out={str(tmp_path / 'pool')!r}, jobs=2)\n"
+        "print(json.dumps({'ends': ends(), 'turns': res.row_counts['turns']}))\n"
+    )
+    # killed before the pool started (the pool's workers derived), its spill folder removed
+    assert got["ends"] == [[-9, False]] and got["turns"] > 0
+    here = scan_home(home, out=tmp_path / "here", jobs=1)
+    assert open_scan(tmp_path / "pool").row_counts == here.row_counts
+
+
+def _reference(home: Path, out: Path) -> tuple[tuple, dict[str, int], dict]:
+    """A one-job scan of ``home`` into ``out``, its derivation plan, counts and tables."""
     import pyarrow.parquet as pq
 
     from vakaudit.scan.derive import _derive_plan
     from vakaudit.scan.manifest import read_manifest
 
-    out = tmp_path / "ref"
     scan_home(home, out=out, jobs=1)
     files = read_manifest(out)["files"]
     ledgers = {rel: e for rel, e in files.items() if e.get("parts") and e.get("kind") == "session_ledger"}
@@ -103,16 +124,54 @@ def test_a_lost_derive_process_leaves_the_derivation_here(home: Path, tmp_path: 
     plan = _derive_plan(ledgers, {}, {}, False, {rel: SimpleNamespace(size_bytes=0) for rel in ledgers}, 1)
     assert plan is not None and plan[2] == 0
     counts = _derive_turns_sessions(out, plan[0], plan[1], 0)
-    tables = {name: pq.read_table(out / name / "all.parquet") for name in KEYS}
+    return plan, counts, {name: pq.read_table(out / name / "all.parquet") for name in KEYS}
+
+
+def test_a_lost_derive_process_leaves_the_derivation_here(home: Path, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "ref"
+    plan, counts, tables = _reference(home, out)
     proc = DeriveProcess()  # (not start(): that declines beside a thread this test process may hold)
     try:
-        proc._warm.result()
-        for p in list(proc._pool._processes.values()):  # the pool's one worker, lost
-            p.kill()
-            p.join()
+        proc.process.kill()  # lost
+        proc.process.join()
         assert proc.derive(out, plan[0], plan[1]) == counts
     finally:
         proc.close()
+    assert not Path(proc._spill).exists()
+    for name in KEYS:
+        assert pq.read_table(out / name / "all.parquet").equals(tables[name]), name
+
+
+def test_a_derivation_failing_in_the_derive_process_is_done_here(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import pyarrow.parquet as pq
+
+    from vakaudit.scan import derive
+
+    out = tmp_path / "ref"
+    plan, counts, tables = _reference(home, out)
+    here, real = os.getpid(), derive._derive_shard
+    where = []
+
+    def failing_there(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if os.getpid() != here:  # the derive process (forked: it runs this too)
+            raise MemoryError("out of memory in the derive process")
+        where.append("here")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(derive, "_derive_shard", failing_there)
+    proc = DeriveProcess()
+    try:
+        assert proc.derive(out, plan[0], plan[1]) == counts
+        assert proc.process.is_alive()  # it answered with its error and waits for the next
+    finally:
+        proc.close()
+    assert where == ["here"] and proc.process.exitcode == 0
     for name in KEYS:
         assert pq.read_table(out / name / "all.parquet").equals(tables[name]), name
 
@@ -138,8 +197,7 @@ def test_a_scan_that_raises_leaves_no_derive_process_behind(home: Path, tmp_path
         "_start2 = DeriveProcess.start\n"
         "def _with_workers():\n"
         "    proc = _start2()\n"
-        "    proc._warm.result()  # its worker is running\n"
-        "    workers.extend(proc._pool._processes.values())\n"
+        "    workers.append(proc.process)\n"
         "    return proc\n"
         "DeriveProcess.start = staticmethod(_with_workers)\n"
         "def boom(*a, **k):\n"

@@ -244,21 +244,38 @@ def _merge_derived(out: Path, results: list[dict[str, int]], carry: set[str]) ->
 
 
 class DeriveProcess:
-    """One process, forked as a scan starts, that imports DuckDB (~0.1 s of CPU) while the scan
-    reads its files here, then derives ``turns`` and ``sessions`` as :func:`_derive_turns_sessions`
-    does with one job. For a scan read in one process (a small home) on a machine with a core to
-    spare; :meth:`derive` falls back to deriving here should the process be lost. The process ends
-    with :meth:`close`, or when the object is collected (a scan that raised)."""
+    """One process, forked as a scan starts, that imports DuckDB, opens its connection and runs the
+    derivation's queries once over an empty ``entries`` (~0.2 s of CPU: the first run of a query costs
+    DuckDB ~50 ms more than the next) while the scan walks and reads the home here; then derives
+    ``turns`` and ``sessions`` as :func:`_derive_turns_sessions` does with one job. For a scan read in
+    one process (a small home) on a machine with a core to spare. Started before the walk, it is
+    ended by :meth:`cancel` as soon as the scan knows it has no use for it (a home read by the worker
+    pool, nothing to derive). :meth:`derive` falls back to deriving here should the process be lost
+    or fail. The process ends with :meth:`close`, or when the object is collected (a scan that raised).
+
+    The process reads the scan's output folder only, and writes there only what :meth:`derive` asks;
+    its DuckDB spill folder (and its warm-up's empty tables) is a temporary folder of its own,
+    created here and removed here once the process has ended."""
 
     def __init__(self) -> None:
         import multiprocessing as mp
         import weakref
-        from concurrent.futures import ProcessPoolExecutor
 
         ctx = mp.get_context("fork")
-        self._pool = ProcessPoolExecutor(max_workers=1, mp_context=ctx)
-        self._warm = self._pool.submit(_warm_derive)
-        self._end = weakref.finalize(self, self._pool.shutdown, wait=True, cancel_futures=True)
+        self._spill = tempfile.mkdtemp(prefix="vakaudit-derive-")  # outside the home: DuckDB may spill sorts here
+        self._conn, there = ctx.Pipe()
+        self.process = ctx.Process(
+            target=_serve_derive, args=(there, self._conn, self._spill), name="vakaudit-derive", daemon=True
+        )
+        try:
+            self.process.start()
+        except BaseException:
+            self._conn.close()
+            shutil.rmtree(self._spill, ignore_errors=True)
+            raise
+        finally:
+            there.close()
+        self._end = weakref.finalize(self, _end_derive, self.process, self._conn, self._spill)
 
     @classmethod
     def start(cls) -> DeriveProcess | None:
@@ -277,34 +294,98 @@ class DeriveProcess:
     def derive(self, out: Path, groups: list[tuple[list[str], list[str] | None]], carry: set[str]) -> dict[str, int]:
         """:func:`_derive_turns_sessions` of ``groups`` and ``carry`` with no jobs, in the process."""
         try:
-            result = self._pool.submit(_derive_shard, out, groups, 0, 1).result()
-        except Exception:  # noqa: BLE001 - a lost process (BrokenProcessPool, OSError): derive here
+            self._conn.send((str(out), groups))
+            ok, result = self._conn.recv()
+        except (EOFError, OSError):  # the process is lost
+            ok, result = False, None
+        if not ok:  # lost, or it failed (a failure of the derivation itself raises here again)
             result = _derive_shard(out, groups, 0, 1)
         return _merge_derived(out, [result], carry)
+
+    def cancel(self) -> None:
+        """End the process now, whatever it is doing (the scan has no use for it)."""
+        self._end.detach()
+        _end_derive(self.process, self._conn, self._spill, kill=True)
 
     def close(self) -> None:
         self._end()
 
 
-def _warm_derive() -> None:
-    import duckdb  # noqa: F401 - imported for the derivation that follows in this process
+def _end_derive(process: Any, conn: Any, spill: str, *, kill: bool = False) -> None:
+    """End a :class:`DeriveProcess`: its pipe closed (it then returns), killed if asked or if it does
+    not return, then its spill folder removed."""
+    conn.close()
+    if kill:
+        process.kill()
+    process.join(timeout=10)
+    if process.exitcode is None:
+        process.kill()
+        process.join()
+    shutil.rmtree(spill, ignore_errors=True)
+
+
+def _serve_derive(conn: Any, theirs: Any, spill: str) -> None:
+    """A :class:`DeriveProcess`: warm DuckDB up, then derive what each message asks (``(out,
+    groups)``) and answer ``(True, counts)``, or ``(False, error)``, until the pipe closes.
+    ``theirs``: the scan's end of the pipe, which the fork copied here (closed, so that the scan's
+    closing it ends this loop)."""
+    theirs.close()
+    con = _derive_connection(spill)
+    try:
+        _warm_up(con, Path(spill))
+        while True:
+            try:
+                out, groups = conn.recv()
+            except EOFError:
+                return
+            try:
+                reply: tuple[bool, Any] = (True, _derive_shard(Path(out), groups, 0, 1, con=con))
+            except Exception as e:  # noqa: BLE001 - the scan derives in its process instead
+                reply = (False, repr(e))
+            conn.send(reply)
+    finally:
+        con.close()
+
+
+def _warm_up(con: Any, spill: Path) -> None:
+    """The derivation's queries run once over an empty ``entries`` written to ``spill`` (their rows,
+    none, to ``spill`` too): DuckDB's first run of a query costs ~50 ms more than the next."""
+    from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA
+
+    empty = spill / "warm-entries.parquet"
+    pq.write_table(ENTRIES_SCHEMA.empty_table(), empty, compression=PARQUET_COMPRESSION)
+    con.execute(f"CREATE OR REPLACE VIEW entries AS SELECT * FROM read_parquet(['{_quoted(empty)}'])")
+    writers, counts = _derive_writers(spill / "warm", 0)
+    try:
+        _derive_view(con, writers, counts)
+    finally:
+        for w in writers.values():
+            w.close()
+
+
+def _quoted(path: Path) -> str:
+    """``path`` inside a single-quoted SQL string."""
+    return str(path).replace("'", "''")
 
 
 def _derive_shard(
-    out: Path, groups: list[tuple[list[str], list[str] | None]], shard: int, shards: int
+    out: Path, groups: list[tuple[list[str], list[str] | None]], shard: int, shards: int, *, con: Any = None
 ) -> dict[str, int]:
     """Share ``shard`` of ``shards`` (contiguous) of the derivation ``groups``, written to
-    ``<table>/.derive-<shard>.tmp``."""
+    ``<table>/.derive-<shard>.tmp``; on ``con`` if given (a :class:`DeriveProcess`'s, left open),
+    else on a connection of its own."""
     groups = groups[len(groups) * shard // shards : len(groups) * (shard + 1) // shards]
     writers, counts = _derive_writers(out, shard)
-    spill = tempfile.mkdtemp(prefix="vakaudit-derive-")  # outside the home: DuckDB may spill sorts here
-    con = _derive_connection(spill)
+    spill = None
+    if con is None:
+        spill = tempfile.mkdtemp(prefix="vakaudit-derive-")  # outside the home: DuckDB may spill sorts here
+        con = _derive_connection(spill)
     try:
         for parts, only in groups:
             paths = [out / p for p in parts if (out / p).is_file()]  # (a part deleted by hand: rows gone)
             if not paths:
                 continue
-            files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths)
+            files = ", ".join("'" + _quoted(p) + "'" for p in paths)
             view = f"CREATE OR REPLACE VIEW entries AS SELECT * FROM read_parquet([{files}])"
             if only is not None:  # the parts hold other ledgers' rows too
                 # a table of the connection, not a registered Arrow table: DuckDB 1.x imports Arrow's
@@ -317,8 +398,9 @@ def _derive_shard(
             con.execute(view)
             _derive_view(con, writers, counts)
     finally:
-        con.close()
-        shutil.rmtree(spill, ignore_errors=True)
+        if spill is not None:
+            con.close()
+            shutil.rmtree(spill, ignore_errors=True)
         for w in writers.values():
             w.close()
     return counts
@@ -385,7 +467,7 @@ def derive_frame_ledgers(out: Path, part: Path | None) -> dict[str, int]:
     con = _derive_connection(spill)
     try:
         if part is not None and part.is_file():
-            src = "'" + str(part).replace("'", "''") + "'"
+            src = "'" + _quoted(part) + "'"
             con.execute(
                 "CREATE OR REPLACE VIEW entries AS SELECT * REPLACE "
                 f"(regexp_replace(rel_path, '/[^/]*$', '') AS rel_path) FROM read_parquet([{src}])"

@@ -221,6 +221,11 @@ def scan_home(
     gen = (manifest.generation if manifest is not None else 0) + 1
 
     g3 = has_tenants_tree(home_p)
+    n_jobs = jobs or os.cpu_count() or 1
+    # a JSONL-era home read in this process derives its turns and sessions in a second one, which
+    # imports and warms DuckDB meanwhile: started now, so that it does so while the home is walked too,
+    # and ended below once the scan knows it has no use for it
+    deriver = DeriveProcess.start() if n_jobs > 1 and not g3 else None
     files = list(iter_home_files(home_p, layout="g3" if g3 else None))
     layout = "g3" if g3 else detect_layout(home_p, files)
     items, states, plan_findings = _plan(files, prev_files, layout, full)
@@ -262,16 +267,16 @@ def scan_home(
     # read
     results: list[_ItemResult] = []
     work_bytes = sum(i.size for i in items)
-    n_jobs = jobs or os.cpu_count() or 1
     inline = n_jobs == 1 or work_bytes < INLINE_BYTES
     tasks = _group(items, 1 if inline else n_jobs)
     files_total = len(items)
     done_files = done_bytes = 0
-    deriver: DeriveProcess | None = None
+    if deriver is not None and not (
+        (inline or len(tasks) <= 1) and layout != "g3" and any(feeds_turns(it.kind) for it in items)
+    ):  # the pool derives (or nothing is to be derived): the other core is for the workers
+        deriver.cancel()
+        deriver = None
     if inline or len(tasks) <= 1:
-        if n_jobs > 1 and layout != "g3" and any(feeds_turns(it.kind) for it in items):
-            # turns and sessions are derived in a process that imports DuckDB while this one reads
-            deriver = DeriveProcess.start()
         for task_id, task in enumerate(tasks):
             res = _run_task(str(home_p), str(out_p), gen, task_id, task)
             results.extend(res)
