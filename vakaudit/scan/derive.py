@@ -245,8 +245,8 @@ def _merge_derived(out: Path, results: list[dict[str, int]], carry: set[str]) ->
 
 class DeriveProcess:
     """One process, forked as a scan starts, that imports DuckDB, opens its connection and runs the
-    derivation's queries once over an empty ``entries`` (~0.2 s of CPU: the first run of a query costs
-    DuckDB ~50 ms more than the next) while the scan walks and reads the home here; then derives
+    derivation's queries once over an empty ``entries`` (~0.15 s of CPU; the connection and the first
+    run of the queries cost ~50 ms) while the scan walks and reads the home here; then derives
     ``turns`` and ``sessions`` as :func:`_derive_turns_sessions` does with one job. For a scan read in
     one process (a small home) on a machine with a core to spare. Started before the walk, it is
     ended by :meth:`cancel` as soon as the scan knows it has no use for it (a home read by the worker
@@ -254,7 +254,7 @@ class DeriveProcess:
     or fail. The process ends with :meth:`close`, or when the object is collected (a scan that raised).
 
     The process reads the scan's output folder only, and writes there only what :meth:`derive` asks;
-    its DuckDB spill folder (and its warm-up's empty tables) is a temporary folder of its own,
+    its DuckDB spill folder (and its warm-up's empty entries) is a temporary folder of its own,
     created here and removed here once the process has ended."""
 
     def __init__(self) -> None:
@@ -348,19 +348,16 @@ def _serve_derive(conn: Any, theirs: Any, spill: str) -> None:
 
 
 def _warm_up(con: Any, spill: Path) -> None:
-    """The derivation's queries run once over an empty ``entries`` written to ``spill`` (their rows,
-    none, to ``spill`` too): DuckDB's first run of a query costs ~50 ms more than the next."""
+    """The derivation's queries run once over an empty ``entries`` written to ``spill``, their rows
+    (none) left unwritten: DuckDB's first run of a query costs more than the next."""
     from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA
 
     empty = spill / "warm-entries.parquet"
     pq.write_table(ENTRIES_SCHEMA.empty_table(), empty, compression=PARQUET_COMPRESSION)
     con.execute(f"CREATE OR REPLACE VIEW entries AS SELECT * FROM read_parquet(['{_quoted(empty)}'])")
-    writers, counts = _derive_writers(spill / "warm", 0)
-    try:
-        _derive_view(con, writers, counts)
-    finally:
-        for w in writers.values():
-            w.close()
+    for name, sql, _schema in _SPECS:
+        for query, params in _turn_slices(con) if name == "turns" else [(sql, {})]:
+            con.sql(query, params=params or None).to_arrow_table()
 
 
 def _quoted(path: Path) -> str:
