@@ -77,24 +77,45 @@ def test_a_small_home_derives_in_the_derive_process_and_gets_the_same_tables(hom
     assert apart.row_counts == here.row_counts
 
 
-def test_no_derive_process_beside_other_threads_and_none_kept_for_nothing_to_derive(home: Path, tmp_path: Path) -> None:
+def test_no_derive_process_beside_other_threads_nor_for_a_rescan_with_nothing_to_derive(
+    home: Path, tmp_path: Path
+) -> None:
     got = _fresh(
         f"scan_home({str(home)!r}, out={str(tmp_path / 's')!r}, jobs=2)\n"
         "first = said()\n"
         f"scan_home({str(home)!r}, out={str(tmp_path / 's')!r}, jobs=2)  # a rescan: no ledger to read\n"
         "rescan = said()\n"
+        f"res = scan_home({str(home)!r}, out={str(tmp_path / 's')!r}, jobs=2, full=True)  # every file again\n"
+        "again = said()\n"
         "stop = threading.Event()\n"
         "t = threading.Thread(target=stop.wait)\n"
         "t.start()\n"
         f"res = scan_home({str(home)!r}, out={str(tmp_path / 't')!r}, jobs=2)  # another thread runs\n"
         "stop.set(); t.join()\n"
-        "print(json.dumps({'first': first, 'rescan': rescan, 'threaded': said(), "
+        "print(json.dumps({'first': first, 'rescan': rescan, 'again': again, 'threaded': said(), "
         "'turns': res.row_counts['turns'], 'ends': ends()}))\n"
     )
-    assert got["first"] == [True]
-    assert got["rescan"] == [True, True]  # started before the walk ...
-    assert got["ends"] == [[0, False], [-9, False]]  # ... and killed once the rescan found nothing to derive
+    assert got["first"] == [True] and got["rescan"] == [True]  # the rescan started none
+    assert got["again"] == [True, True]  # --full of a small home: started before the walk, and used
+    assert got["ends"] == [[0, False], [0, False]]  # each returned once its pipe closed; spill folders gone
     assert got["threaded"] == [True, True, False] and got["turns"] > 0  # none forked: derived in process
+
+
+def test_a_home_with_no_ledger_ends_the_derive_process_before_reading(home: Path, tmp_path: Path) -> None:
+    import shutil
+
+    bare = tmp_path / "bare"
+    shutil.copytree(home, bare, symlinks=True)
+    ledgers = [p for p in bare.rglob("*.jsonl") if "/sessions/" in p.as_posix()]
+    assert ledgers
+    for p in ledgers:
+        p.unlink()
+    got = _fresh(
+        f"res = scan_home({str(bare)!r}, out={str(tmp_path / 'out')!r}, jobs=2)\n"
+        "print(json.dumps({'ends': ends(), 'turns': res.row_counts['turns'], 'duckdb': 'duckdb' in sys.modules}))\n"
+    )
+    # started before the walk, killed once the plan had no ledger to derive; nothing derived here either
+    assert got == {"ends": [[-9, False]], "turns": 0, "duckdb": False}
 
 
 def test_a_home_read_by_the_worker_pool_ends_the_derive_process(home: Path, tmp_path: Path) -> None:

@@ -370,18 +370,18 @@ def _derive_shard(
 ) -> dict[str, int]:
     """Share ``shard`` of ``shards`` (contiguous) of the derivation ``groups``, written to
     ``<table>/.derive-<shard>.tmp``; on ``con`` if given (a :class:`DeriveProcess`'s, left open),
-    else on a connection of its own."""
+    else on a connection of its own, opened (and DuckDB imported) only for a group with rows."""
     groups = groups[len(groups) * shard // shards : len(groups) * (shard + 1) // shards]
     writers, counts = _derive_writers(out, shard)
     spill = None
-    if con is None:
-        spill = tempfile.mkdtemp(prefix="vakaudit-derive-")  # outside the home: DuckDB may spill sorts here
-        con = _derive_connection(spill)
     try:
         for parts, only in groups:
             paths = [out / p for p in parts if (out / p).is_file()]  # (a part deleted by hand: rows gone)
             if not paths:
                 continue
+            if con is None:
+                spill = tempfile.mkdtemp(prefix="vakaudit-derive-")  # outside the home: DuckDB may spill sorts here
+                con = _derive_connection(spill)
             files = ", ".join("'" + _quoted(p) + "'" for p in paths)
             view = f"CREATE OR REPLACE VIEW entries AS SELECT * FROM read_parquet([{files}])"
             if only is not None:  # the parts hold other ledgers' rows too
@@ -395,7 +395,7 @@ def _derive_shard(
             con.execute(view)
             _derive_view(con, writers, counts)
     finally:
-        if spill is not None:
+        if spill is not None:  # the connection opened here
             con.close()
             shutil.rmtree(spill, ignore_errors=True)
         for w in writers.values():
@@ -458,21 +458,24 @@ def derive_frame_ledgers(out: Path, part: Path | None) -> dict[str, int]:
     (``part``; None: no frames): the same queries as for JSONL ledgers, over the frames of each
     conversation directory, whose path is the ``rel_path`` of its turns and sessions rows (a
     conversation's frames lie in several segment files). A locked frame has no kind and no turn: a
-    keyless scan gives each conversation its sessions row (entries, bytes) and no turns."""
+    keyless scan gives each conversation its sessions row (entries, bytes) and no turns. DuckDB is
+    imported only when there are frames."""
     writers, counts = _derive_writers(out, 0)
-    spill = tempfile.mkdtemp(prefix="vakaudit-derive-")
-    con = _derive_connection(spill)
     try:
         if part is not None and part.is_file():
-            src = "'" + _quoted(part) + "'"
-            con.execute(
-                "CREATE OR REPLACE VIEW entries AS SELECT * REPLACE "
-                f"(regexp_replace(rel_path, '/[^/]*$', '') AS rel_path) FROM read_parquet([{src}])"
-            )
-            _derive_view(con, writers, counts)
+            spill = tempfile.mkdtemp(prefix="vakaudit-derive-")
+            con = _derive_connection(spill)
+            try:
+                src = "'" + _quoted(part) + "'"
+                con.execute(
+                    "CREATE OR REPLACE VIEW entries AS SELECT * REPLACE "
+                    f"(regexp_replace(rel_path, '/[^/]*$', '') AS rel_path) FROM read_parquet([{src}])"
+                )
+                _derive_view(con, writers, counts)
+            finally:
+                con.close()
+                shutil.rmtree(spill, ignore_errors=True)
     finally:
-        con.close()
-        shutil.rmtree(spill, ignore_errors=True)
         for w in writers.values():
             w.close()
     return _merge_derived(out, [counts], set())

@@ -223,9 +223,14 @@ def scan_home(
     g3 = has_tenants_tree(home_p)
     n_jobs = jobs or os.cpu_count() or 1
     # a JSONL-era home read in this process derives its turns and sessions in a second one, which
-    # imports and warms DuckDB meanwhile: started now, so that it does so while the home is walked too,
-    # and ended below once the scan knows it has no use for it
-    deriver = DeriveProcess.start() if n_jobs > 1 and not g3 else None
+    # imports and warms DuckDB meanwhile. When every file is to be read (a first scan, or --full of a
+    # home that was small) it is started now, so that it does so while the home is walked too, and
+    # ended below should the scan have no use for it; a rescan starts one only once its plan asks
+    # (a fork costs the scanning process ~20 ms of page copies: an unchanged home's whole rescan)
+    early = n_jobs > 1 and not g3 and (
+        manifest is None or (full and manifest.stats.get("home_bytes", INLINE_BYTES) < INLINE_BYTES)
+    )
+    deriver = DeriveProcess.start() if early else None
     files = list(iter_home_files(home_p, layout="g3" if g3 else None))
     layout = "g3" if g3 else detect_layout(home_p, files)
     items, states, plan_findings = _plan(files, prev_files, layout, full)
@@ -271,11 +276,12 @@ def scan_home(
     tasks = _group(items, 1 if inline else n_jobs)
     files_total = len(items)
     done_files = done_bytes = 0
-    if deriver is not None and not (
-        (inline or len(tasks) <= 1) and layout != "g3" and any(feeds_turns(it.kind) for it in items)
-    ):  # the pool derives (or nothing is to be derived): the other core is for the workers
+    apart = n_jobs > 1 and layout != "g3" and (inline or len(tasks) <= 1) and any(feeds_turns(it.kind) for it in items)
+    if deriver is not None and not apart:  # the pool derives, or nothing is: the other core is the workers'
         deriver.cancel()
         deriver = None
+    elif apart and not early:
+        deriver = DeriveProcess.start()
     if inline or len(tasks) <= 1:
         for task_id, task in enumerate(tasks):
             res = _run_task(str(home_p), str(out_p), gen, task_id, task)
