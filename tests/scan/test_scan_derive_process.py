@@ -197,6 +197,34 @@ def test_a_derivation_failing_in_the_derive_process_is_done_here(
         assert pq.read_table(out / name / "all.parquet").equals(tables[name]), name
 
 
+def test_a_derive_process_that_cannot_start_duckdb_ends_quietly_and_the_scan_derives(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    from vakaudit.scan import derive
+
+    out = tmp_path / "ref"
+    plan, counts, _tables = _reference(home, out)
+    here, real = os.getpid(), derive._derive_connection
+
+    def broken_there(spill):  # type: ignore[no-untyped-def]
+        if os.getpid() != here:
+            raise RuntimeError("DuckDB cannot start in the derive process")
+        return real(spill)
+
+    monkeypatch.setattr(derive, "_derive_connection", broken_there)
+    capfd.readouterr()
+    proc = DeriveProcess()
+    try:
+        proc.process.join(timeout=60)
+        assert proc.process.exitcode == 0  # ended by itself, without a traceback
+        assert proc.derive(out, plan[0], plan[1]) == counts  # derived here
+    finally:
+        proc.close()
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_the_scanning_process_never_imports_duckdb(home: Path, tmp_path: Path) -> None:
     code = (
         f"res = scan_home({str(home)!r}, out={str(tmp_path / 'x')!r}, jobs=2, full=True)\n"

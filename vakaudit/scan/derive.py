@@ -328,11 +328,22 @@ def _serve_derive(conn: Any, theirs: Any, spill: str) -> None:
     """A :class:`DeriveProcess`: warm DuckDB up, then derive what each message asks (``(out,
     groups)``) and answer ``(True, counts)``, or ``(False, error)``, until the pipe closes.
     ``theirs``: the scan's end of the pipe, which the fork copied here (closed, so that the scan's
-    closing it ends this loop)."""
+    closing it ends this loop). Ctrl-C is the scan's: this process ignores it (the scan ends it). Should
+    DuckDB fail to start, it ends at once and quietly: the scan then derives in its own process, where
+    that failure is raised."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     theirs.close()
-    con = _derive_connection(spill)
     try:
-        _warm_up(con, Path(spill))
+        con = _derive_connection(spill)
+    except Exception:  # noqa: BLE001 - shown by the scan's own attempt
+        return
+    try:
+        try:
+            _warm_up(con, Path(spill))
+        except Exception:  # noqa: BLE001 - as above
+            return
         while True:
             try:
                 out, groups = conn.recv()
