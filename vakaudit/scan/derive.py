@@ -244,13 +244,13 @@ def _merge_derived(out: Path, results: list[dict[str, int]], carry: set[str]) ->
 
 
 class DeriveProcess:
-    """One process, forked as a scan starts, that imports DuckDB, opens its connection and runs the
+    """One process, forked by a scan, that imports DuckDB, opens its connection and runs the
     derivation's queries once over an empty ``entries`` (~0.15 s of CPU; the connection and the first
     run of the queries cost ~50 ms) while the scan walks and reads the home here; then derives
     ``turns`` and ``sessions`` as :func:`_derive_turns_sessions` does with one job. For a scan read in
-    one process (a small home) on a machine with a core to spare. Started before the walk, it is
-    ended by :meth:`cancel` as soon as the scan knows it has no use for it (a home read by the worker
-    pool, nothing to derive). :meth:`derive` falls back to deriving here should the process be lost
+    one process (a small home) on a machine with a core to spare. A scan that reads every file starts
+    it before the walk and ends it by :meth:`cancel` as soon as it knows it has no use for it (a home
+    read by the worker pool, nothing to derive); a rescan starts it once its plan asks. :meth:`derive` falls back to deriving here should the process be lost
     or fail. The process ends with :meth:`close`, or when the object is collected (a scan that raised).
 
     The process reads the scan's output folder only, and writes there only what :meth:`derive` asks;
