@@ -250,8 +250,9 @@ class DeriveProcess:
     ``turns`` and ``sessions`` as :func:`_derive_turns_sessions` does with one job. For a scan read in
     one process (a small home) on a machine with a core to spare. A scan that reads every file starts
     it before the walk and ends it by :meth:`cancel` as soon as it knows it has no use for it (a home
-    read by the worker pool, nothing to derive); a rescan starts it once its plan asks. :meth:`derive` falls back to deriving here should the process be lost
-    or fail. The process ends with :meth:`close`, or when the object is collected (a scan that raised).
+    read by the worker pool, nothing to derive); a rescan starts it once its plan asks.
+    :meth:`derive` falls back to deriving here should the process be lost or fail. The process ends
+    with :meth:`close`, or when the object is collected (a scan that raised).
 
     The process reads the scan's output folder only, and writes there only what :meth:`derive` asks;
     its DuckDB spill folder (and its warm-up's empty entries) is a temporary folder of its own,
@@ -262,7 +263,8 @@ class DeriveProcess:
         import weakref
 
         ctx = mp.get_context("fork")
-        self._spill = tempfile.mkdtemp(prefix="vakaudit-derive-")  # outside the home: DuckDB may spill sorts here
+        # outside the home: DuckDB may spill sorts here
+        self._spill = tempfile.mkdtemp(prefix="vakaudit-derive-")
         self._conn, there = ctx.Pipe()
         self.process = ctx.Process(
             target=_serve_derive, args=(there, self._conn, self._spill), name="vakaudit-derive", daemon=True
@@ -391,7 +393,8 @@ def _derive_shard(
             if not paths:
                 continue
             if con is None:
-                spill = tempfile.mkdtemp(prefix="vakaudit-derive-")  # outside the home: DuckDB may spill sorts here
+                # outside the home: DuckDB may spill sorts here
+                spill = tempfile.mkdtemp(prefix="vakaudit-derive-")
                 con = _derive_connection(spill)
             files = ", ".join("'" + _quoted(p) + "'" for p in paths)
             view = f"CREATE OR REPLACE VIEW entries AS SELECT * FROM read_parquet([{files}])"

@@ -276,7 +276,8 @@ def scan_home(
     tasks = _group(items, 1 if inline else n_jobs)
     files_total = len(items)
     done_files = done_bytes = 0
-    apart = n_jobs > 1 and layout != "g3" and (inline or len(tasks) <= 1) and any(feeds_turns(it.kind) for it in items)
+    apart = n_jobs > 1 and layout != "g3" and (inline or len(tasks) <= 1)
+    apart = apart and any(feeds_turns(it.kind) for it in items)
     if deriver is not None and not apart:  # the pool derives, or nothing is: the other core is the workers'
         deriver.cancel()
         deriver = None
