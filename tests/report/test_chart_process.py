@@ -26,6 +26,12 @@ BAR_ROWS = [
     for s, y in (("with tool calls", y0), ("without tool calls", y0 + 2))
 ]
 
+def _drawn(proc: chart_process.ChartProcess, chart: str, data: list, params: dict) -> str | None:
+    """One chart sent to ``proc``, its reply taken at once."""
+    ticket = proc.submit(chart, data, params)
+    return None if ticket is None else proc.result(ticket)
+
+
 CASES = [
     ("line log", lambda: charts.line(LINE_ROWS, x="turns", y="ms", series="read", title="t <log>",
                                      x_title="turns", y_title="ms", log=True)),
@@ -56,7 +62,7 @@ def test_the_process_reports_a_chart_it_cannot_draw_and_goes_on() -> None:
     proc = chart_process.ChartProcess.start()
     assert proc is not None
     try:
-        assert proc.draw("pie", [], {}) is None  # not a chart of CHARTS: an error reply
+        assert _drawn(proc, "pie", [], {}) is None  # not a chart of CHARTS: an error reply
         assert proc._failed
     finally:
         proc.close()
@@ -82,7 +88,7 @@ def test_a_process_that_never_answers_times_out(monkeypatch: pytest.MonkeyPatch)
     )
     proc = chart_process.ChartProcess(silent)
     try:
-        assert proc.draw("vbar", [], {"x_title": "", "y_title": "", "stacked": False, "width": 1}) is None
+        assert _drawn(proc, "vbar", [], {"x_title": "", "y_title": "", "stacked": False, "width": 1}) is None
         # given up on while it still slept: the client killed it (its own end would be exit 0)
         assert silent.returncode == -signal.SIGKILL
     finally:
@@ -95,8 +101,8 @@ def test_a_process_of_another_vakaudit_is_not_used(monkeypatch: pytest.MonkeyPat
     with chart_process.chart_process() as proc:
         assert proc is not None
         monkeypatch.setattr(chart_process, "_charts_file", lambda: "/elsewhere/vakaudit/report/charts.py")
-        assert proc.draw("vbar", [{"x": "a", "y": 1.0, "s": ""}],
-                         {"x_title": "", "y_title": "", "stacked": False, "width": 100}) is None  # fmt: skip
+        assert _drawn(proc, "vbar", [{"x": "a", "y": 1.0, "s": ""}],
+                      {"x_title": "", "y_title": "", "stacked": False, "width": 100}) is None  # fmt: skip
 
 
 def test_in_process_on_request(monkeypatch: pytest.MonkeyPatch) -> None:

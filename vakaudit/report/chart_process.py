@@ -116,11 +116,6 @@ class ChartProcess:
             return self._fail()
         return reply["svg"]
 
-    def draw(self, chart: str, data: list[dict[str, Any]], params: Mapping[str, Any]) -> str | None:
-        """:meth:`submit` then :meth:`result`."""
-        ticket = self.submit(chart, data, params)
-        return None if ticket is None else self.result(ticket)
-
     def _read(self) -> None:
         out: IO[bytes] | None = self._proc.stdout
         assert out is not None

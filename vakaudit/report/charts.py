@@ -2,7 +2,7 @@
 
 Pre-rendered SVG keeps the report deterministic, offline and free of JavaScript; the colours are
 overridden by the page's CSS so light and dark schemes both read well. Labels in the data come from
-the home and are untrusted: vl-convert writes them as escaped SVG text, and :func:`svg` refuses any
+the home and are untrusted: vl-convert writes them as escaped SVG text, and :func:`_figure` refuses any
 output that contains a script element or an event-handler attribute.
 
 Each engine-drawn chart is one function here (:func:`line`, :func:`vbar`) whose Vega-Lite
@@ -88,18 +88,6 @@ ENABLED: ContextVar[bool] = ContextVar("vakaudit_report_charts", default=True)
 #: the chart process drawing the charts of the report being built (a
 #: :class:`vakaudit.report.chart_process.ChartProcess`, set by its ``chart_process()``); None: drawn here
 PROCESS: Any = None
-
-
-def svg(spec: Any, *, title: str) -> Markup:
-    """Render a Vega-Lite spec (a dict or an Altair chart) to responsive inline SVG markup with an
-    accessible title, in this process."""
-    if not ENABLED.get():
-        return Markup("")
-    import vl_convert as vlc
-
-    # Altair's JSON-schema validation costs more than the rendering of a small chart; specs are ours
-    spec_dict = spec.to_dict(validate=False) if hasattr(spec, "to_dict") else dict(spec)
-    return _figure(vlc.vegalite_to_svg(spec_dict), title)
 
 
 def _figure(out: str, title: str) -> Markup:
@@ -230,6 +218,7 @@ def chart_spec(chart: str, data: list[dict[str, Any]], params: Mapping[str, Any]
     builds exactly what this process would."""
     if chart not in CHARTS or set(params) != set(CHARTS[chart][1]):
         raise ValueError(f"unknown chart {chart!r} or parameters {sorted(params)}")
+    # Altair's JSON-schema validation costs more than the rendering of a small chart; specs are ours
     return CHARTS[chart][0](data, **params).to_dict(validate=False)
 
 
