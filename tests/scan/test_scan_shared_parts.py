@@ -4,7 +4,8 @@ The small home's two ledgers (3 and 2 turns of the scan_homes shape: a binding, 
 call, its result and an answer per turn) are bundled into one task, so their rows live in one Parquet
 part. Changing one of them must leave the other's rows, turns and session untouched and give the
 changed one exactly its new rows. Expected turns and sessions are computed here from the ledger
-bytes with ``json``, not with vakaudit.
+bytes with ``json``, not with vakaudit. Every test runs twice: with turns and sessions aggregated in
+Python (what a group this small gets) and with DuckDB's queries (what a larger group gets).
 """
 
 from __future__ import annotations
@@ -32,6 +33,15 @@ from vakaudit.scan import scan_home
 
 A = "agents/vak/sessions/2599eb06cf360587/s1.jsonl"  # 3 turns
 B = "agents/vak/agents/vak/sessions/2599eb06cf360587/s2.jsonl"  # 2 turns
+
+
+@pytest.fixture(autouse=True, params=["aggregated", "duckdb"])
+def derive_way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "duckdb":
+        monkeypatch.setattr(scan_derive, "HERE_ROWS", -1)  # every group through DuckDB's queries
+    return request.param
+
+
 TURN_KEYS = (
     "rel_path",
     "session_id",

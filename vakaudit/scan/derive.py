@@ -1,9 +1,11 @@
-"""``turns`` and ``sessions``, derived with DuckDB from the ``entries`` parts of the ledgers read (the
-files of the kinds whose rows go to ``entries``: :func:`feeds_turns`).
+"""``turns`` and ``sessions``, derived from the ``entries`` parts of the ledgers read (the files of the
+kinds whose rows go to ``entries``: :func:`feeds_turns`).
 
-The queries are ``turns.sql`` and ``sessions.sql`` beside this module. Ledgers unchanged since a
-scan that derived them keep their rows (``carry``); the others are derived in groups bounded in rows,
-a large ledger's turns in slices, here or in fresh processes.
+Their definition is the DuckDB queries ``turns.sql`` and ``sessions.sql`` beside this module. Ledgers
+unchanged since a scan that derived them keep their rows (``carry``); the others are derived in groups
+bounded in rows, a large ledger's turns in slices, here or in fresh processes. A group of a few
+thousand rows is aggregated in Python instead (:mod:`vakaudit.scan.aggregate`, tested against the
+queries): DuckDB's import, connection and first query cost more than such a group.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from vakaudit.artifacts import get_kind
+from vakaudit.scan.aggregate import aggregate
 from vakaudit.scan.manifest import ScanState, _ItemResult, _manifest_entry
 from vakaudit.scan.parts import ENTRIES_GROUP_ROWS, PARQUET_COMPRESSION, _as_table, _keep_rows, _read_part
 from vakaudit.scan.tables import SESSIONS_SCHEMA, TURNS_SCHEMA
@@ -50,6 +53,10 @@ DERIVE_GROUP_ROWS = 65_536
 # ~25 aggregate states per turn; 50k turns need more than 48 MB), so a ledger of more turns is
 # derived in slices of this many (rel_path, turn_no) keys, in order
 DERIVE_TURN_SLICE = 16_384
+# a derivation group of at most this many entries rows is aggregated in Python (vakaudit.scan.aggregate):
+# on this project's machine that costs ~6 µs a row (~0.11 s for the measured profile's 18,416 rows),
+# and DuckDB's import, connection and first query over them ~0.15-0.19 s (bench/RESULTS.md)
+HERE_ROWS = 24_576
 
 _TURNS_SQL = _sql("turns.sql")
 # every DERIVE_TURN_SLICE-th (rel_path, turn_no) key in order: the upper bounds of the turns slices
@@ -243,154 +250,28 @@ def _merge_derived(out: Path, results: list[dict[str, int]], carry: set[str]) ->
     return counts
 
 
-class DeriveProcess:
-    """One process, forked by a scan, that imports DuckDB, opens its connection and runs the
-    derivation's queries once over an empty ``entries`` (~0.15 s of CPU; the connection and the first
-    run of the queries cost ~50 ms) while the scan walks and reads the home here; then derives
-    ``turns`` and ``sessions`` as :func:`_derive_turns_sessions` does with one job. For a scan read in
-    one process (a small home) on a machine with a core to spare. A scan that reads every file starts
-    it before the walk and ends it by :meth:`cancel` as soon as it knows it has no use for it (a home
-    read by the worker pool, nothing to derive); a rescan starts it once its plan asks.
-    :meth:`derive` falls back to deriving here should the process be lost or fail. The process ends
-    with :meth:`close`, or when the object is collected (a scan that raised).
-
-    The process reads the scan's output folder only, and writes there only what :meth:`derive` asks;
-    its DuckDB spill folder (and its warm-up's empty entries) is a temporary folder of its own,
-    created here and removed here once the process has ended."""
-
-    def __init__(self) -> None:
-        import multiprocessing as mp
-        import weakref
-
-        ctx = mp.get_context("fork")
-        # outside the home: DuckDB may spill sorts here
-        self._spill = tempfile.mkdtemp(prefix="vakaudit-derive-")
-        self._conn, there = ctx.Pipe()
-        self.process = ctx.Process(
-            target=_serve_derive, args=(there, self._conn, self._spill), name="vakaudit-derive", daemon=True
-        )
-        try:
-            self.process.start()
-        except BaseException:
-            self._conn.close()
-            shutil.rmtree(self._spill, ignore_errors=True)
-            raise
-        finally:
-            there.close()
-        self._end = weakref.finalize(self, _end_derive, self.process, self._conn, self._spill)
-
-    @classmethod
-    def start(cls) -> DeriveProcess | None:
-        """One started; None where processes are not forked, or when this process runs other threads
-        (a fork copies none of them and whatever lock they hold): then the scan derives in process."""
-        import multiprocessing as mp
-        import threading
-
-        if "fork" not in mp.get_all_start_methods() or threading.active_count() > 1:
-            return None
-        try:
-            return cls()
-        except OSError:
-            return None
-
-    def derive(self, out: Path, groups: list[tuple[list[str], list[str] | None]], carry: set[str]) -> dict[str, int]:
-        """:func:`_derive_turns_sessions` of ``groups`` and ``carry`` with no jobs, in the process."""
-        try:
-            self._conn.send((str(out), groups))
-            ok, result = self._conn.recv()
-        except (EOFError, OSError):  # the process is lost
-            ok, result = False, None
-        if not ok:  # lost, or it failed (a failure of the derivation itself raises here again)
-            result = _derive_shard(out, groups, 0, 1)
-        return _merge_derived(out, [result], carry)
-
-    def cancel(self) -> None:
-        """End the process now, whatever it is doing (the scan has no use for it)."""
-        self._end.detach()
-        _end_derive(self.process, self._conn, self._spill, kill=True)
-
-    def close(self) -> None:
-        self._end()
-
-
-def _end_derive(process: Any, conn: Any, spill: str, *, kill: bool = False) -> None:
-    """End a :class:`DeriveProcess`: its pipe closed (it then returns), killed if asked or if it does
-    not return, then its spill folder removed."""
-    conn.close()
-    if kill:
-        process.kill()
-    process.join(timeout=10)
-    if process.exitcode is None:
-        process.kill()
-        process.join()
-    shutil.rmtree(spill, ignore_errors=True)
-
-
-def _serve_derive(conn: Any, theirs: Any, spill: str) -> None:
-    """A :class:`DeriveProcess`: warm DuckDB up, then derive what each message asks (``(out,
-    groups)``) and answer ``(True, counts)``, or ``(False, error)``, until the pipe closes.
-    ``theirs``: the scan's end of the pipe, which the fork copied here (closed, so that the scan's
-    closing it ends this loop). Ctrl-C is the scan's: this process ignores it (the scan ends it). Should
-    DuckDB fail to start, it ends at once and quietly: the scan then derives in its own process, where
-    that failure is raised."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    theirs.close()
-    try:
-        con = _derive_connection(spill)
-    except Exception:  # noqa: BLE001 - shown by the scan's own attempt
-        return
-    try:
-        try:
-            _warm_up(con, Path(spill))
-        except Exception:  # noqa: BLE001 - as above
-            return
-        while True:
-            try:
-                out, groups = conn.recv()
-            except EOFError:
-                return
-            try:
-                reply: tuple[bool, Any] = (True, _derive_shard(Path(out), groups, 0, 1, con=con))
-            except Exception as e:  # noqa: BLE001 - the scan derives in its process instead
-                reply = (False, repr(e))
-            conn.send(reply)
-    finally:
-        con.close()
-
-
-def _warm_up(con: Any, spill: Path) -> None:
-    """The derivation's queries run once over an empty ``entries`` written to ``spill``, their rows
-    (none) left unwritten: DuckDB's first run of a query costs more than the next."""
-    from vakaudit.artifacts.session_ledger import ENTRIES_SCHEMA
-
-    empty = spill / "warm-entries.parquet"
-    pq.write_table(ENTRIES_SCHEMA.empty_table(), empty, compression=PARQUET_COMPRESSION)
-    con.execute(f"CREATE OR REPLACE VIEW entries AS SELECT * FROM read_parquet(['{_quoted(empty)}'])")
-    for name, sql, _schema in _SPECS:
-        for query, params in _turn_slices(con) if name == "turns" else [(sql, {})]:
-            con.sql(query, params=params or None).to_arrow_table()
-
-
 def _quoted(path: Path) -> str:
     """``path`` inside a single-quoted SQL string."""
     return str(path).replace("'", "''")
 
 
-def _derive_shard(
-    out: Path, groups: list[tuple[list[str], list[str] | None]], shard: int, shards: int, *, con: Any = None
-) -> dict[str, int]:
+def _derive_shard(out: Path, groups: list[tuple[list[str], list[str] | None]], shard: int, shards: int) -> dict[str, int]:
     """Share ``shard`` of ``shards`` (contiguous) of the derivation ``groups``, written to
-    ``<table>/.derive-<shard>.tmp``; on ``con`` if given (a :class:`DeriveProcess`'s, left open),
-    else on a connection of its own, opened (and DuckDB imported) only for a group with rows."""
+    ``<table>/.derive-<shard>.tmp``: a group of at most :data:`HERE_ROWS`
+    rows aggregated here (:func:`~vakaudit.scan.aggregate.aggregate`), a larger one by the queries
+    on a DuckDB connection (DuckDB imported and the connection opened on the first such group)."""
     groups = groups[len(groups) * shard // shards : len(groups) * (shard + 1) // shards]
     writers, counts = _derive_writers(out, shard)
-    spill = None
+    con = spill = None
     try:
         for parts, only in groups:
             paths = [out / p for p in parts if (out / p).is_file()]  # (a part deleted by hand: rows gone)
             if not paths:
+                continue
+            if sum(pq.read_metadata(p).num_rows for p in paths) <= HERE_ROWS:
+                for (name, _, _), t in zip(_SPECS, aggregate(paths, only), strict=True):
+                    writers[name].write_table(t)
+                    counts[name] += t.num_rows
                 continue
             if con is None:
                 # outside the home: DuckDB may spill sorts here
@@ -409,8 +290,9 @@ def _derive_shard(
             con.execute(view)
             _derive_view(con, writers, counts)
     finally:
-        if spill is not None:  # the connection opened here
+        if con is not None:
             con.close()
+        if spill is not None:
             shutil.rmtree(spill, ignore_errors=True)
         for w in writers.values():
             w.close()

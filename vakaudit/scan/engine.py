@@ -23,8 +23,9 @@ Read-only, incremental, parallel, bounded:
   opened once (its reader and its rescan anchor share the descriptor);
 - the manifest lists, per file, the parts holding its rows and how many rows it has there; a file
   rescanned from scratch or gone has its rows removed from shared parts before the workers run;
-- ``turns`` and ``sessions`` are kept for ledgers unchanged since the last scan and derived with
-  DuckDB for the others, over the parts their rows live in. With a process pool the ledger tasks
+- ``turns`` and ``sessions`` are kept for ledgers unchanged since the last scan and derived for
+  the others, over the parts their rows live in (DuckDB's queries; a group of a few thousand rows
+  aggregated in Python, :mod:`~vakaudit.scan.aggregate`). With a process pool the ledger tasks
   are handed out first and the derivation joins the pool as soon as they are done, while side
   files are still read (unless a ledger was found rewritten: its old rows are pruned first).
 
@@ -56,7 +57,6 @@ from vakaudit.outputs import check_output
 from vakaudit.scan.derive import (
     SOURCE_TABLE,
     DerivePlan,
-    DeriveProcess,
     _derive_plan,
     _derive_shard,
     _derive_turns_sessions,
@@ -222,15 +222,6 @@ def scan_home(
 
     g3 = has_tenants_tree(home_p)
     n_jobs = jobs or os.cpu_count() or 1
-    # a JSONL-era home read in this process derives its turns and sessions in a second one, which
-    # imports and warms DuckDB meanwhile. When every file is to be read (a first scan, or --full of a
-    # home that was small) it is started now, so that it does so while the home is walked too, and
-    # ended below should the scan have no use for it; a rescan starts one only once its plan asks
-    # (a fork costs the scanning process ~20 ms of page copies: an unchanged home's whole rescan)
-    early = n_jobs > 1 and not g3 and (
-        manifest is None or (full and manifest.stats.get("home_bytes", INLINE_BYTES) < INLINE_BYTES)
-    )
-    deriver = DeriveProcess.start() if early else None
     files = list(iter_home_files(home_p, layout="g3" if g3 else None))
     layout = "g3" if g3 else detect_layout(home_p, files)
     items, states, plan_findings = _plan(files, prev_files, layout, full)
@@ -276,13 +267,6 @@ def scan_home(
     tasks = _group(items, 1 if inline else n_jobs)
     files_total = len(items)
     done_files = done_bytes = 0
-    apart = n_jobs > 1 and layout != "g3" and (inline or len(tasks) <= 1)
-    apart = apart and any(feeds_turns(it.kind) for it in items)
-    if deriver is not None and not apart:  # the pool derives, or nothing is: the other core is the workers'
-        deriver.cancel()
-        deriver = None
-    elif apart and not early:
-        deriver = DeriveProcess.start()
     if inline or len(tasks) <= 1:
         for task_id, task in enumerate(tasks):
             res = _run_task(str(home_p), str(out_p), gen, task_id, task)
@@ -560,13 +544,9 @@ def scan_home(
         counts["sessions"] = prev_counts["sessions"]
     elif early_derive is not None and early_derive[0] == plan and len(early_derive[1]) == max(plan[2], 1):
         counts.update(_merge_derived(out_p, early_derive[1], plan[1]))
-    elif deriver is not None and not plan[2]:
-        counts.update(deriver.derive(out_p, plan[0], plan[1]))
     else:
         groups, carry, apart = plan
         counts.update(_derive_turns_sessions(out_p, groups, carry, apart))
-    if deriver is not None:
-        deriver.close()
 
     counts["entries"] = own_part_rows.get("entries", 0) + frame_rows
     counts = {name: counts.get(name, 0) for name in tables}
