@@ -174,3 +174,22 @@ def test_a_chart_the_protocol_cannot_carry_is_drawn_here_and_the_process_goes_on
         assert proc._sent == 0  # never sent: drawn here
         assert str(CASES[3][1]()) == plain  # and the process still draws the next chart
         assert not proc._failed and proc._sent == 1
+
+
+def test_the_reports_scan_leaves_a_core_to_the_chart_process(
+    tiny_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vakaudit.scan
+
+    asked: list[int | None] = []
+    scan_home = vakaudit.scan.scan_home
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        asked.append(kwargs.get("jobs"))
+        return scan_home(*args, **kwargs)
+
+    monkeypatch.setattr(vakaudit.scan, "scan_home", spy)
+    build_report(tiny_home, out=tmp_path / "a.html", scan_out=tmp_path / "a")
+    monkeypatch.setenv(chart_process.IN_PROCESS_ENV, "1")  # no chart process: the scan's own default
+    build_report(tiny_home, out=tmp_path / "b.html", scan_out=tmp_path / "b")
+    assert asked == [max(1, (os.cpu_count() or 1) - 1), None]

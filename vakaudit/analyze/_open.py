@@ -309,10 +309,12 @@ def resolve_scan(
     out: str | os.PathLike[str] | None = None,
     progress: Callable[[Any], None] | None = None,
     keys: Any = None,
+    jobs: int | None = None,
 ) -> Path:
     """The scan directory for ``home_or_scan``: itself when it is a scan (or a ``ScanResult``), else a
     fresh scan of the home written to ``out`` (or to the scan engine's default location); ``keys``
-    (a :class:`~vakaudit.storage.KeyRing`) unlocks a 7.0 home's frames for that scan.
+    (a :class:`~vakaudit.storage.KeyRing`) unlocks a 7.0 home's frames for that scan, ``jobs`` is its
+    worker processes (the scan engine's default when None).
 
     ``progress`` receives the scan's :class:`~vakaudit.scan.ScanProgress` events, then a
     :class:`ScanReused` when the scan read nothing again (a cached scan of an unchanged home)."""
@@ -324,7 +326,7 @@ def resolve_scan(
         return p
     from vakaudit.scan import scan_home
 
-    result = scan_home(p, out=out, progress=progress, keys=keys)
+    result = scan_home(p, out=out, progress=progress, keys=keys, jobs=jobs)
     if not is_scan_dir(Path(result.out)):
         raise ScanError(f"scanning {p} produced no scan directory with a {MANIFEST} at {result.out}")
     stats = result.stats

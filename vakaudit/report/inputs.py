@@ -171,7 +171,10 @@ def load_inputs(
     from vakaudit.report.chart_process import running
     from vakaudit.report.charts import warm_up
 
-    scan = resolve_scan(home_or_scan, out=scan_out, progress=progress, keys=keys)
+    # a chart process (started before the scan) holds a core while it starts its engine: the scan
+    # takes the others (on two cores it reads in this process: no pool competing with it)
+    jobs = max(1, (os.cpu_count() or 1) - 1) if running() is not None else None
+    scan = resolve_scan(home_or_scan, out=scan_out, progress=progress, keys=keys, jobs=jobs)
     kwargs: dict[str, Any] = {"progress": progress}
     if turns:
         kwargs["turns"] = turns

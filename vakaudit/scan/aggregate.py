@@ -32,8 +32,7 @@ import pyarrow.parquet as pq
 
 from vakaudit.scan.tables import SESSIONS_SCHEMA, TURNS_SCHEMA
 
-
-# the entries columns read (their order is the unpacking order of _aggregate's loop)
+# the entries columns read (their order is the unpacking order of aggregate's loop)
 _COLUMNS = (
     "rel_path", "session_id", "agent_id", "workspace_key", "line_no", "size_bytes", "kind", "id", "ts_at",
     "chain_ok", "chain_status", "turn_no", "role", "control", "is_directive", "model", "provider",

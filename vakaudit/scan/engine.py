@@ -565,4 +565,7 @@ def scan_home(
         files=new_files,
     ).write(out_p)
     (out_p / INCOMPLETE).unlink()
+    # the memory Arrow's allocator still holds for this scan's batches goes back to the system: a
+    # caller that goes on in this process (a report analysing the scan) does not carry it
+    pa.default_memory_pool().release_unused()
     return ScanResult(home_p, out_p, layout, scanned_at, __version__, stats, counts)
