@@ -174,7 +174,10 @@ def _random_rows(rng: random.Random, n: int) -> list[dict]:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_random_rows_aggregate_as_the_queries_derive(seed: int, tmp_path: Path) -> None:
+def test_random_rows_aggregate_as_the_queries_derive(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vakaudit.scan import aggregate as agg
+
+    monkeypatch.setattr(agg, "BATCH_ROWS", 97)  # a turn's rows across batches, as in a larger part
     rng = random.Random(seed)
     rows = _random_rows(rng, 1_500)
     out = tmp_path / "o"

@@ -32,6 +32,9 @@ import pyarrow.parquet as pq
 
 from vakaudit.scan.tables import SESSIONS_SCHEMA, TURNS_SCHEMA
 
+# rows of a part turned into Python objects at a time
+BATCH_ROWS = 2_048
+
 # the entries columns read (their order is the unpacking order of aggregate's loop)
 _COLUMNS = (
     "rel_path", "session_id", "agent_id", "workspace_key", "line_no", "size_bytes", "kind", "id", "ts_at",
@@ -63,20 +66,18 @@ def _add(a: int | None, b: int | None) -> int | None:
 
 
 def _batches(path: Path) -> Iterator[list[list[Any]]]:
-    """The :data:`_COLUMNS` of one ``entries`` part as Python lists (timestamps as int64 µs), a row
-    group at a time (a group of rows aggregated here is small: ``HERE_ROWS`` in all its parts)."""
+    """The :data:`_COLUMNS` of one ``entries`` part as Python lists (timestamps as int64 µs), at most
+    :data:`BATCH_ROWS` rows at a time (their Python objects cost ~50 times their Arrow bytes)."""
     pf = pq.ParquetFile(path)
     try:
         for i in range(pf.num_row_groups):
-            batch = pf.read_row_group(i, columns=list(_COLUMNS))
-            out = []
-            for name in _COLUMNS:  # (by name: the table has the file's order)
-                c = batch.column(name)
-                if pa.types.is_timestamp(c.type):
-                    out.append([v for chunk in c.chunks for v in chunk.view(pa.int64()).to_pylist()])
-                else:
-                    out.append(c.to_pylist())
-            yield out
+            group = pf.read_row_group(i, columns=list(_COLUMNS))
+            for batch in group.to_batches(max_chunksize=BATCH_ROWS):
+                out = []
+                for name in _COLUMNS:  # (by name: the batch has the file's order)
+                    c = batch.column(name)
+                    out.append(c.view(pa.int64()).to_pylist() if pa.types.is_timestamp(c.type) else c.to_pylist())
+                yield out
     finally:
         pf.close()
 
