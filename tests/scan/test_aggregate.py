@@ -208,3 +208,29 @@ def test_a_small_home_is_scanned_without_duckdb_and_a_large_group_with_it(tmp_pa
         here = pq.read_table(tmp_path / "here" / name / "all.parquet")
         there = pq.read_table(tmp_path / "duckdb" / name / "all.parquet")
         assert here.schema == there.schema and here.to_pylist() == there.to_pylist(), name
+
+
+def test_a_7_0_turn_across_a_segment_rotation_takes_the_model_of_its_last_frame(tmp_path: Path) -> None:
+    # a 7.0 frame's line_no counts within its segment file: a conversation's frames are ordered by
+    # (segment, line_no), so the turn's last assistant frame is segment 2's line 1, not segment 1's line 3
+    conv = "agents/vak/sessions/spc_x/c1"
+    s1, s2 = f"{conv}/seg-00000001.log", f"{conv}/seg-00000002.log"
+    rows = [
+        _row(s1, 1, segment=1, kind="header", app_version="7.0.0", ts_at=T0),
+        _row(s1, 2, segment=1, kind="message", role="user", is_directive=True, turn_no=1, id="d1", ts_at=T0 + 1),
+        _row(s1, 3, segment=1, kind="message", role="assistant", turn_no=1, model="m-old", ts_at=T0 + 2),
+        _row(s2, 1, segment=2, kind="message", role="assistant", turn_no=1, model="m-new", ts_at=T0 + 3),
+        _row(s2, 2, segment=2, kind="message", role="user", is_directive=True, turn_no=2, id="d2", ts_at=T0 + 4),
+    ]
+    out = tmp_path / "o"
+    part = out / "entries" / "frames7.parquet"
+    _write(out, part.name, rows)
+    counts = derive.derive_frame_ledgers(out, part)
+    assert counts == {"turns": 2, "sessions": 1}
+    turns = pq.read_table(out / "turns" / "all.parquet").to_pylist()
+    assert [(t["rel_path"], t["turn_no"], t["model"], t["entry_count"]) for t in turns] == [
+        (conv, 1, "m-new", 3),
+        (conv, 2, None, 1),
+    ]
+    (session,) = pq.read_table(out / "sessions" / "all.parquet").to_pylist()
+    assert (session["rel_path"], session["app_version"], session["entry_count"]) == (conv, "7.0.0", 5)

@@ -349,13 +349,20 @@ def _derive_view(con: Any, writers: dict[str, pq.ParquetWriter], counts: dict[st
             counts[name] += t.num_rows
 
 
+# a 7.0 conversation's frame order for the queries: segment * FRAME_ORDER_BASE + the frame's line_no in
+# its segment (a segment holds far fewer than 2**32 frames; a segment number below 2**31 keeps it in
+# BIGINT)
+FRAME_ORDER_BASE = 1 << 32
+
+
 def derive_frame_ledgers(out: Path, part: Path | None) -> dict[str, int]:
     """``turns`` and ``sessions`` of a 7.0 home, written whole, from its frames' ``entries`` part
     (``part``; None: no frames): the same queries as for JSONL ledgers, over the frames of each
     conversation directory, whose path is the ``rel_path`` of its turns and sessions rows (a
-    conversation's frames lie in several segment files). A locked frame has no kind and no turn: a
-    keyless scan gives each conversation its sessions row (entries, bytes) and no turns. DuckDB is
-    imported only when there are frames."""
+    conversation's frames lie in several segment files, ordered by segment, then by their
+    ``line_no`` in it). A locked frame has no kind and no turn: a keyless scan gives each
+    conversation its sessions row (entries, bytes) and no turns. DuckDB is imported only when there
+    are frames."""
     writers, counts = _derive_writers(out, 0)
     try:
         if part is not None and part.is_file():
@@ -363,9 +370,12 @@ def derive_frame_ledgers(out: Path, part: Path | None) -> dict[str, int]:
             con = _derive_connection(spill)
             try:
                 src = "'" + _quoted(part) + "'"
+                # a frame's line_no counts within its segment file: the queries order a conversation's
+                # frames (arg_min/arg_max over line_no) by segment, then line_no
                 con.execute(
                     "CREATE OR REPLACE VIEW entries AS SELECT * REPLACE "
-                    f"(regexp_replace(rel_path, '/[^/]*$', '') AS rel_path) FROM read_parquet([{src}])"
+                    "(regexp_replace(rel_path, '/[^/]*$', '') AS rel_path, "
+                    f"coalesce(segment, 0) * {FRAME_ORDER_BASE} + line_no AS line_no) FROM read_parquet([{src}])"
                 )
                 _derive_view(con, writers, counts)
             finally:
