@@ -210,7 +210,39 @@ def test_a_small_home_is_scanned_without_duckdb_and_a_large_group_with_it(tmp_pa
         assert here.schema == there.schema and here.to_pylist() == there.to_pylist(), name
 
 
-def test_a_7_0_turn_across_a_segment_rotation_takes_the_model_of_its_last_frame(tmp_path: Path) -> None:
+def _frames_both_ways(out: Path, part: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list, list]:
+    """``derive_frame_ledgers`` of ``part`` in Python and through DuckDB's queries: the same tables
+    (asserted), as rows."""
+    got = {}
+    for way, rows in (("here", derive.HERE_ROWS), ("duckdb", -1)):
+        monkeypatch.setattr(derive, "HERE_ROWS", rows)
+        for name in ("turns", "sessions"):
+            (out / name / "all.parquet").unlink(missing_ok=True)
+        counts = derive.derive_frame_ledgers(out, part)
+        got[way] = [pq.read_table(out / name / "all.parquet") for name in ("turns", "sessions")]
+        assert counts == {"turns": got[way][0].num_rows, "sessions": got[way][1].num_rows}
+    for a, b in zip(got["here"], got["duckdb"], strict=True):
+        assert a.schema == b.schema and a.to_pylist() == b.to_pylist()
+    return got["here"][0].to_pylist(), got["here"][1].to_pylist()
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_the_7_0_sample_homes_frames_aggregate_as_the_queries_derive(
+    keyed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vakaudit.storage import KeyRing
+
+    keys = KeyRing.from_file(REPO / "sample_homes" / "v7-keys.json") if keyed else None
+    res = scan_home(REPO / "sample_homes" / "v7", out=tmp_path / "s", jobs=1, keys=keys)
+    part = tmp_path / "s" / "entries" / "frames7.parquet"
+    turns, sessions = _frames_both_ways(tmp_path / "s", part, monkeypatch)
+    assert len(sessions) == res.row_counts["sessions"] == 2 and len(turns) == res.row_counts["turns"]
+    assert (len(turns) > 0) is keyed  # a keyless scan has no turns
+
+
+def test_a_7_0_turn_across_a_segment_rotation_takes_the_model_of_its_last_frame(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # a 7.0 frame's line_no counts within its segment file: a conversation's frames are ordered by
     # (segment, line_no), so the turn's last assistant frame is segment 2's line 1, not segment 1's line 3
     conv = "agents/vak/sessions/spc_x/c1"
@@ -225,12 +257,9 @@ def test_a_7_0_turn_across_a_segment_rotation_takes_the_model_of_its_last_frame(
     out = tmp_path / "o"
     part = out / "entries" / "frames7.parquet"
     _write(out, part.name, rows)
-    counts = derive.derive_frame_ledgers(out, part)
-    assert counts == {"turns": 2, "sessions": 1}
-    turns = pq.read_table(out / "turns" / "all.parquet").to_pylist()
+    turns, (session,) = _frames_both_ways(out, part, monkeypatch)
     assert [(t["rel_path"], t["turn_no"], t["model"], t["entry_count"]) for t in turns] == [
         (conv, 1, "m-new", 3),
         (conv, 2, None, 1),
     ]
-    (session,) = pq.read_table(out / "sessions" / "all.parquet").to_pylist()
     assert (session["rel_path"], session["app_version"], session["entry_count"]) == (conv, "7.0.0", 5)

@@ -114,3 +114,26 @@ def test_objects_name_the_entries_that_refer_to_them(both_layouts, tmp_path: Pat
         for oid, refs in _rows(s7, "SELECT object_id, referenced_by FROM T(objects/*.parquet')")
     }
     assert {oid: refs for oid, refs in got.items() if refs} == expected
+
+
+def test_synth_7_0_frames_aggregate_as_the_queries_derive(
+    both_layouts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The frame derivation in Python (a home of at most ``HERE_ROWS`` frames) against DuckDB's
+    queries (their definition) over the same frames part."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from vakaudit.scan import derive
+
+    _s2, s7, _v7 = both_layouts
+    got = {}
+    for way, rows in (("here", derive.HERE_ROWS), ("duckdb", -1)):
+        out = tmp_path / way
+        (out / "entries").mkdir(parents=True)
+        shutil.copy(s7 / "entries" / "frames7.parquet", out / "entries")
+        monkeypatch.setattr(derive, "HERE_ROWS", rows)
+        derive.derive_frame_ledgers(out, out / "entries" / "frames7.parquet")
+        got[way] = [pq.read_table(out / name / "all.parquet").to_pylist() for name in ("turns", "sessions")]
+    assert got["here"] == got["duckdb"] and got["here"][0]

@@ -3,9 +3,9 @@
 The definition of both tables is DuckDB's queries, ``turns.sql`` and ``sessions.sql``
 (:mod:`vakaudit.scan.derive`); this is a fast path behind the same interface for a derivation group
 too small to be worth DuckDB's import, connection and first query (~0.15 s of CPU): a group of at
-most :data:`~vakaudit.scan.derive.HERE_ROWS` rows. It gives the same rows, in the same order, as the
-queries (tests/scan/test_aggregate.py compares the two on sample homes and on rows made to reach
-each rule below), which are:
+most :data:`~vakaudit.scan.derive.HERE_ROWS` rows (a JSONL ledger group, or a 7.0 home's frames). It
+gives the same rows, in the same order, as the queries (tests/scan/test_aggregate.py compares the
+two on sample homes and on rows made to reach each rule below), which are:
 
 - rows of one ledger (``rel_path``) and, for ``turns``, one ``turn_no`` (rows without one in no turn),
   read in part order, then row order;
@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from vakaudit.scan.tables import SESSIONS_SCHEMA, TURNS_SCHEMA
+from vakaudit.scan.tables7 import FRAME_ORDER_BASE
 
 # rows of a part turned into Python objects at a time
 BATCH_ROWS = 2_048
@@ -43,6 +44,7 @@ _COLUMNS = (
     "tool_use_count", "tool_result_count", "tool_result_bytes", "app_version",
 )  # fmt: skip
 
+_REL, _LINE = _COLUMNS.index("rel_path"), _COLUMNS.index("line_no")
 # turn accumulator slots
 (T_SID, T_AGENT, T_WS, T_TURN_ID, T_STARTED, T_ENDED, T_ENTRIES, T_SIZE, T_BIND_BYTES, T_BIND_COUNT, T_MESSAGES,
  T_ASSISTANT, T_CONTROL, T_RECEIPTS, T_ACTIVITY, T_TOOL_USE, T_TOOL_RESULTS, T_TOOL_RESULT_BYTES, T_IN, T_OUT,
@@ -65,30 +67,37 @@ def _add(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else a + b
 
 
-def _batches(path: Path) -> Iterator[list[list[Any]]]:
+def _batches(path: Path, frames: bool) -> Iterator[list[list[Any]]]:
     """The :data:`_COLUMNS` of one ``entries`` part as Python lists (timestamps as int64 µs), at most
-    :data:`BATCH_ROWS` rows at a time (their Python objects cost ~50 times their Arrow bytes)."""
+    :data:`BATCH_ROWS` rows at a time (their Python objects cost ~50 times their Arrow bytes).
+    ``frames``: 7.0 frame rows, as the frame derivation's view gives them (``derive_frame_ledgers``):
+    ``rel_path`` the segment file's directory (the conversation), ``line_no`` the frame's place in it."""
     pf = pq.ParquetFile(path)
     try:
         for i in range(pf.num_row_groups):
-            group = pf.read_row_group(i, columns=list(_COLUMNS))
+            group = pf.read_row_group(i, columns=[*_COLUMNS, "segment"] if frames else list(_COLUMNS))
             for batch in group.to_batches(max_chunksize=BATCH_ROWS):
                 out = []
                 for name in _COLUMNS:  # (by name: the batch has the file's order)
                     c = batch.column(name)
                     out.append(c.view(pa.int64()).to_pylist() if pa.types.is_timestamp(c.type) else c.to_pylist())
+                if frames:
+                    out[_REL] = [rel.rpartition("/")[0] if "/" in rel else rel for rel in out[_REL]]
+                    out[_LINE] = [(seg or 0) * FRAME_ORDER_BASE + line
+                                  for seg, line in zip(batch.column("segment").to_pylist(), out[_LINE], strict=True)]  # fmt: skip
                 yield out
     finally:
         pf.close()
 
 
-def aggregate(paths: list[Path], only: list[str] | None = None) -> tuple[pa.Table, pa.Table]:
+def aggregate(paths: list[Path], only: list[str] | None = None, *, frames: bool = False) -> tuple[pa.Table, pa.Table]:
     """``(turns, sessions)`` of the ``entries`` rows of the parts ``paths`` (in that order), of the
-    ledgers ``only`` when given (the parts hold other ledgers' rows too), as the queries derive them."""
+    ledgers ``only`` when given (the parts hold other ledgers' rows too), as the queries derive them;
+    ``frames``: of a 7.0 home's frames, per conversation (see :func:`_batches`)."""
     keep = None if only is None else set(only)
     turns: dict[tuple[str, int], list[Any]] = {}
     sessions: dict[str, list[Any]] = {}
-    rows = chain.from_iterable(zip(*columns, strict=True) for path in paths for columns in _batches(path))
+    rows = chain.from_iterable(zip(*columns, strict=True) for path in paths for columns in _batches(path, frames))
     for (rel, sid, agent, ws, line, size, kind, eid, ts, chain_ok, status, turn_no, role, control, directive, model,
          provider, tin, tout, tcr, tcc, tuse, tres, tresb, app) in rows:  # fmt: skip
         if keep is not None and rel not in keep:

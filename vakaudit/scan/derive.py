@@ -25,6 +25,7 @@ from vakaudit.scan.aggregate import aggregate
 from vakaudit.scan.manifest import ScanState, _ItemResult, _manifest_entry
 from vakaudit.scan.parts import ENTRIES_GROUP_ROWS, PARQUET_COMPRESSION, _as_table, _keep_rows, _read_part
 from vakaudit.scan.tables import SESSIONS_SCHEMA, TURNS_SCHEMA
+from vakaudit.scan.tables7 import FRAME_ORDER_BASE
 from vakaudit.scan.walk import HomeFile
 
 #: the table ``turns`` and ``sessions`` are derived from
@@ -349,23 +350,21 @@ def _derive_view(con: Any, writers: dict[str, pq.ParquetWriter], counts: dict[st
             counts[name] += t.num_rows
 
 
-# a 7.0 conversation's frame order for the queries: segment * FRAME_ORDER_BASE + the frame's line_no in
-# its segment (a segment holds far fewer than 2**32 frames; a segment number below 2**31 keeps it in
-# BIGINT)
-FRAME_ORDER_BASE = 1 << 32
-
-
 def derive_frame_ledgers(out: Path, part: Path | None) -> dict[str, int]:
     """``turns`` and ``sessions`` of a 7.0 home, written whole, from its frames' ``entries`` part
     (``part``; None: no frames): the same queries as for JSONL ledgers, over the frames of each
     conversation directory, whose path is the ``rel_path`` of its turns and sessions rows (a
     conversation's frames lie in several segment files, ordered by segment, then by their
-    ``line_no`` in it). A locked frame has no kind and no turn: a keyless scan gives each
-    conversation its sessions row (entries, bytes) and no turns. DuckDB is imported only when there
-    are frames."""
+    ``line_no`` in it: :data:`~vakaudit.scan.tables7.FRAME_ORDER_BASE`). A locked frame has no kind
+    and no turn: a keyless scan gives each conversation its sessions row (entries, bytes) and no
+    turns. At most :data:`HERE_ROWS` frames are aggregated in Python, more by DuckDB's queries."""
     writers, counts = _derive_writers(out, 0)
     try:
-        if part is not None and part.is_file():
+        if part is not None and part.is_file() and pq.read_metadata(part).num_rows <= HERE_ROWS:
+            for (name, _, _), t in zip(_SPECS, aggregate([part], frames=True), strict=True):
+                writers[name].write_table(t)
+                counts[name] += t.num_rows
+        elif part is not None and part.is_file():
             spill = tempfile.mkdtemp(prefix="vakaudit-derive-")
             con = _derive_connection(spill)
             try:

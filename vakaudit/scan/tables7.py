@@ -14,6 +14,10 @@ from vakaudit.artifacts import _declare as decl
 
 #: the file name of the ``entries`` part holding every frame row of a 7.0 home (rewritten each scan)
 FRAMES_PART = "frames7.parquet"
+#: a 7.0 conversation's frame order where its turns and sessions are derived: ``segment *
+#: FRAME_ORDER_BASE + line_no`` (a frame's ``line_no`` counts within its segment file; a segment
+#: holds far fewer than 2**32 frames, and a segment number below 2**31 keeps the key in BIGINT)
+FRAME_ORDER_BASE = 1 << 32
 #: the file name of the part holding a 7.0 home's chain rows in each table folder (rewritten each scan)
 CHAINS_PART = "chains7.parquet"
 #: the key of a record chain segment's facts in the manifest's per-file ``state``
