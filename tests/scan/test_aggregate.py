@@ -160,7 +160,9 @@ def _random_rows(rng: random.Random, n: int) -> list[dict]:
             rel, lines[rel],
             session_id=maybe(rng.choice(["s-a", "s-b"])), agent_id=maybe("vak"), workspace_key=maybe("w"),
             kind=maybe(rng.choice(["header", "message", "receipt", "activity", "turn_capabilities_bound"])),
-            id=maybe(f"e{rng.randrange(1000)}"), ts_at=maybe(T0 + rng.randrange(10**9)),
+            # (ids beyond ASCII: turn_id is the greatest, in code points as in UTF-8 bytes)
+            id=maybe(rng.choice([f"e{rng.randrange(1000)}", "é", "Ω9", "\U0001f600x", "Z", "\uffffz"])),
+            ts_at=maybe(T0 + rng.randrange(10**9)),
             chain_ok=maybe(rng.random() < 0.8), chain_status=maybe(rng.choice(["ok", "broken", "unparseable", "unchained"])),
             turn_no=maybe(rng.randrange(1, 6)), role=maybe(rng.choice(["user", "assistant"])),
             control=maybe("c", 0.8), is_directive=maybe(rng.random() < 0.3), model=maybe(rng.choice(["m1", "m2"])),
