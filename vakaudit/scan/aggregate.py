@@ -55,6 +55,17 @@ _REL, _LINE = _COLUMNS.index("rel_path"), _COLUMNS.index("line_no")
  S_MODEL_LINE) = range(22)  # fmt: skip
 
 
+def _first_values(acc: list[Any], sid: str | None, agent: str | None, ws: str | None) -> None:
+    """``any_value`` of session_id, agent_id and workspace_key: slots 0-2 of a turn's or a session's
+    accumulator keep the first non-null value of each."""
+    if acc[0] is None:
+        acc[0] = sid
+    if acc[1] is None:
+        acc[1] = agent
+    if acc[2] is None:
+        acc[2] = ws
+
+
 def _lo(a: Any, b: Any) -> Any:
     return b if a is None or (b is not None and b < a) else a
 
@@ -106,12 +117,7 @@ def aggregate(paths: list[Path], only: list[str] | None = None, *, frames: bool 
         if s is None:
             s = sessions[rel] = [None, None, None, None, None, None, None, None, 0, None, None, 0, 0, 0, 0,
                                  None, None, None, None, None, None, None]  # fmt: skip
-        if s[S_SID] is None:
-            s[S_SID] = sid
-        if s[S_AGENT] is None:
-            s[S_AGENT] = agent
-        if s[S_WS] is None:
-            s[S_WS] = ws
+        _first_values(s, sid, agent, ws)
         header = kind == "header"
         if header:
             if app is not None and (s[S_APP_LINE] is None or line < s[S_APP_LINE]):
@@ -146,12 +152,7 @@ def aggregate(paths: list[Path], only: list[str] | None = None, *, frames: bool 
         if t is None:
             t = turns[(rel, turn_no)] = [None, None, None, None, None, None, 0, None, None, 0, 0, 0, 0, 0, 0,
                                          None, None, None, None, None, None, None, None, 0, None]  # fmt: skip
-        if t[T_SID] is None:
-            t[T_SID] = sid
-        if t[T_AGENT] is None:
-            t[T_AGENT] = agent
-        if t[T_WS] is None:
-            t[T_WS] = ws
+        _first_values(t, sid, agent, ws)
         if directive:
             t[T_TURN_ID] = _hi(t[T_TURN_ID], eid)
             t[T_STARTED] = _lo(t[T_STARTED], ts)
