@@ -70,17 +70,20 @@ def test_keyless_verify_of_a_segments_only_home_imports_none_of_the_side_file_ma
 
 def test_a_home_with_side_files_and_an_index_imports_the_cross_checks() -> None:
     """The sample 7.0 home has a checkpoint (read by its kind's reader) and a ``refs.db``: the cross
-    checks and sqlite3 are imported when a file needs them."""
+    checks and sqlite3 are imported when a file needs them. No cross check reads a checkpoint's rows:
+    none is built, and pyarrow stays unloaded."""
     code, modules, stdout = _verify(str(SAMPLES / "v7"), "--json")
     assert code == 0, stdout
-    assert {"vakaudit.forensics.crosscheck", "sqlite3", "pyarrow", "vakaudit.artifacts._jsonstream"} <= modules
+    assert {"vakaudit.forensics.crosscheck", "sqlite3", "vakaudit.artifacts._jsonstream"} <= modules
+    assert "pyarrow" not in modules
     assert "vakaudit.forensics.seal" not in modules
 
 
 def test_a_jsonl_home_imports_the_cross_checks_and_reports_them() -> None:
     code, modules, stdout = _verify(str(SAMPLES / "tiny"), "--json")
     assert code == 0, stdout
-    assert {"vakaudit.forensics.crosscheck", "vakaudit.ledger.verdict", "vakaudit.ledger.records"} <= modules
+    # pyarrow too: the cost log's and the routing evidence's rows feed the cross checks as Arrow batches
+    assert {"vakaudit.forensics.crosscheck", "vakaudit.ledger.verdict", "vakaudit.ledger.records", "pyarrow"} <= modules
     assert json.loads(stdout)["cross_checks"]  # the checks ran: their inputs were there
 
 
