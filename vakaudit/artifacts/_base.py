@@ -163,7 +163,14 @@ class ReadContext:
 
 
 class Reader(Protocol):
-    """Turns one file into record batches of the kind's schema."""
+    """Turns one file into record batches of the kind's schema.
+
+    A reader may carry a ``findings`` attribute: a function of a :class:`ReadContext` that reads the
+    file for the findings the reader emits, and builds no rows (no pyarrow); ``verify`` uses it for a
+    file whose rows no cross check reads. An ``accepts`` attribute (a function of the relative path,
+    or None for every file) names the files of the kind it reads at all: the others give no row and
+    no finding (a JSONL kind's lock files). (``bundle``: see :class:`~vakaudit.artifacts._rowspec.Bundled`.)
+    """
 
     def __call__(self, ctx: ReadContext) -> Iterator[pa.RecordBatch]: ...
 

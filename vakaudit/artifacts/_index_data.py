@@ -4,7 +4,7 @@ Generated from the kind modules by ``python -m vakaudit.artifacts``: do not edit
 :mod:`vakaudit.artifacts._index`).
 """
 
-SOURCES_SHA256 = '9f30171676d3a7899bb546a54a10c3fd9a63de0b770175442a4952004db12388'
+SOURCES_SHA256 = 'fdfb4d44d0d58ec7f0f09ef942ee1f6d5456b86de31e4492da3d369331db9890'
 
 KINDS = (
     ('activity_log', 'activity_log', 12, ('**/activity-log.jsonl',), ('**/activity-log.jsonl', '**/activity-log/*')),

@@ -37,18 +37,15 @@ from vakaudit._native import linescan as _linescan
 from vakaudit.artifacts._base import ReadContext, repeated
 from vakaudit.artifacts._batches import _batch_columns, _Plan, _plan
 from vakaudit.artifacts._columns import BATCH_ROWS, COMMON_FIELDS, Col, _Dig
+from vakaudit.artifacts._jsonl_rows import _decode_block, _decode_line
 from vakaudit.artifacts._lines import (
     Line,
     _block_pieces,
     _iter_blocks,
     _iter_line_blocks,
     _iter_raw_lines,
-    decode_object,
     first_line_no,
     raw_len,
-    too_long,
-    unparseable,
-    unterminated,
 )
 from vakaudit.artifacts._timestamps import timestamps
 from vakaudit.ledger.framing import LongLine
@@ -132,52 +129,6 @@ def _fixed(ctx: ReadContext, spec: RowSpec, schema: pa.Schema) -> tuple[list[Any
     return fixed_values, fixed_types
 
 
-def _decode_block(
-    ctx: ReadContext,
-    spec: RowSpec,
-    pieces: list[bytes],
-    terminated: bool,
-    line_no: int,
-    offset: int,
-    objs: list[dict[str, Any] | None],
-    sizes: list[int],
-) -> tuple[int, int]:
-    """Append the row objects and sizes of a chunk's lines (``pieces``: LF removed, a CR kept) to
-    ``objs`` and ``sizes``, emitting findings; returns the line count and byte count consumed."""
-    prepare = spec.prepare
-    vals: list[Any] | None = None
-    if terminated and type(pieces[0]) is not LongLine:  # (a LongLine is a block of its own)
-        try:
-            vals = list(map(_loads, pieces))
-        except _JSONDecodeError:
-            vals = None
-        if vals is not None and set(map(type, vals)) != _DICT_ONLY:
-            vals = None
-        if vals is not None and prepare is not None:
-            vals = list(map(prepare, vals))
-            if None in vals:
-                vals = None
-    if vals is not None:  # every line a record: no finding to make, nothing per line
-        spans = [n + 1 for n in map(len, pieces)]
-        objs += vals
-        sizes += spans
-        return len(pieces), sum(spans)
-    total = 0
-    for piece in pieces:
-        term = 1 if terminated else 0
-        raw = piece
-        if terminated and type(raw) is not LongLine and raw.endswith(b"\r"):
-            raw = raw[:-1]
-            term = 2
-        objs.append(_decode_line(ctx, spec, Line(line_no, offset + total, raw, term)))
-        size = raw_len(raw) + term
-        sizes.append(size)
-        line_no += 1
-        total += size
-    return len(pieces), total
-
-
-_DICT_ONLY = {dict}
 _COMPILED: dict[int, tuple[RowSpec, pa.Schema, tuple[Col, ...], list[_Plan | None], _NativeSpec | None]] = {}
 
 
@@ -190,30 +141,6 @@ def _compiled(spec: RowSpec) -> tuple[pa.Schema, tuple[Col, ...], list[_Plan | N
         plans = [_plan(c) for c in columns]
         hit = _COMPILED[id(spec)] = (spec, spec.schema, columns, plans, _NativeSpec.of(spec, columns, plans))
     return hit[1], hit[2], hit[3], hit[4]
-
-
-def _decode_line(ctx: ReadContext, spec: RowSpec, line: Line) -> dict[str, Any] | None:
-    """The row object of one line (None when it is not one), emitting the line's finding if any."""
-    raw = line.raw
-    if type(raw) is LongLine:
-        ctx.emit(too_long(ctx, line))
-        return None
-    try:
-        obj = _loads(raw)
-    except _JSONDecodeError:
-        obj = None
-    if type(obj) is dict:
-        why = None
-    else:  # the reason, exactly as decode_object words it
-        obj, why = decode_object(raw)
-    if obj is not None and spec.prepare is not None:
-        obj = spec.prepare(obj)
-        why = "not a record of this kind" if obj is None else None
-    if obj is None:
-        ctx.emit(unparseable(ctx, line, why or "unparseable"))
-    elif line.term_len == 0:
-        ctx.emit(unterminated(ctx, line))
-    return obj
 
 
 # --------------------------------------------------------------------------- the compiled reader

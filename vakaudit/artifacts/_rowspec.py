@@ -100,8 +100,10 @@ def jsonl_reader(
     spec: RowSpec, accepts: Callable[[str], bool] | None = None
 ) -> Callable[[ReadContext], Iterator[pa.RecordBatch]]:
     """The reader of a JSONL kind: :func:`~vakaudit.artifacts._jsonl.read_jsonl` over ``spec`` for
-    the files ``accepts`` (by relative path; default all), no rows for the others. Its ``bundle``
-    reads small files together (:class:`~vakaudit.artifacts._jsonl.JsonlBundle`)."""
+    the files ``accepts`` (by relative path; default all; the reader's ``accepts``), no rows and no
+    finding for the others. Its ``bundle`` reads small files together
+    (:class:`~vakaudit.artifacts._jsonl.JsonlBundle`), its ``findings`` reads a file for its findings
+    alone (:func:`~vakaudit.artifacts._jsonl_rows.jsonl_findings`)."""
 
     def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
         if accepts is not None and not accepts(ctx.rel_path):
@@ -115,5 +117,15 @@ def jsonl_reader(
 
         return JsonlBundle(spec, accepts=accepts)
 
+    def findings(ctx: ReadContext) -> None:
+        """The reader's findings of one file, without its rows (:func:`~vakaudit.artifacts._jsonl_rows.jsonl_findings`)."""
+        if accepts is not None and not accepts(ctx.rel_path):
+            return
+        from vakaudit.artifacts._jsonl_rows import jsonl_findings
+
+        jsonl_findings(ctx, spec)
+
     reader.bundle = Bundled(bundle, BUNDLE_FILE_BYTES)  # type: ignore[attr-defined]
+    reader.findings = findings  # type: ignore[attr-defined]
+    reader.accepts = accepts  # type: ignore[attr-defined]
     return reader

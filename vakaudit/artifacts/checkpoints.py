@@ -359,6 +359,13 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
 reader.bundle = Bundled(CheckpointBundle, 1 << 62)  # type: ignore[attr-defined]
 
 
+def _findings(ctx: ReadContext) -> None:
+    _rows_of(ctx)
+
+
+reader.findings = _findings  # type: ignore[attr-defined]  # (see vakaudit.artifacts._base.Reader)
+
+
 KIND = ArtifactKind(
     name="checkpoints",
     title="Checkpoints",

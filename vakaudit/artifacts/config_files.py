@@ -145,16 +145,14 @@ def _summary(doc: Any) -> dict[str, Any]:
     }
 
 
-def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
-    """One summary row per configuration file."""
-    import pyarrow as pa
-
+def _row_of(ctx: ReadContext) -> dict[str, Any] | None:
+    """The summary row of one configuration file (None: not a regular file), its findings emitted."""
     st = ctx.path.lstat()
     if not stat.S_ISREG(st.st_mode):
-        return
+        return None
     name = config_name(ctx.rel_path)
     fmt = _format(ctx.rel_path, name)
-    row: dict[str, Any] = dict.fromkeys(_SCHEMA.arrow().names)
+    row: dict[str, Any] = dict.fromkeys(_SCHEMA.names)
     row.update(
         rel_path=ctx.rel_path, home_scope=ctx.home_scope, config_name=name, format=fmt, size_bytes=st.st_size
     )
@@ -182,7 +180,23 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
                 row.update(_summary(doc))
                 if fmt == "toml":
                     row["top_level_type"] = "table"
-    yield pa.RecordBatch.from_pylist([row], schema=_SCHEMA.arrow())
+    return row
+
+
+def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
+    """One summary row per configuration file."""
+    row = _row_of(ctx)
+    if row is not None:
+        import pyarrow as pa
+
+        yield pa.RecordBatch.from_pylist([row], schema=_SCHEMA.arrow())
+
+
+def _findings(ctx: ReadContext) -> None:
+    _row_of(ctx)
+
+
+reader.findings = _findings  # type: ignore[attr-defined]  # (see vakaudit.artifacts._base.Reader)
 
 
 KIND = ArtifactKind(

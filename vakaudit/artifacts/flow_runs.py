@@ -64,7 +64,7 @@ def _run_kind(rel_path: str) -> str:
 
 
 def _row(ctx: ReadContext, doc: dict[str, Any] | None) -> dict[str, Any]:
-    row: dict[str, Any] = dict.fromkeys(_SCHEMA.arrow().names)
+    row: dict[str, Any] = dict.fromkeys(_SCHEMA.names)
     row.update(rel_path=ctx.rel_path, home_scope=ctx.home_scope, run_kind=_run_kind(ctx.rel_path))
     if doc is None:
         return row
@@ -87,12 +87,10 @@ def _row(ctx: ReadContext, doc: dict[str, Any] | None) -> dict[str, Any]:
     return row
 
 
-def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
-    """One row per flow-run document."""
-    import pyarrow as pa
-
+def _row_of(ctx: ReadContext) -> dict[str, Any] | None:
+    """The row of one flow-run document (None: not a ``.json`` file), its findings emitted."""
     if not ctx.rel_path.endswith(".json"):
-        return
+        return None
     data = read_small(ctx, CAP_BYTES)
     doc: dict[str, Any] | None = None
     if data is None:
@@ -114,7 +112,23 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
                     f"flow run document does not parse ({why})",
                 )
             )
-    yield pa.RecordBatch.from_pylist([_row(ctx, doc)], schema=_SCHEMA.arrow())
+    return _row(ctx, doc)
+
+
+def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
+    """One row per flow-run document."""
+    row = _row_of(ctx)
+    if row is not None:
+        import pyarrow as pa
+
+        yield pa.RecordBatch.from_pylist([row], schema=_SCHEMA.arrow())
+
+
+def _findings(ctx: ReadContext) -> None:
+    _row_of(ctx)
+
+
+reader.findings = _findings  # type: ignore[attr-defined]  # (see vakaudit.artifacts._base.Reader)
 
 
 KIND = ArtifactKind(

@@ -11,7 +11,7 @@ only count in the file table.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import (
@@ -41,12 +41,10 @@ _SCHEMA = decl.schema(
 )
 
 
-def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
-    """One row per SKILL.md."""
-    import pyarrow as pa
-
+def _row_of(ctx: ReadContext) -> dict[str, Any] | None:
+    """The row of one SKILL.md (None: another file), its findings emitted."""
     if ctx.rel_path.rsplit("/", 1)[-1] != "SKILL.md":
-        return
+        return None
     from vakaudit.artifacts._markdown import scan_document  # the line reader's side, on the first file read
 
     doc = scan_document(ctx)
@@ -60,7 +58,23 @@ def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
         "size_bytes": doc.size_bytes,
         "line_count": doc.line_count,
     }
-    yield pa.RecordBatch.from_pylist([row], schema=_SCHEMA.arrow())
+    return row
+
+
+def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
+    """One row per SKILL.md."""
+    row = _row_of(ctx)
+    if row is not None:
+        import pyarrow as pa
+
+        yield pa.RecordBatch.from_pylist([row], schema=_SCHEMA.arrow())
+
+
+def _findings(ctx: ReadContext) -> None:
+    _row_of(ctx)
+
+
+reader.findings = _findings  # type: ignore[attr-defined]  # (see vakaudit.artifacts._base.Reader)
 
 
 KIND = ArtifactKind(

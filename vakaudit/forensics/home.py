@@ -219,7 +219,19 @@ def verify_home(
         if hf.kind.reader is not None:  # the kind's own reader: the findings the scan reports for it
             sink = collect().sink(name) if cross else None
             bundled = getattr(hf.kind.reader, "bundle", None)
-            if bundled is not None and hf.size_bytes < bundled.file_bytes:
+            # no cross check reads this file's rows: read for its findings alone when the reader can
+            # (no rows built, no pyarrow: vakaudit.artifacts._base.Reader)
+            findings_only = getattr(hf.kind.reader, "findings", None) if sink is None else None
+            accepts = getattr(hf.kind.reader, "accepts", None)
+            if accepts is not None and not accepts(hf.rel_path):
+                # a file of the kind its reader reads no rows of (a lock file): no finding, no row
+                if sink is not None:
+                    sink(hf.rel_path, [])
+                tick.file(hf)
+            elif findings_only is not None:
+                out.extend(regrade(f, torn) for f in _findings_of(root, hf, findings_only))
+                tick.file(hf)
+            elif bundled is not None and hf.size_bytes < bundled.file_bytes:
                 bundles.add(hf, bundled, sink)  # small files of a kind: read together, as the scan does
             else:
                 bundles.take(name)  # the kind's bundled files so far come first: the sinks keep walk order
@@ -417,6 +429,20 @@ def _rows_of(batch: Any, extra: tuple[str, ...] = ()) -> Iterator[dict]:
     part = batch.select([c for c in (*extra, *_ROW_COLUMNS) if c in batch.schema.names])
     for i in range(0, part.num_rows, 8192):
         yield from ({k: v for k, v in r.items() if v is not None} for r in part.slice(i, 8192).to_pylist())
+
+
+def _findings_of(root: Path, hf: Any, findings_only: Callable[[ReadContext], Any]) -> list[Finding]:
+    """A file read by its kind's reader for the findings it makes, no rows built (the reader's
+    ``findings``)."""
+    found = FindingFold()
+    ctx = ReadContext(
+        root, shown(hf.rel_path), hf.home_scope, hf.session_id, emit=found.append, fs_rel_path=hf.rel_path
+    )
+    try:
+        findings_only(ctx)
+    except Exception as exc:  # noqa: BLE001 - a reader bug must not stop verification
+        found.append(_reader_failed(hf, exc))
+    return found.findings()
 
 
 def _read_rows(root: Path, hf: Any, *, keep_rows: bool) -> tuple[list[dict], list[Finding]]:
