@@ -343,6 +343,26 @@ def repeated(values: list[object], counts: list[int], type_: pa.DataType) -> pa.
     return pa.concat_arrays(parts) if parts else pa.array([], type_)
 
 
+def one_row_reader(row_of: Callable[[ReadContext], dict[str, Any] | None], schema: DSchema, doc: str) -> Reader:
+    """The reader of a kind whose file gives one row: ``row_of(ctx)`` reads the file, emits its
+    findings through ``ctx`` and returns the row (None: a file of the kind that gives none). The
+    reader carries ``findings`` (``row_of`` with its row dropped: no pyarrow, see :class:`Reader`)."""
+
+    def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
+        row = row_of(ctx)
+        if row is not None:
+            import pyarrow as pa
+
+            yield pa.RecordBatch.from_pylist([row], schema=schema.arrow())
+
+    def findings(ctx: ReadContext) -> None:
+        row_of(ctx)
+
+    reader.__doc__ = doc
+    reader.findings = findings  # type: ignore[attr-defined]
+    return reader
+
+
 def stem_session_id(rel_path: str) -> str | None:
     """The file name without its last extension names the session (``<session_id>.jsonl``)."""
     name = rel_path.rsplit("/", 1)[-1]

@@ -4,7 +4,7 @@ Generated from the kind modules by ``python -m vakaudit.artifacts``: do not edit
 :mod:`vakaudit.artifacts._index`).
 """
 
-SOURCES_SHA256 = 'fdfb4d44d0d58ec7f0f09ef942ee1f6d5456b86de31e4492da3d369331db9890'
+SOURCES_SHA256 = '89d850d6c2c98035534dbc122ce5aeeb7117a5d4e3d85c6bbaa0097f3c331ede'
 
 KINDS = (
     ('activity_log', 'activity_log', 12, ('**/activity-log.jsonl',), ('**/activity-log.jsonl', '**/activity-log/*')),

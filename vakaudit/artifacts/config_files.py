@@ -26,8 +26,7 @@ legacy ``coworking/`` and ``mail-calendar/``), plus ``social-x-usage.json``.
 from __future__ import annotations
 
 import stat
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -41,13 +40,11 @@ from vakaudit.artifacts._base import (
     WriteCard,
     WriteGroup,
     glob_matches,
+    one_row_reader,
 )
 from vakaudit.artifacts._columns import to_json
 from vakaudit.artifacts._files import read_small, too_large
 from vakaudit.findings import Finding, FindingCode, Severity
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 CAP_BYTES = 16 * 1024 * 1024
 
@@ -183,20 +180,7 @@ def _row_of(ctx: ReadContext) -> dict[str, Any] | None:
     return row
 
 
-def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
-    """One summary row per configuration file."""
-    row = _row_of(ctx)
-    if row is not None:
-        import pyarrow as pa
-
-        yield pa.RecordBatch.from_pylist([row], schema=_SCHEMA.arrow())
-
-
-def _findings(ctx: ReadContext) -> None:
-    _row_of(ctx)
-
-
-reader.findings = _findings  # type: ignore[attr-defined]  # (see vakaudit.artifacts._base.Reader)
+reader = one_row_reader(_row_of, _SCHEMA, "One summary row per configuration file.")
 
 
 KIND = ArtifactKind(

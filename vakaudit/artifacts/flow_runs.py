@@ -12,8 +12,7 @@ node outputs are not stored. Files that are not ``.json`` give no rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -26,14 +25,12 @@ from vakaudit.artifacts._base import (
     RegistryClass,
     WriteCard,
     WriteGroup,
+    one_row_reader,
 )
 from vakaudit.artifacts._columns import to_json
 from vakaudit.artifacts._files import read_small, too_large
 from vakaudit.artifacts._timestamps import TIMESTAMP, timestamp
 from vakaudit.findings import Finding, FindingCode, Severity
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 CAP_BYTES = 64 * 1024 * 1024
 STATUSES = ("pending", "running", "completed", "failed", "skipped")
@@ -115,20 +112,7 @@ def _row_of(ctx: ReadContext) -> dict[str, Any] | None:
     return _row(ctx, doc)
 
 
-def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
-    """One row per flow-run document."""
-    row = _row_of(ctx)
-    if row is not None:
-        import pyarrow as pa
-
-        yield pa.RecordBatch.from_pylist([row], schema=_SCHEMA.arrow())
-
-
-def _findings(ctx: ReadContext) -> None:
-    _row_of(ctx)
-
-
-reader.findings = _findings  # type: ignore[attr-defined]  # (see vakaudit.artifacts._base.Reader)
+reader = one_row_reader(_row_of, _SCHEMA, "One row per flow-run document.")
 
 
 KIND = ArtifactKind(

@@ -10,8 +10,7 @@ only count in the file table.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vakaudit.artifacts import _declare as decl
 from vakaudit.artifacts._base import (
@@ -22,11 +21,9 @@ from vakaudit.artifacts._base import (
     RegistryClass,
     WriteCard,
     WriteGroup,
+    one_row_reader,
 )
 from vakaudit.artifacts._files import parent_name
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 _SCHEMA = decl.schema(
     [
@@ -61,20 +58,7 @@ def _row_of(ctx: ReadContext) -> dict[str, Any] | None:
     return row
 
 
-def reader(ctx: ReadContext) -> Iterator[pa.RecordBatch]:
-    """One row per SKILL.md."""
-    row = _row_of(ctx)
-    if row is not None:
-        import pyarrow as pa
-
-        yield pa.RecordBatch.from_pylist([row], schema=_SCHEMA.arrow())
-
-
-def _findings(ctx: ReadContext) -> None:
-    _row_of(ctx)
-
-
-reader.findings = _findings  # type: ignore[attr-defined]  # (see vakaudit.artifacts._base.Reader)
+reader = one_row_reader(_row_of, _SCHEMA, "One row per SKILL.md.")
 
 
 KIND = ArtifactKind(
