@@ -372,8 +372,7 @@ class _SmallFiles:
     def add(self, hf: Any, bundled: Any, sink: Any) -> None:
         bundle, files = self.open.get(hf.kind.name) or self.open.setdefault(hf.kind.name, (bundled.new(), []))
         found = FindingFold()
-        ctx = ReadContext(self.root, shown(hf.rel_path), hf.home_scope, hf.session_id, emit=found.append,
-                          fs_rel_path=hf.rel_path)  # fmt: skip
+        ctx = _context(self.root, hf, found.append)
         try:
             bundle.add(ctx)
         except Exception as exc:  # noqa: BLE001 - a reader bug must not stop verification
@@ -431,13 +430,16 @@ def _rows_of(batch: Any, extra: tuple[str, ...] = ()) -> Iterator[dict]:
         yield from ({k: v for k, v in r.items() if v is not None} for r in part.slice(i, 8192).to_pylist())
 
 
+def _context(root: Path, hf: Any, emit: Callable[[Finding], None]) -> ReadContext:
+    """The context a kind's reader reads the walked file ``hf`` in, its findings going to ``emit``."""
+    return ReadContext(root, shown(hf.rel_path), hf.home_scope, hf.session_id, emit=emit, fs_rel_path=hf.rel_path)
+
+
 def _findings_of(root: Path, hf: Any, findings_only: Callable[[ReadContext], Any]) -> list[Finding]:
     """A file read by its kind's reader for the findings it makes, no rows built (the reader's
     ``findings``)."""
     found = FindingFold()
-    ctx = ReadContext(
-        root, shown(hf.rel_path), hf.home_scope, hf.session_id, emit=found.append, fs_rel_path=hf.rel_path
-    )
+    ctx = _context(root, hf, found.append)
     try:
         findings_only(ctx)
     except Exception as exc:  # noqa: BLE001 - a reader bug must not stop verification
@@ -448,9 +450,7 @@ def _findings_of(root: Path, hf: Any, findings_only: Callable[[ReadContext], Any
 def _read_rows(root: Path, hf: Any, *, keep_rows: bool) -> tuple[list[dict], list[Finding]]:
     """A file read by its kind's reader: (the rows the cross checks use when ``keep_rows``, findings)."""
     found = FindingFold()
-    ctx = ReadContext(
-        root, shown(hf.rel_path), hf.home_scope, hf.session_id, emit=found.append, fs_rel_path=hf.rel_path
-    )
+    ctx = _context(root, hf, found.append)
     rows: list[dict] = []
     try:
         for batch in hf.kind.reader(ctx):
