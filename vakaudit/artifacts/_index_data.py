@@ -4,7 +4,7 @@ Generated from the kind modules by ``python -m vakaudit.artifacts``: do not edit
 :mod:`vakaudit.artifacts._index`).
 """
 
-SOURCES_SHA256 = '89d850d6c2c98035534dbc122ce5aeeb7117a5d4e3d85c6bbaa0097f3c331ede'
+SOURCES_SHA256 = '2cdc9da796c0d3a5c94a7e03781626eb5e683b0104503a2fbbcfe37888852da5'
 
 KINDS = (
     ('activity_log', 'activity_log', 12, ('**/activity-log.jsonl',), ('**/activity-log.jsonl', '**/activity-log/*')),

@@ -106,13 +106,11 @@ def _decode_line(ctx: ReadContext, spec: RowSpec, line: Line) -> dict[str, Any] 
     return obj
 
 
-def jsonl_findings(ctx: ReadContext, spec: RowSpec) -> int:
+def jsonl_findings(ctx: ReadContext, spec: RowSpec) -> None:
     """Read one JSONL file of the kind of ``spec`` from ``ctx.start_offset`` for its findings (emitted
-    through ``ctx``), as its reader makes them; the row objects are dropped a chunk at a time.
-    Returns the number of lines read."""
+    through ``ctx``), as its reader makes them; the row objects are dropped a chunk at a time."""
     objs: list[dict[str, Any] | None] = []
     sizes: list[int] = []
-    lines = 0
     with ctx.open() as f:
         start = ctx.start_offset
         line_no = first_line_no(f, start, ctx.start_line)
@@ -123,5 +121,3 @@ def jsonl_findings(ctx: ReadContext, spec: RowSpec) -> int:
             sizes.clear()
             line_no += n
             offset += size
-            lines += n
-    return lines

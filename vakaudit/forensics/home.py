@@ -385,13 +385,7 @@ class _SmallFiles:
         if kind not in self.open:
             return
         bundle, files = self.open.pop(kind)
-        if all(sink is None for _hf, _found, sink in files):
-            # no cross check reads these rows: the files' findings were taken as each was read (a
-            # bundle's rows are built from what it read, with no finding of their own)
-            for hf, found, _sink in files:
-                self.report(found)
-                self.done(hf)
-            return
+        want = any(sink is not None for _hf, _found, sink in files)
         try:
             batches = bundle.batches()
         except Exception:  # noqa: BLE001 - a bug building many files' rows must not cost them
@@ -403,9 +397,10 @@ class _SmallFiles:
                 self.done(hf)
             return
         by_file: dict[str, list[dict]] = {}
-        for batch in batches:
-            for row in _rows_of(batch, ("rel_path",)):
-                by_file.setdefault(row.pop("rel_path", None), []).append(row)
+        if want:
+            for batch in batches:
+                for row in _rows_of(batch, ("rel_path",)):
+                    by_file.setdefault(row.pop("rel_path", None), []).append(row)
         for hf, found, sink in files:
             if sink is not None:
                 sink(hf.rel_path, by_file.get(shown(hf.rel_path), []))

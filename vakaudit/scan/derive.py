@@ -269,10 +269,7 @@ def _derive_shard(out: Path, groups: list[tuple[list[str], list[str] | None]], s
             paths = [out / p for p in parts if (out / p).is_file()]  # (a part deleted by hand: rows gone)
             if not paths:
                 continue
-            if sum(pq.read_metadata(p).num_rows for p in paths) <= HERE_ROWS:
-                for (name, _, _), t in zip(_SPECS, aggregate(paths, only), strict=True):
-                    writers[name].write_table(t)
-                    counts[name] += t.num_rows
+            if _aggregated_here(paths, only, writers, counts):
                 continue
             if con is None:
                 # outside the home: DuckDB may spill sorts here
@@ -298,6 +295,21 @@ def _derive_shard(out: Path, groups: list[tuple[list[str], list[str] | None]], s
         for w in writers.values():
             w.close()
     return counts
+
+
+def _aggregated_here(
+    paths: list[Path], only: list[str] | None, writers: dict[str, pq.ParquetWriter], counts: dict[str, int],
+    *, frames: bool = False,
+) -> bool:
+    """``turns`` and ``sessions`` of the parts ``paths`` aggregated in Python and appended to
+    ``writers`` when they hold at most :data:`HERE_ROWS` rows in all (True), else nothing (False: the
+    queries' turn)."""
+    if sum(pq.read_metadata(p).num_rows for p in paths) > HERE_ROWS:
+        return False
+    for (name, _, _), t in zip(_SPECS, aggregate(paths, only, frames=frames), strict=True):
+        writers[name].write_table(t)
+        counts[name] += t.num_rows
+    return True
 
 
 _SPECS = (("turns", _TURNS_SQL, TURNS_SCHEMA), ("sessions", _SESSIONS_SQL, SESSIONS_SCHEMA))
@@ -360,11 +372,7 @@ def derive_frame_ledgers(out: Path, part: Path | None) -> dict[str, int]:
     turns. At most :data:`HERE_ROWS` frames are aggregated in Python, more by DuckDB's queries."""
     writers, counts = _derive_writers(out, 0)
     try:
-        if part is not None and part.is_file() and pq.read_metadata(part).num_rows <= HERE_ROWS:
-            for (name, _, _), t in zip(_SPECS, aggregate([part], frames=True), strict=True):
-                writers[name].write_table(t)
-                counts[name] += t.num_rows
-        elif part is not None and part.is_file():
+        if part is not None and part.is_file() and not _aggregated_here([part], None, writers, counts, frames=True):
             spill = tempfile.mkdtemp(prefix="vakaudit-derive-")
             con = _derive_connection(spill)
             try:

@@ -221,7 +221,6 @@ def scan_home(
     gen = (manifest.generation if manifest is not None else 0) + 1
 
     g3 = has_tenants_tree(home_p)
-    n_jobs = jobs or os.cpu_count() or 1
     files = list(iter_home_files(home_p, layout="g3" if g3 else None))
     layout = "g3" if g3 else detect_layout(home_p, files)
     items, states, plan_findings = _plan(files, prev_files, layout, full)
@@ -263,6 +262,7 @@ def scan_home(
     # read
     results: list[_ItemResult] = []
     work_bytes = sum(i.size for i in items)
+    n_jobs = jobs or os.cpu_count() or 1
     inline = n_jobs == 1 or work_bytes < INLINE_BYTES
     tasks = _group(items, 1 if inline else n_jobs)
     files_total = len(items)
